@@ -1,0 +1,86 @@
+"""Settings: read once at the entry point from NINEPLAN_* variables, CLI flags on top."""
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import attrs
+import platformdirs
+
+Transport = Literal["stdio", "http"]
+LogLevel = Literal["debug", "info", "warn", "error"]
+Durability = Literal["full", "normal"]
+Storage = Literal["sqlite", "memory"]
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value; the message names the variable."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+
+
+def default_sessions_path() -> Path:
+    """The platform's user data folder for 9plan, plus `sessions`."""
+    return Path(platformdirs.user_data_dir("9plan", appauthor=False)) / "sessions"
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """Everything configurable, with defaults that suit one agent on one machine."""
+
+    sessions_path: Path = attrs.field(factory=default_sessions_path)
+    storage: Storage = "sqlite"
+    log_level: LogLevel = "info"
+    transport: Transport = "stdio"
+    http_host: str = "127.0.0.1"
+    http_port: int = 8080
+    http_token: str | None = None
+    durability: Durability = "full"
+    max_text_chars: int = 100_000
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
+        """Settings from `environ` (NINEPLAN_* variables), then `flags` that are not None.
+
+        Raises:
+            ConfigError: a value is not allowed; the message names the variable.
+        """
+        values: dict[str, Any] = {}
+        for field in attrs.fields(cls):
+            variable = f"NINEPLAN_{field.name.upper()}"
+            raw = flags.get(field.name)
+            if raw is None and environ.get(variable, "").strip():
+                raw = environ[variable].strip()
+            if raw is not None:
+                values[field.name] = _convert(variable, field.name, raw)
+        return cls(**values)
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "storage": ("sqlite", "memory"),
+    "log_level": ("debug", "info", "warn", "error"),
+    "transport": ("stdio", "http"),
+    "durability": ("full", "normal"),
+}
+
+
+def _convert(variable: str, name: str, raw: object) -> object:
+    if name == "sessions_path":
+        return Path(cast("str", raw)).expanduser()
+    if name in {"http_port", "max_text_chars"}:
+        return _integer(variable, raw, low=1 if name == "max_text_chars" else 0, high=65535 if name == "http_port" else 10_000_000)
+    if name in _CHOICES and raw not in _CHOICES[name]:
+        raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
+    return raw
+
+
+def _integer(variable: str, raw: object, *, low: int, high: int) -> int:
+    try:
+        value = int(cast("str", raw))
+    except ValueError:
+        raise ConfigError(variable, f"must be a whole number, not {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(variable, f"must be between {low} and {high}, not {value}")
+    return value

@@ -1,0 +1,91 @@
+"""The composition root: the one module that names every concrete class."""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from dependency_injector import containers, providers
+
+from nineplan_adapters.clock import utc_now
+from nineplan_adapters.config import Durability, Settings
+from nineplan_adapters.ids import ThreeWordNames, random_plan_id
+from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_adapters.sqlite.catalog import PlanFilesFactory, SqliteSessionCatalog, directory_plan_files
+from nineplan_core.model import Limits
+from nineplan_core.ports import SessionCatalog
+from nineplan_core.service import NinePlan
+
+
+async def sqlite_catalog(
+    root: Path, durability: Durability, plan_files: PlanFilesFactory
+) -> AsyncIterator[SessionCatalog]:
+    catalog = SqliteSessionCatalog(root, durability=durability, plan_files=plan_files)
+    try:
+        yield catalog
+    finally:
+        await catalog.aclose()
+
+
+async def memory_catalog() -> AsyncIterator[SessionCatalog]:
+    yield MemorySessionCatalog()
+
+
+class SqliteStorage(containers.DeclarativeContainer):
+    """The embedded default: a SQLite database and a plan folder per session."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    plan_files = providers.Object(directory_plan_files)
+    catalog = providers.Resource(
+        sqlite_catalog,
+        root=settings.provided.sessions_path,
+        durability=settings.provided.durability,
+        plan_files=plan_files,
+    )
+
+
+class MemoryStorage(containers.DeclarativeContainer):
+    """Everything in memory: for embedding without a disk and for tests."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    catalog = providers.Resource(memory_catalog)
+
+
+class App(containers.DeclarativeContainer):
+    """The use cases wired to a storage backend, a clock and id generators."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    storage = providers.DependenciesContainer()
+    clock = providers.Object(utc_now)
+    plan_ids = providers.Object(random_plan_id)
+    session_names = providers.Singleton(ThreeWordNames)
+    limits = providers.Factory(Limits, max_text_chars=settings.provided.max_text_chars)
+    service = providers.Singleton(
+        NinePlan,
+        catalog=storage.catalog,
+        clock=clock,
+        plan_ids=plan_ids,
+        session_names=session_names,
+        limits=limits,
+    )
+
+
+def build_container(settings: Settings) -> App:
+    """An App container over the storage backend the settings choose."""
+    storage = MemoryStorage(settings=settings) if settings.storage == "memory" else SqliteStorage(settings=settings)
+    app = App(settings=settings, storage=storage)
+    app.service.enable_async_mode()
+    app.check_dependencies()
+    return app
+
+
+@asynccontextmanager
+async def running(app: App) -> AsyncIterator[NinePlan]:
+    """Open the container's resources, yield the use cases, and close everything after."""
+    storage = app.storage()
+    await storage.init_resources()
+    try:
+        service: NinePlan = await app.service()
+        yield service
+    finally:
+        await storage.shutdown_resources()
+        app.reset_singletons()

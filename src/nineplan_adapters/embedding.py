@@ -1,0 +1,35 @@
+"""The public embedding API: open nineplan on a folder in one line."""
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from nineplan_adapters.config import Settings
+from nineplan_core.service import NinePlan
+
+
+@asynccontextmanager
+async def open_nineplan(sessions_path: str | Path | None = None, **settings: Any) -> AsyncIterator[NinePlan]:
+    """Open nineplan and yield its use cases; everything is closed on exit.
+
+    Args:
+        sessions_path: the folder that holds the sessions; by default NINEPLAN_SESSIONS_PATH
+            or the platform's data folder.
+        **settings: any other Settings field (`storage="memory"`, `durability="normal"`, ...).
+
+    Example:
+        async with open_nineplan("./sessions") as nineplan:
+            state = await nineplan.create_session("write the report")
+            await nineplan.add_plan(state.session.name, context=..., goal=..., approach=...,
+                                    success_criteria=...)
+
+    Raises:
+        ConfigError: a setting has a bad value.
+    """
+    from nineplan_adapters.container import build_container, running  # noqa: PLC0415 - keeps `import nineplan_adapters` light
+
+    config = Settings.load(os.environ, sessions_path=sessions_path, **settings)
+    async with running(build_container(config)) as service:
+        yield service

@@ -1,0 +1,106 @@
+"""The plan-file directory of a session: atomic writes, no symlink ever followed."""
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+import attrs
+
+from nineplan_core.errors import FileSystemError
+from nineplan_core.model import check_plan_id
+
+# A file larger than this is not a plan file an agent edited by hand; reading it would only
+# let a runaway write exhaust memory. (Seven sections at the default 100,000-char limit.)
+MAX_FILE_BYTES = 8 * 1024 * 1024
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+
+
+def file_system_error(action: str, exc: OSError) -> FileSystemError:
+    """A categorized error for an OSError, naming what failed but not the machine's paths."""
+    reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+    suggestion = {
+        errno.ENOSPC: "Free disk space on the sessions folder's volume, then retry.",
+        errno.EACCES: "Make the sessions folder writable for this user, then retry.",
+        errno.EROFS: "The sessions folder is on a read-only file system; point NINEPLAN_SESSIONS_PATH elsewhere.",
+    }.get(exc.errno or 0)
+    return FileSystemError(f"Could not {action}: {reason}.", suggestion=suggestion)
+
+
+@attrs.define
+class DirectoryPlanFiles:
+    """Plan files in `{session}/plans/`, named `{plan_id}.txt`.
+
+    Paths are built only from validated plan ids. Reads never follow a symlink (an agent's
+    link to a file elsewhere reads as missing), writes go to a temporary file in the same
+    folder and are renamed over the old one, and nothing is fsynced: the database commit
+    is the durability point and reconcile re-renders a file a power loss took.
+    """
+
+    folder: Path
+    recovered: Path
+
+    def path(self, plan_id: str) -> str:
+        return str(self._file(plan_id))
+
+    def _file(self, plan_id: str) -> Path:
+        return self.folder / f"{check_plan_id(plan_id)}.txt"
+
+    async def read(self, plan_id: str) -> str | None:
+        try:
+            fd = os.open(self._file(plan_id), _READ_FLAGS)
+        except OSError:
+            return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None  # a FIFO or a device where a plan file belongs
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    async def write(self, plan_id: str, text: str) -> None:
+        target = self._file(plan_id)
+        temp = self.folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(temp, _CREATE_FLAGS, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+            os.replace(temp, target)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            raise file_system_error("write the plan file", exc) from exc
+
+    async def remove(self, plan_id: str) -> None:
+        try:
+            self._file(plan_id).unlink(missing_ok=True)
+        except OSError as exc:
+            raise file_system_error("delete the plan file", exc) from exc
+
+    async def sizes(self) -> dict[str, int]:
+        try:
+            with os.scandir(self.folder) as entries:
+                return {entry.name: entry.stat(follow_symlinks=False).st_size for entry in entries}
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise file_system_error("list the plan folder", exc) from exc
+
+    async def recover(self, file_name: str) -> None:
+        source = self.folder / Path(file_name).name
+        try:
+            self.recovered.mkdir(exist_ok=True)
+            target = self.recovered / source.name
+            while target.exists() or target.is_symlink():
+                target = self.recovered / f"{source.name}.{secrets.token_hex(2)}"
+            source.rename(target)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise file_system_error("move a stray file to recovered/", exc) from exc
+

@@ -1,0 +1,60 @@
+"""Plan ids (5 random characters of [0-9a-z]) and three-word session names."""
+
+import random
+import secrets
+import string
+from pathlib import Path
+
+import attrs
+import coolname
+from coolname import RandomGenerator
+from coolname.loader import load_config
+
+PLAN_ID_ALPHABET = string.digits + string.ascii_lowercase
+_PATTERN = "aan"  # adjective-adjective-animal: always exactly three words
+
+
+def random_plan_id() -> str:
+    """A cryptographically random plan id: 36^5 ≈ 6.0e7 values, lowercase only so that
+    case-insensitive file systems cannot collide two ids."""
+    return "".join(secrets.choice(PLAN_ID_ALPHABET) for _ in range(5))
+
+
+@attrs.define
+class ThreeWordNames:
+    """Session names like `brave-quiet-otter` from coolname's curated word lists.
+
+    coolname's own three-part slugs are sometimes four words (`x-y-of-z`), so this draws
+    from its adjective-adjective-animal pattern only (about 2.4e8 names). Words that are
+    not plain lowercase letters are redrawn, so every name matches `^[a-z]+-[a-z]+-[a-z]+$`.
+    """
+
+    seed: int | None = None
+    _generator: RandomGenerator = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        config = load_config(str(Path(coolname.__file__).parent / "data"))
+        config[_PATTERN] = {**config[_PATTERN], "generator": True}
+        rand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()  # noqa: S311 - names need spread, not secrecy; a seed is for tests
+        self._generator = RandomGenerator(config, rand=rand)
+
+    @property
+    def combinations(self) -> int:
+        return int(self._generator.get_combinations_count(_PATTERN))
+
+    def __call__(self) -> str:
+        while True:
+            name: str = self._generator.generate_slug(_PATTERN)
+            if all(word.isascii() and word.isalpha() and word.islower() for word in name.split("-")):
+                return name
+
+
+@attrs.define
+class SequentialPlanIds:
+    """Predictable ids for tests and examples: 00001, 00002, ..."""
+
+    count: int = 0
+
+    def __call__(self) -> str:
+        self.count += 1
+        return f"{self.count:05d}"

@@ -1,0 +1,211 @@
+"""In-memory storage: for embedding without a disk, for tests, and as the honest fake.
+
+It keeps the same promises as the SQLite store (transactions roll rows and files back
+together, one writer at a time) so the conformance machine can hold both to one model.
+"""
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import attrs
+
+from nineplan_adapters.file_journal import FileJournal
+from nineplan_core.errors import SessionExistsError, SessionNotFoundError
+from nineplan_core.invariants import PlanRow
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session, SessionSummary, check_plan_id, check_session_name
+
+_WORD = re.compile(r"[^\W_]+")
+# The same column weights as the SQLite ranking: outputs and outcome weigh most.
+_WEIGHTS = {"goal": 2.0, "context": 1.0, "inputs": 1.0, "outputs": 3.0, "outcome": 3.0}
+
+
+@attrs.define
+class MemoryPlanFiles:
+    """Plan files in a dict; `texts` is public so tests can play the agent editing a file."""
+
+    session: str
+    texts: dict[str, str] = attrs.field(factory=dict)
+    recovered: dict[str, str] = attrs.field(factory=dict)
+
+    def path(self, plan_id: str) -> str:
+        return f"memory://{self.session}/plans/{check_plan_id(plan_id)}.txt"
+
+    async def read(self, plan_id: str) -> str | None:
+        return self.texts.get(f"{plan_id}.txt")
+
+    async def write(self, plan_id: str, text: str) -> None:
+        self.texts[f"{check_plan_id(plan_id)}.txt"] = text
+
+    async def remove(self, plan_id: str) -> None:
+        self.texts.pop(f"{plan_id}.txt", None)
+
+    async def sizes(self) -> dict[str, int]:
+        return {name: len(text.encode()) for name, text in self.texts.items()}
+
+    async def recover(self, file_name: str) -> None:
+        if file_name in self.texts:
+            self.recovered[file_name] = self.texts.pop(file_name)
+
+
+@attrs.define
+class MemorySessionStore:
+    """One session in memory. `plans` maps id to Plan, in insertion order."""
+
+    session: Session
+    files: MemoryPlanFiles
+    plans: dict[str, Plan] = attrs.field(factory=dict)
+    _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+
+    @property
+    def name(self) -> str:
+        return self.session.name
+
+    @property
+    def path(self) -> str:
+        return f"memory://{self.name}"
+
+    def plan_path(self, plan_id: str) -> str:
+        return self.files.path(plan_id)
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator["MemorySessionTx"]:
+        async with self._lock:
+            yield MemorySessionTx(self.session, dict(self.plans), FileJournal(self.files))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator["MemorySessionTx"]:
+        async with self._lock:
+            tx = MemorySessionTx(self.session, dict(self.plans), FileJournal(self.files))
+            try:
+                yield tx
+            except BaseException:
+                await tx.journal.undo()
+                raise
+            self.plans = tx.plans
+            await tx.journal.after_commit()
+
+
+@attrs.define
+class MemorySessionTx:
+    """Works on a copy of the plans; the store adopts the copy on commit."""
+
+    _session: Session
+    plans: dict[str, Plan]
+    journal: FileJournal
+
+    def _queued(self) -> list[Plan]:
+        return sorted(
+            (plan for plan in self.plans.values() if plan.status is PlanStatus.QUEUED),
+            key=lambda plan: plan.position or 0,
+        )
+
+    async def session(self) -> Session:
+        return self._session
+
+    async def active_plan(self) -> Plan | None:
+        return next((plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE), None)
+
+    async def front_of_queue(self) -> Plan | None:
+        queued = self._queued()
+        return queued[0] if queued else None
+
+    async def queue(self) -> list[QueueEntry]:
+        return [QueueEntry(plan.id, plan.goal, rank) for rank, plan in enumerate(self._queued(), start=1)]
+
+    async def queue_bounds(self) -> tuple[int, int] | None:
+        positions = [plan.position or 0 for plan in self._queued()]
+        return (min(positions), max(positions)) if positions else None
+
+    async def queue_length(self) -> int:
+        return len(self._queued())
+
+    async def rank_of(self, position: int) -> int:
+        return sum(1 for plan in self._queued() if (plan.position or 0) <= position)
+
+    async def completed_count(self) -> int:
+        return sum(1 for plan in self.plans.values() if plan.status is PlanStatus.COMPLETED)
+
+    async def plan(self, plan_id: str) -> Plan | None:
+        return self.plans.get(plan_id)
+
+    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+        scored = []
+        for order, plan in enumerate(self.plans.values()):
+            if plan.status is PlanStatus.COMPLETED and (score := _score(plan, terms)) > 0:
+                scored.append((-score, order, plan))
+        scored.sort(key=lambda item: item[:2])
+        return [
+            HistoryMatch(plan.id, plan.goal, plan.outcome, rank)
+            for rank, (_, _, plan) in enumerate(scored[:limit], start=1)
+        ]
+
+    async def plan_rows(self) -> list[PlanRow]:
+        return [
+            PlanRow(plan.id, plan.status, plan.position)
+            for plan in self.plans.values()
+            if plan.status in LIVE or plan.position is not None
+        ]
+
+    async def read_file(self, plan_id: str) -> str | None:
+        return await self.journal.read(plan_id)
+
+    async def file_sizes(self) -> dict[str, int]:
+        return await self.journal.files.sizes()
+
+    async def save(self, plan: Plan) -> None:
+        self.plans[plan.id] = plan
+
+    async def write_file(self, plan_id: str, text: str) -> None:
+        await self.journal.write(plan_id, text)
+
+    def remove_file_after_commit(self, plan_id: str) -> None:
+        self.journal.remove_after_commit(plan_id)
+
+    def recover_file_after_commit(self, file_name: str) -> None:
+        self.journal.recover_after_commit(file_name)
+
+
+def _score(plan: Plan, terms: list[str]) -> float:
+    fields = attrs.asdict(plan.content) | {"outcome": plan.outcome or ""}
+    wanted = set(terms)
+    return sum(
+        weight * sum(1 for word in _WORD.findall(fields[field].lower()) if word in wanted)
+        for field, weight in _WEIGHTS.items()
+    )
+
+
+@attrs.define
+class MemorySessionCatalog:
+    """Every session in a dict; nothing touches the disk."""
+
+    stores: dict[str, MemorySessionStore] = attrs.field(factory=dict)
+
+    async def create(self, session: Session) -> MemorySessionStore:
+        if check_session_name(session.name) in self.stores:
+            raise SessionExistsError(session.name)
+        store = self.stores[session.name] = MemorySessionStore(session, MemoryPlanFiles(session.name))
+        return store
+
+    async def open(self, name: str) -> MemorySessionStore:
+        if (store := self.stores.get(check_session_name(name))) is None:
+            raise SessionNotFoundError(name)
+        return store
+
+    async def names(self) -> list[str]:
+        return sorted(self.stores)
+
+    async def summary(self, name: str) -> SessionSummary:
+        store = await self.open(name)
+        async with store.reading() as reader:
+            return SessionSummary(
+                session=store.session,
+                queue_length=await reader.queue_length(),
+                completed_count=await reader.completed_count(),
+                has_active_plan=await reader.active_plan() is not None,
+            )
+
+    async def aclose(self) -> None:
+        """Nothing to release; present so both catalogs close alike."""

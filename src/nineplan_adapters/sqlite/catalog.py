@@ -1,0 +1,134 @@
+"""The SQLite session catalog: a folder per session under the sessions path."""
+
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import attrs
+
+from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
+from nineplan_adapters.sqlite.store import Durability, SqliteSessionStore, connect, database_errors
+from nineplan_core.errors import SessionExistsError, SessionNotFoundError
+from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
+from nineplan_core.ports import PlanFiles
+
+log = logging.getLogger("nineplan.sqlite")
+
+PlanFilesFactory = Callable[[Path, Path], PlanFiles]
+DATABASE = "session.db"
+
+
+def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
+    return DirectoryPlanFiles(folder, recovered)
+
+
+@attrs.define
+class SqliteSessionCatalog:
+    """Sessions as `{root}/{name}/session.db` plus `{root}/{name}/plans/`.
+
+    Opened sessions stay open (one connection each) until `aclose`. Names are checked
+    against the three-word pattern before any path is built from them.
+    """
+
+    root: Path
+    durability: Durability = "full"
+    busy_timeout: float = 10.0
+    plan_files: PlanFilesFactory = directory_plan_files
+    _stores: dict[str, SqliteSessionStore] = attrs.field(factory=dict, init=False)
+    _opening: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+
+    def _folder(self, name: str) -> Path:
+        return self.root / check_session_name(name)
+
+    def _files(self, folder: Path) -> PlanFiles:
+        return self.plan_files(folder / "plans", folder / "recovered")
+
+    async def create(self, session: Session) -> SqliteSessionStore:
+        folder = self._folder(session.name)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            folder.mkdir()
+        except FileExistsError:
+            raise SessionExistsError(session.name) from None
+        except OSError as exc:
+            raise file_system_error("create the session folder", exc) from exc
+        try:
+            (folder / "plans").mkdir()
+            db = await connect(folder / DATABASE, create=True, durability=self.durability, busy_timeout=self.busy_timeout)
+            store = SqliteSessionStore(session.name, folder, self._files(folder), db)
+            try:
+                await store.initialise(session)
+            except BaseException:
+                await store.close()
+                raise
+        except OSError as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise file_system_error("create the session", exc) from exc
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        self._stores[session.name] = store
+        return store
+
+    async def open(self, name: str) -> SqliteSessionStore:
+        if (store := self._stores.get(name)) is not None:
+            return store
+        async with self._opening:
+            if (store := self._stores.get(name)) is None:
+                store = self._stores[name] = await self._connect(name)
+        return store
+
+    async def _connect(self, name: str) -> SqliteSessionStore:
+        folder = self._folder(name)
+        if not (folder / DATABASE).is_file() or folder.is_symlink():
+            raise SessionNotFoundError(name)
+        db = await connect(folder / DATABASE, create=False, durability=self.durability, busy_timeout=self.busy_timeout)
+        return SqliteSessionStore(name, folder, self._files(folder), db)
+
+    async def names(self) -> list[str]:
+        try:
+            entries = sorted(self.root.iterdir())
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise file_system_error("list the sessions folder", exc) from exc
+        return [
+            entry.name
+            for entry in entries
+            if SESSION_NAME.fullmatch(entry.name) and not entry.is_symlink() and (entry / DATABASE).is_file()
+        ]
+
+    async def summary(self, name: str) -> SessionSummary:
+        if (store := self._stores.get(name)) is not None:
+            return await _summary(store)
+        # Listing many sessions must not leave a connection open for each of them.
+        store = await self._connect(name)
+        try:
+            return await _summary(store)
+        finally:
+            await store.close()
+
+    async def aclose(self) -> None:
+        """Close every open session."""
+        stores, self._stores = list(self._stores.values()), {}
+        for store in stores:
+            await store.close()
+
+
+async def _summary(store: SqliteSessionStore) -> SessionSummary:
+    async with store.reading() as reader:
+        with database_errors("count the session's plans"):
+            rows = await reader.db.execute_fetchall(
+                "SELECT count(*) FILTER (WHERE status = 'queued'), "
+                "count(*) FILTER (WHERE status = 'completed'), "
+                "count(*) FILTER (WHERE status = 'active') FROM plans"
+            )
+        queued, completed, active = next(iter(rows))
+        return SessionSummary(
+            session=await reader.session(),
+            queue_length=int(queued),
+            completed_count=int(completed),
+            has_active_plan=bool(active),
+        )

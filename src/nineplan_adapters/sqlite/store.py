@@ -1,0 +1,272 @@
+"""One session's SQLite store: a connection kept open, transactions that cover plan files."""
+
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import aiosqlite
+import anyio
+import attrs
+
+from nineplan_adapters.converters import plan_to_row, row_to_plan, row_to_session
+from nineplan_adapters.file_journal import FileJournal
+from nineplan_core.errors import DatabaseError, NinePlanError
+from nineplan_core.invariants import PlanRow
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session
+from nineplan_core.ports import PlanFiles
+
+log = logging.getLogger("nineplan.sqlite")
+
+Durability = Literal["full", "normal"]
+MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("utf-8"),)
+# Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
+# what later plans search for, so outputs and outcome weigh most.
+_BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
+_PLAN_COLUMNS = (
+    "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
+    "notes, outcome, created_at, completed_at"
+)
+_SAVE = (
+    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES (:id, :status, :queue_position, :goal, :context, "
+    ":inputs, :outputs, :approach, :success_criteria, :notes, :outcome, :created_at, :completed_at) "
+    "ON CONFLICT (id) DO UPDATE SET status = excluded.status, queue_position = excluded.queue_position, "
+    "goal = excluded.goal, context = excluded.context, inputs = excluded.inputs, "
+    "outputs = excluded.outputs, approach = excluded.approach, "
+    "success_criteria = excluded.success_criteria, notes = excluded.notes, "
+    "outcome = excluded.outcome, completed_at = excluded.completed_at"
+)
+
+
+@contextmanager
+def database_errors(action: str) -> Iterator[None]:
+    """Turn a driver error into a categorized DatabaseError."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise DatabaseError(
+                f"Could not {action}: the session is busy in another process.",
+                suggestion="Retry the call; another client is writing to this session.",
+            ) from exc
+        raise DatabaseError(f"Could not {action}: {exc}.") from exc
+
+
+async def connect(path: Path, *, create: bool, durability: Durability, busy_timeout: float) -> aiosqlite.Connection:
+    """Open (or create) a session database, set its pragmas and migrate it forward."""
+    uri = f"{path.resolve().as_uri()}?mode={'rwc' if create else 'rw'}"
+    with database_errors("open the session database"):
+        db = await aiosqlite.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout)
+    try:
+        with database_errors("open the session database"):
+            db.row_factory = sqlite3.Row
+            await db.execute("PRAGMA journal_mode = WAL")
+            await db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
+            await db.execute("PRAGMA foreign_keys = ON")
+            await _migrate(db)
+    except BaseException:
+        await db.close()
+        raise
+    return db
+
+
+async def _migrate(db: aiosqlite.Connection) -> None:
+    version = await _user_version(db)
+    if version > len(MIGRATIONS):
+        raise DatabaseError(
+            f"The session database has schema version {version}, newer than this nineplan knows.",
+            suggestion="Upgrade nineplan to open this session.",
+        )
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        # Every migration is idempotent, so two processes racing to migrate both succeed.
+        await db.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        log.info("migrated session database to version %d", number)
+
+
+async def _user_version(db: aiosqlite.Connection) -> int:
+    rows = list(await db.execute_fetchall("PRAGMA user_version"))
+    return int(rows[0][0])
+
+
+@attrs.define
+class SqliteSessionStore:
+    """A session in `{folder}/session.db` with its files in `{folder}/plans/`.
+
+    One connection per store, used by one coroutine at a time (an in-process lock);
+    writers in other processes are serialised by `BEGIN IMMEDIATE` and the busy timeout.
+    """
+
+    name: str
+    folder: Path
+    files: PlanFiles
+    _db: aiosqlite.Connection
+    _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+
+    @property
+    def path(self) -> str:
+        return str(self.folder)
+
+    def plan_path(self, plan_id: str) -> str:
+        return self.files.path(plan_id)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator["SqliteSessionTx"]:
+        async with self._lock:
+            await self._recover_connection()
+            with database_errors("read the session"):
+                await self._db.execute("BEGIN")
+            try:
+                with database_errors("read the session"):
+                    yield SqliteSessionTx(self._db, FileJournal(self.files))
+            finally:
+                with anyio.CancelScope(shield=True), database_errors("end a read"):
+                    await self._db.execute("ROLLBACK")
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator["SqliteSessionTx"]:
+        async with self._lock:
+            await self._recover_connection()
+            with database_errors("lock the session for writing"):
+                await self._db.execute("BEGIN IMMEDIATE")
+            tx = SqliteSessionTx(self._db, FileJournal(self.files))
+            try:
+                with database_errors("update the session"):
+                    yield tx
+                with anyio.CancelScope(shield=True), database_errors("commit"):
+                    await self._db.execute("COMMIT")
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await self._roll_back(tx.journal)
+                raise
+            with anyio.CancelScope(shield=True):
+                await _after_commit(tx.journal, self.name)
+
+    async def _roll_back(self, journal: FileJournal) -> None:
+        try:
+            if self._db.in_transaction:
+                await self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("rollback failed", extra={"session": self.name})
+        try:
+            await journal.undo()
+        except NinePlanError:
+            log.exception("could not undo a plan-file write; reconcile will re-render it", extra={"session": self.name})
+
+    async def _recover_connection(self) -> None:
+        # A transaction left open by a cancelled call must not poison the next one.
+        if self._db.in_transaction:
+            with database_errors("reset the connection"):
+                await self._db.execute("ROLLBACK")
+
+    async def initialise(self, session: Session) -> None:
+        """Write the session row of a new database."""
+        async with self.transaction():
+            await self._db.execute(
+                "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
+                (session.name, session.task_description, session.created_at.isoformat(timespec="milliseconds")),
+            )
+
+
+async def _after_commit(journal: FileJournal, session: str) -> None:
+    try:
+        await journal.after_commit()
+    except NinePlanError:
+        log.exception("a file change after commit failed; reconcile will finish it", extra={"session": session})
+
+
+@attrs.define
+class SqliteSessionTx:
+    """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
+
+    db: aiosqlite.Connection
+    journal: FileJournal
+
+    async def _rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        return list(await self.db.execute_fetchall(sql, parameters))
+
+    async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
+        async with self.db.execute(sql, parameters) as cursor:
+            row: sqlite3.Row | None = await cursor.fetchone()
+            return row
+
+    async def _plan_where(self, condition: str, parameters: tuple[Any, ...] = ()) -> Plan | None:
+        row = await self._one(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE {condition}", parameters)  # noqa: S608 - fixed fragments only
+        return row_to_plan(dict(row)) if row else None
+
+    async def session(self) -> Session:
+        row = await self._one("SELECT name, task_description, created_at FROM sessions")
+        if row is None:
+            raise DatabaseError("The session database has no session row.")
+        return row_to_session(dict(row))
+
+    async def active_plan(self) -> Plan | None:
+        return await self._plan_where("status = 'active'")
+
+    async def front_of_queue(self) -> Plan | None:
+        return await self._plan_where("status = 'queued' ORDER BY queue_position LIMIT 1")
+
+    async def plan(self, plan_id: str) -> Plan | None:
+        return await self._plan_where("id = ?", (plan_id,))
+
+    async def queue(self) -> list[QueueEntry]:
+        rows = await self._rows("SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position")
+        return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
+
+    async def queue_bounds(self) -> tuple[int, int] | None:
+        row = await self._one("SELECT min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'")
+        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+
+    async def queue_length(self) -> int:
+        return await self._count("status = 'queued'")
+
+    async def rank_of(self, position: int) -> int:
+        return await self._count("status = 'queued' AND queue_position <= ?", (position,))
+
+    async def completed_count(self) -> int:
+        return await self._count("status = 'completed'")
+
+    async def _count(self, condition: str, parameters: tuple[Any, ...] = ()) -> int:
+        row = await self._one(f"SELECT count(*) FROM plans WHERE {condition}", parameters)  # noqa: S608 - fixed fragments only
+        return int(row[0]) if row else 0
+
+    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        rows = await self._rows(
+            "SELECT plans.id, plans.goal, plans.outcome FROM history_fts "
+            "JOIN plans ON plans.seq = history_fts.rowid "
+            f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?",  # noqa: S608 - a constant
+            (query, limit),
+        )
+        return [HistoryMatch(row[0], row[1], row[2], rank) for rank, row in enumerate(rows, start=1)]
+
+    async def plan_rows(self) -> list[PlanRow]:
+        rows = await self._rows(
+            "SELECT id, status, queue_position FROM plans "
+            "WHERE status IN ('queued', 'active') OR queue_position IS NOT NULL"
+        )
+        return [PlanRow(row[0], PlanStatus(row[1]), row[2]) for row in rows]
+
+    async def read_file(self, plan_id: str) -> str | None:
+        return await self.journal.read(plan_id)
+
+    async def file_sizes(self) -> dict[str, int]:
+        return await self.journal.files.sizes()
+
+    async def save(self, plan: Plan) -> None:
+        await self.db.execute(_SAVE, plan_to_row(plan))
+
+    async def write_file(self, plan_id: str, text: str) -> None:
+        await self.journal.write(plan_id, text)
+
+    def remove_file_after_commit(self, plan_id: str) -> None:
+        self.journal.remove_after_commit(plan_id)
+
+    def recover_file_after_commit(self, file_name: str) -> None:
+        self.journal.recover_after_commit(file_name)

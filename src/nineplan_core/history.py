@@ -1,0 +1,16 @@
+"""Turning an agent's free-text query into plain search words that no engine can choke on."""
+
+import re
+
+_WORD = re.compile(r"[^\W_]+")
+MAX_TERMS = 32
+
+
+def search_terms(query: str) -> list[str]:
+    """The distinct words of `query`, lower-cased, in order, at most MAX_TERMS.
+
+    Operators, quotes and punctuation are separators, never syntax: adapters quote each
+    word and OR them, so all-word matches rank first through BM25.
+    """
+    words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
+    return list(words)[:MAX_TERMS]

@@ -1,0 +1,67 @@
+"""The four session invariants, checked over a snapshot of plan rows and plan-file names."""
+
+from collections import Counter
+
+import attrs
+
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import ValidationReport
+
+
+@attrs.frozen
+class PlanRow:
+    """The part of a stored plan the invariants look at."""
+
+    id: str
+    status: PlanStatus
+    position: int | None
+
+
+def file_name(plan_id: str) -> str:
+    """The name of a plan's file in the session's `plans/` folder."""
+    return f"{plan_id}.txt"
+
+
+def check(rows: list[PlanRow], file_names: list[str]) -> ValidationReport:
+    """Check a session snapshot; never repairs, only reports.
+
+    `rows` must include every queued or active plan and every plan that holds a position.
+    """
+    issues: list[str] = []
+    active = [row.id for row in rows if row.status is PlanStatus.ACTIVE]
+    if len(active) > 1:
+        issues.append(f"more than one active plan: {', '.join(sorted(active))}")
+    single_active = len(active) <= 1
+
+    order_issues = _queue_order_issues(rows)
+    issues += order_issues
+
+    live = {file_name(row.id) for row in rows if row.status in LIVE}
+    files = set(file_names)
+    missing = sorted(live - files)
+    orphans = sorted(files - live)
+    issues += [f"missing plan file: {name}" for name in missing]
+    issues += [f"orphaned file: {name}" for name in orphans]
+    return ValidationReport(
+        single_active_plan=single_active,
+        queue_order_preserved=not order_issues,
+        files_match_database=not missing,
+        no_orphaned_files=not orphans,
+        issues=issues,
+    )
+
+
+def _queue_order_issues(rows: list[PlanRow]) -> list[str]:
+    issues = [
+        f"queued plan {row.id} has no queue position"
+        for row in rows
+        if row.status is PlanStatus.QUEUED and row.position is None
+    ]
+    issues += [
+        f"{row.status.value} plan {row.id} holds queue position {row.position}"
+        for row in rows
+        if row.status is not PlanStatus.QUEUED and row.position is not None
+    ]
+    counts = Counter(r.position for r in rows if r.status is PlanStatus.QUEUED and r.position is not None)
+    issues += [f"queue position {pos} is shared by {n} plans" for pos, n in counts.items() if n > 1]
+    return issues

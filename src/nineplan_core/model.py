@@ -1,0 +1,281 @@
+"""The domain values: sessions, plans and their content, and the read views use cases return."""
+
+import datetime as dt
+import enum
+import re
+from typing import Self
+
+import attrs
+
+from nineplan_core.errors import InvalidInputError
+from nineplan_core.lifecycle import PlanStatus, check_transition
+
+__all__ = [
+    "Completion",
+    "HistoryMatch",
+    "Limits",
+    "Plan",
+    "PlanContent",
+    "PlanStatus",
+    "Position",
+    "QueueEntry",
+    "Repair",
+    "Session",
+    "SessionState",
+    "SessionSummary",
+    "ValidationReport",
+]
+
+SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
+PLAN_ID = re.compile(r"[0-9a-z]{5}")
+
+
+class Position(enum.StrEnum):
+    """Where a plan enters the queue: `front` is pulled next, `back` is pulled last."""
+
+    FRONT = "front"
+    BACK = "back"
+
+
+@attrs.frozen
+class Limits:
+    """Bounds on what callers may send; the defaults suit agents and keep storage fast."""
+
+    max_text_chars: int = 100_000
+    max_results: int = 100
+    max_task_chars: int = 10_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def check_text(field: str, value: str, *, max_chars: int, required: bool = True) -> str:
+    """Return `value` if it is acceptable text for `field`.
+
+    Raises:
+        InvalidInputError: blank when required, containing NUL, or longer than `max_chars`.
+    """
+    if required and not value.strip():
+        raise InvalidInputError(field, "must not be blank")
+    if "\x00" in value:
+        raise InvalidInputError(field, "must not contain NUL characters")
+    if len(value) > max_chars:
+        raise InvalidInputError(field, f"is {len(value)} characters; the limit is {max_chars}")
+    return value
+
+
+def check_session_name(name: str, field: str = "session_name") -> str:
+    """Return `name` if it has the three-word shape; only such names ever reach a path.
+
+    Raises:
+        InvalidInputError: the name is not three lowercase words joined by '-'.
+    """
+    if not SESSION_NAME.fullmatch(name):
+        raise InvalidInputError(field, "must be three lowercase words joined by '-', like brave-quiet-otter")
+    return name
+
+
+def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
+    """Return `plan_id` if it is five characters of [0-9a-z].
+
+    Raises:
+        InvalidInputError: any other shape.
+    """
+    if not PLAN_ID.fullmatch(plan_id):
+        raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
+    return plan_id
+
+
+def check_position(value: str, field: str = "position") -> Position:
+    """Parse `front` or `back`.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    try:
+        return Position(value)
+    except ValueError:
+        raise InvalidInputError(field, "must be 'front' or 'back'") from None
+
+
+def _required(_: object, attribute: "attrs.Attribute[str]", value: str) -> None:
+    if not value.strip():
+        raise InvalidInputError(attribute.name, "must not be blank")
+
+
+def _no_nul(_: object, attribute: "attrs.Attribute[str]", value: str) -> None:
+    if "\x00" in value:
+        raise InvalidInputError(attribute.name, "must not contain NUL characters")
+
+
+@attrs.frozen(kw_only=True)
+class PlanContent:
+    """What makes a plan self-contained: enough for an agent to execute it cold."""
+
+    context: str = attrs.field(validator=[_required, _no_nul])
+    goal: str = attrs.field(validator=[_required, _no_nul])
+    approach: str = attrs.field(validator=[_required, _no_nul])
+    success_criteria: str = attrs.field(validator=[_required, _no_nul])
+    inputs: str = attrs.field(default="", validator=_no_nul)
+    outputs: str = attrs.field(default="", validator=_no_nul)
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """One unit of work in a session. Immutable: every change returns a new Plan."""
+
+    id: str
+    content: PlanContent
+    status: PlanStatus = PlanStatus.QUEUED
+    position: int | None = None
+    notes: str = ""
+    outcome: str | None = None
+    created_at: dt.datetime
+    completed_at: dt.datetime | None = None
+
+    @property
+    def goal(self) -> str:
+        return self.content.goal
+
+    def pull(self) -> Self:
+        """Leave the queue and become the active plan."""
+        check_transition(self.id, self.status, PlanStatus.ACTIVE)
+        return attrs.evolve(self, status=PlanStatus.ACTIVE, position=None)
+
+    def defer(self, *, reason: str, position: int, at: dt.datetime) -> Self:
+        """Go back into the queue at `position`, with a timestamped note saying why."""
+        check_transition(self.id, self.status, PlanStatus.QUEUED)
+        return attrs.evolve(
+            self,
+            status=PlanStatus.QUEUED,
+            position=position,
+            notes=_append_note(self.notes, at, f"Deferred: {reason}"),
+        )
+
+    def complete(self, *, outcome: str, at: dt.datetime) -> Self:
+        """Finish: the outcome goes with the plan into searchable history."""
+        check_transition(self.id, self.status, PlanStatus.COMPLETED)
+        return attrs.evolve(
+            self, status=PlanStatus.COMPLETED, position=None, outcome=outcome, completed_at=at
+        )
+
+    def discard(self, *, reason: str, at: dt.datetime) -> Self:
+        """Abandon: kept in storage, never searchable."""
+        check_transition(self.id, self.status, PlanStatus.DISCARDED)
+        return attrs.evolve(
+            self,
+            status=PlanStatus.DISCARDED,
+            position=None,
+            notes=_append_note(self.notes, at, f"Discarded: {reason}"),
+            completed_at=at,
+        )
+
+    def with_edits(self, content: PlanContent, notes: str) -> Self:
+        """Take the agent's edits from the plan file."""
+        return attrs.evolve(self, content=content, notes=notes)
+
+
+def format_timestamp(at: dt.datetime) -> str:
+    """UTC ISO-8601 with a `Z`, to the second: how notes and views show time."""
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _append_note(notes: str, at: dt.datetime, text: str) -> str:
+    line = f"- {format_timestamp(at)} {text}"
+    return f"{notes.rstrip()}\n{line}" if notes.strip() else line
+
+
+@attrs.frozen(kw_only=True)
+class Session:
+    """A named queue of plans that an agent creates once and resumes across conversations."""
+
+    name: str
+    task_description: str | None
+    created_at: dt.datetime
+
+
+@attrs.frozen
+class QueueEntry:
+    """A queued plan as callers see it: `rank` 1 is pulled next."""
+
+    id: str
+    goal: str
+    rank: int
+
+
+@attrs.frozen(kw_only=True)
+class SessionState:
+    """Everything an agent needs to pick a session back up."""
+
+    session: Session
+    path: str
+    queue: list[QueueEntry]
+    active_plan: Plan | None
+    active_plan_path: str | None
+    completed_count: int
+    plan_files: list[str]
+
+    @property
+    def file_db_match(self) -> bool:
+        expected = {f"{entry.id}.txt" for entry in self.queue}
+        if self.active_plan is not None:
+            expected.add(f"{self.active_plan.id}.txt")
+        return expected == set(self.plan_files)
+
+
+@attrs.frozen(kw_only=True)
+class SessionSummary:
+    """One line of the session list."""
+
+    session: Session
+    queue_length: int
+    completed_count: int
+    has_active_plan: bool
+
+
+@attrs.frozen(kw_only=True)
+class Completion:
+    """The result of completing a plan: what is left to do."""
+
+    plan: Plan
+    completed_count: int
+    queue_length: int
+    next_goal: str | None
+
+
+@attrs.frozen
+class HistoryMatch:
+    """A completed plan found by a history search; `rank` 1 is the best match."""
+
+    id: str
+    goal: str
+    outcome: str | None
+    rank: int
+
+
+@attrs.frozen(kw_only=True)
+class ValidationReport:
+    """The four invariants of a session and the violations found."""
+
+    single_active_plan: bool
+    queue_order_preserved: bool
+    files_match_database: bool
+    no_orphaned_files: bool
+    issues: list[str]
+
+    @property
+    def valid(self) -> bool:
+        return (
+            self.single_active_plan
+            and self.queue_order_preserved
+            and self.files_match_database
+            and self.no_orphaned_files
+        )
+
+
+@attrs.frozen
+class Repair:
+    """One change reconcile made to bring files back in line with the database."""
+
+    action: str  # "rendered", "removed" or "recovered"
+    file_name: str

@@ -1,0 +1,179 @@
+"""The ports: what the use cases need from storage, files, ids and time, as Protocols.
+
+Adapters do not inherit from these; mypy checks that they fit where a port is passed.
+"""
+
+import datetime as dt
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+from nineplan_core.invariants import PlanRow
+from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session, SessionSummary
+
+
+class SessionReader(Protocol):
+    """A consistent read view of one session's plans and plan files.
+
+    Every method may raise StorageError (DatabaseError or FileSystemError).
+    """
+
+    async def session(self) -> Session: ...
+    async def active_plan(self) -> Plan | None: ...
+    async def front_of_queue(self) -> Plan | None: ...
+    async def queue(self) -> list[QueueEntry]:
+        """Every queued plan, rank 1 first."""
+        ...
+
+    async def queue_bounds(self) -> tuple[int, int] | None:
+        """The lowest and highest stored position, or None when nothing is queued."""
+        ...
+
+    async def queue_length(self) -> int: ...
+    async def rank_of(self, position: int) -> int:
+        """The 1-based rank of the queued plan stored at `position`."""
+        ...
+
+    async def completed_count(self) -> int: ...
+    async def plan(self, plan_id: str) -> Plan | None:
+        """Any plan of this session by id, whatever its status."""
+        ...
+
+    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+        """Completed plans matching any of `terms` (plain words), best first.
+
+        Goal, context, inputs, outputs and outcome are searched, outputs and outcome
+        weighted up; words match their stems.
+        """
+        ...
+
+    async def plan_rows(self) -> list[PlanRow]:
+        """Every queued or active plan and every plan that holds a queue position."""
+        ...
+
+    async def read_file(self, plan_id: str) -> str | None:
+        """The text of a plan's file; None when it is missing or not a readable regular file."""
+        ...
+
+    async def file_sizes(self) -> dict[str, int]:
+        """Every entry in the session's plan folder, with its size in bytes."""
+        ...
+
+
+class SessionTx(SessionReader, Protocol):
+    """A unit of work on one session: rows and files change together or not at all.
+
+    Leaving the transaction with an exception rolls the rows back and undoes file writes;
+    leaving it normally commits, then removes or recovers the files named for that.
+    """
+
+    async def save(self, plan: Plan) -> None:
+        """Insert or replace a plan. Raises StorageError."""
+        ...
+
+    async def write_file(self, plan_id: str, text: str) -> None:
+        """Write a plan's file now (atomically); undone if the transaction fails."""
+        ...
+
+    def remove_file_after_commit(self, plan_id: str) -> None:
+        """Delete a plan's file once the transaction has committed."""
+        ...
+
+    def recover_file_after_commit(self, file_name: str) -> None:
+        """Move a stray file out of the plan folder (never delete it) after the commit."""
+        ...
+
+
+class SessionStore(Protocol):
+    """One session's storage. Writers are serialised, across processes too."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> str:
+        """Where the session lives, for people and agents (a folder or a URL)."""
+        ...
+
+    def plan_path(self, plan_id: str) -> str:
+        """Where the agent finds the plan's file."""
+        ...
+
+    def reading(self) -> AbstractAsyncContextManager[SessionReader]:
+        """A read snapshot. Raises StorageError."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[SessionTx]:
+        """Serialise against every other writer of this session. Raises StorageError."""
+        ...
+
+
+class SessionCatalog(Protocol):
+    """All sessions of one installation."""
+
+    async def create(self, session: Session) -> SessionStore:
+        """Create an empty session.
+
+        Raises:
+            SessionExistsError: the name is taken.
+            StorageError: it could not be created (nothing is left behind).
+        """
+        ...
+
+    async def open(self, name: str) -> SessionStore:
+        """Open an existing session; the same store is returned while the catalog is open.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: it exists but cannot be opened (a corrupt database, say).
+        """
+        ...
+
+    async def names(self) -> list[str]:
+        """The names of every session, sorted."""
+        ...
+
+    async def summary(self, name: str) -> SessionSummary:
+        """Counts for the session list. Raises SessionNotFoundError, StorageError."""
+        ...
+
+
+class PlanFiles(Protocol):
+    """The folder of plan files of one session: the agent's working copies."""
+
+    def path(self, plan_id: str) -> str: ...
+    async def read(self, plan_id: str) -> str | None:
+        """The file's text; None if missing, not a regular file (a symlink, say) or not text."""
+        ...
+
+    async def write(self, plan_id: str, text: str) -> None:
+        """Replace the file atomically. Raises FileSystemError."""
+        ...
+
+    async def remove(self, plan_id: str) -> None:
+        """Delete the file if it exists. Raises FileSystemError."""
+        ...
+
+    async def sizes(self) -> dict[str, int]:
+        """Every entry in the folder, with its size. Raises FileSystemError."""
+        ...
+
+    async def recover(self, file_name: str) -> None:
+        """Move an entry out of the folder into the session's recovered/ folder."""
+        ...
+
+
+class PlanIds(Protocol):
+    """Makes a new plan id: 5 characters of [0-9a-z]."""
+
+    def __call__(self) -> str: ...
+
+
+class SessionNames(Protocol):
+    """Makes a new session name: three lowercase words joined by '-'."""
+
+    def __call__(self) -> str: ...
+
+
+class Clock(Protocol):
+    """The current time, timezone-aware UTC."""
+
+    def __call__(self) -> dt.datetime: ...

@@ -1,0 +1,381 @@
+"""The use cases: one async method per operation an agent or a person can ask for."""
+
+import logging
+
+import attrs
+
+from nineplan_core.errors import (
+    DatabaseError,
+    InvalidInputError,
+    NinePlanError,
+    NoActivePlanError,
+    PlanAlreadyActiveError,
+    PlanFileFormatError,
+    PlanNotFoundError,
+    QueueEmptyError,
+    SessionExistsError,
+)
+from nineplan_core.history import search_terms
+from nineplan_core.invariants import check, file_name
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import (
+    DEFAULT_LIMITS,
+    Completion,
+    HistoryMatch,
+    Limits,
+    Plan,
+    PlanContent,
+    Position,
+    Repair,
+    Session,
+    SessionState,
+    SessionSummary,
+    ValidationReport,
+    check_plan_id,
+    check_position,
+    check_session_name,
+    check_text,
+)
+from nineplan_core.plan_file import parse, render
+from nineplan_core.ports import Clock, PlanIds, SessionCatalog, SessionNames, SessionStore, SessionTx
+from nineplan_core.queue import insert_position
+
+log = logging.getLogger("nineplan.service")
+
+_ATTEMPTS = 20
+
+
+@attrs.frozen(kw_only=True)
+class PlacedPlan:
+    """A plan just added, pulled or deferred: where its file is and, when queued, its rank."""
+
+    plan: Plan
+    path: str
+    rank: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Discarded:
+    plan: Plan
+    queue_length: int
+
+
+@attrs.define
+class NinePlan:
+    """nineplan's use cases over a session catalog.
+
+    Every method validates its input before it touches storage and raises only
+    NinePlanError subclasses. Mutations run in one transaction per call.
+    """
+
+    catalog: SessionCatalog
+    clock: Clock
+    plan_ids: PlanIds
+    session_names: SessionNames
+    limits: Limits = DEFAULT_LIMITS
+    _reconciled: set[str] = attrs.field(factory=set, init=False)
+
+    # -- sessions ------------------------------------------------------------------
+
+    async def create_session(self, task_description: str | None = None) -> SessionState:
+        """Create a session with a fresh three-word name.
+
+        Raises:
+            InvalidInputError: task_description is too long or contains NUL.
+            StorageError: the session could not be created.
+        """
+        if task_description is not None:
+            check_text("task_description", task_description, max_chars=self.limits.max_task_chars, required=False)
+            task_description = task_description.strip() or None
+        for _ in range(_ATTEMPTS):
+            session = Session(name=self.session_names(), task_description=task_description, created_at=self.clock())
+            try:
+                store = await self.catalog.create(session)
+            except SessionExistsError:
+                log.warning("session name collision, drawing another", extra={"session": session.name})
+                continue
+            self._reconciled.add(session.name)
+            log.info("session created", extra={"session": session.name})
+            return await self._state(store)
+        raise DatabaseError("No free session name was found.", suggestion="Retry 9plan_session_create.")
+
+    async def session_state(self, name: str) -> SessionState:
+        """The queue, the active plan and the counts of a session (resume and admin state).
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._state(await self._open(name))
+
+    async def list_sessions(self) -> list[SessionSummary]:
+        """Every session that can be read; one that cannot is logged and left out."""
+        summaries = []
+        for name in await self.catalog.names():
+            try:
+                summaries.append(await self.catalog.summary(name))
+            except NinePlanError as exc:
+                log.warning("session unreadable, left out of the list", extra={"session": name, "error": exc.message})
+        return summaries
+
+    # -- the queue -----------------------------------------------------------------
+
+    async def add_plan(
+        self,
+        name: str,
+        *,
+        context: str,
+        goal: str,
+        approach: str,
+        success_criteria: str,
+        inputs: str = "",
+        outputs: str = "",
+        position: Position | str = Position.BACK,
+    ) -> PlacedPlan:
+        """Add a plan at the front or the back of the queue and write its file.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        texts = {"context": context, "goal": goal, "approach": approach, "success_criteria": success_criteria}
+        for field, value in texts.items():
+            check_text(field, value, max_chars=self.limits.max_text_chars)
+        for field, value in {"inputs": inputs, "outputs": outputs}.items():
+            check_text(field, value, max_chars=self.limits.max_text_chars, required=False)
+        where = check_position(position)
+        content = PlanContent(**texts, inputs=inputs, outputs=outputs)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            plan = Plan(
+                id=await self._new_plan_id(tx),
+                content=content,
+                position=insert_position(await tx.queue_bounds(), where),
+                created_at=self.clock(),
+            )
+            await tx.save(plan)
+            await tx.write_file(plan.id, render(content, plan.notes))
+            rank = await tx.rank_of(_position(plan))
+        log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": rank})
+        return PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+
+    async def pull_plan(self, name: str) -> PlacedPlan:
+        """Make the front of the queue the active plan.
+
+        Raises:
+            PlanAlreadyActiveError: a plan is active already.
+            QueueEmptyError: nothing is queued (the task is complete).
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            if (active := await tx.active_plan()) is not None:
+                raise PlanAlreadyActiveError(active.id)
+            if (queued := await tx.front_of_queue()) is None:
+                raise QueueEmptyError
+            plan = queued.pull()
+            await tx.save(plan)
+            if not await tx.read_file(plan.id):
+                await tx.write_file(plan.id, render(plan.content, plan.notes))
+        log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
+        return PlacedPlan(plan=plan, path=store.plan_path(plan.id))
+
+    async def defer_plan(self, name: str, reason: str, position: Position | str = Position.BACK) -> PlacedPlan:
+        """Put the active plan back in the queue, noting why; the agent's file edits are kept.
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        where = check_position(position)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            active = await self._active_with_edits(tx, name)
+            plan = active.defer(
+                reason=reason.strip(), position=insert_position(await tx.queue_bounds(), where), at=self.clock()
+            )
+            await tx.save(plan)
+            await tx.write_file(plan.id, render(plan.content, plan.notes))
+            rank = await tx.rank_of(_position(plan))
+        log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": rank})
+        return PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+
+    async def complete_plan(self, name: str, outcome: str) -> Completion:
+        """Finish the active plan: its outcome goes into searchable history, its file goes away.
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            plan = (await self._active_with_edits(tx, name)).complete(outcome=outcome, at=self.clock())
+            await tx.save(plan)
+            tx.remove_file_after_commit(plan.id)
+            next_plan = await tx.front_of_queue()
+            completion = Completion(
+                plan=plan,
+                completed_count=await tx.completed_count(),
+                queue_length=await tx.queue_length(),
+                next_goal=next_plan.goal if next_plan else None,
+            )
+        log.info("plan completed", extra={"session": name, "plan_id": plan.id})
+        return completion
+
+    async def discard_plan(self, name: str, reason: str) -> Discarded:
+        """Abandon the active plan; it is kept but never searchable.
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            plan = (await self._active_with_edits(tx, name)).discard(reason=reason.strip(), at=self.clock())
+            await tx.save(plan)
+            tx.remove_file_after_commit(plan.id)
+            queue_length = await tx.queue_length()
+        log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
+        return Discarded(plan=plan, queue_length=queue_length)
+
+    # -- history -------------------------------------------------------------------
+
+    async def search_history(self, name: str, query: str, max_results: int = 10) -> list[HistoryMatch]:
+        """Completed plans matching the words of `query`, best first.
+
+        Raises:
+            InvalidInputError: no searchable word, or max_results out of range.
+            SessionNotFoundError, StorageError.
+        """
+        check_text("query", query, max_chars=self.limits.max_text_chars)
+        if not 1 <= max_results <= self.limits.max_results:
+            raise InvalidInputError("max_results", f"must be between 1 and {self.limits.max_results}")
+        if not (terms := search_terms(query)):
+            raise InvalidInputError("query", "has no searchable word (only punctuation or spaces)")
+        store = await self._open(name)
+        async with store.reading() as reader:
+            return await reader.search(terms, max_results)
+
+    async def get_history(self, name: str, plan_id: str) -> Plan:
+        """A completed plan, whole.
+
+        Raises:
+            PlanNotFoundError: no completed plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        store = await self._open(name)
+        async with store.reading() as reader:
+            plan = await reader.plan(plan_id)
+        if plan is None or plan.status is not PlanStatus.COMPLETED:
+            raise PlanNotFoundError(plan_id)
+        return plan
+
+    # -- checks and repair ---------------------------------------------------------
+
+    async def validate_session(self, name: str) -> ValidationReport:
+        """Check the four invariants; only reports, never repairs.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self._open(name)
+        async with store.reading() as reader:
+            return check(await reader.plan_rows(), list(await reader.file_sizes()))
+
+    async def repair_session(self, name: str) -> list[Repair]:
+        """Bring the plan files back in line with the database (what opening a session does).
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._reconcile(await self._open(name))
+
+    # -- internals -----------------------------------------------------------------
+
+    async def _open(self, name: str) -> SessionStore:
+        store = await self.catalog.open(check_session_name(name))
+        if name not in self._reconciled:
+            await self._reconcile(store)
+            self._reconciled.add(name)
+        return store
+
+    async def _reconcile(self, store: SessionStore) -> list[Repair]:
+        repairs: list[Repair] = []
+        async with store.transaction() as tx:
+            sizes = await tx.file_sizes()
+            for row in await tx.plan_rows():
+                if row.status in LIVE and not sizes.get(file_name(row.id)):
+                    plan = await tx.plan(row.id)
+                    if plan is not None:
+                        await tx.write_file(plan.id, render(plan.content, plan.notes))
+                        repairs.append(Repair("rendered", file_name(plan.id)))
+            for entry in sizes:
+                repair = await _stray_file_repair(tx, entry)
+                if repair is not None:
+                    repairs.append(repair)
+        for repair in repairs:
+            log.warning("reconcile: %s %s", repair.action, repair.file_name, extra={"session": store.name})
+        return repairs
+
+    async def _state(self, store: SessionStore) -> SessionState:
+        async with store.reading() as reader:
+            active = await reader.active_plan()
+            return SessionState(
+                session=await reader.session(),
+                path=store.path,
+                queue=await reader.queue(),
+                active_plan=active,
+                active_plan_path=store.plan_path(active.id) if active else None,
+                completed_count=await reader.completed_count(),
+                plan_files=sorted(await reader.file_sizes()),
+            )
+
+    async def _new_plan_id(self, tx: SessionTx) -> str:
+        for _ in range(_ATTEMPTS):
+            plan_id = check_plan_id(self.plan_ids())
+            if await tx.plan(plan_id) is None:
+                return plan_id
+            log.warning("plan id collision, drawing another", extra={"plan_id": plan_id})
+        raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
+
+    async def _active_with_edits(self, tx: SessionTx, name: str) -> Plan:
+        """The active plan with the sections the agent edited in its file, when they parse."""
+        if (active := await tx.active_plan()) is None:
+            raise NoActivePlanError
+        context = {"session": name, "plan_id": active.id}
+        text = await tx.read_file(active.id)
+        if text is None:
+            log.warning("plan file missing or unreadable; using the stored copy", extra=context)
+            return active
+        try:
+            edited = parse(text)
+            _check_edits(edited.content, edited.notes, self.limits)
+        except (PlanFileFormatError, InvalidInputError) as exc:
+            log.warning("plan file unusable (%s); using the stored copy", exc.message, extra=context)
+            return active
+        return active.with_edits(edited.content, edited.notes)
+
+
+def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
+    for field, value in [*attrs.asdict(content).items(), ("notes", notes)]:
+        check_text(field, value, max_chars=limits.max_text_chars, required=False)
+
+
+def _position(plan: Plan) -> int:
+    if plan.position is None:  # pragma: no cover - queued plans always hold a position
+        raise DatabaseError(f"Queued plan {plan.id} has no position.")
+    return plan.position
+
+
+async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair | None:
+    plan_id = entry.removesuffix(".txt")
+    plan = await tx.plan(plan_id) if entry.endswith(".txt") and len(plan_id) == 5 else None
+    if plan is not None and plan.status in LIVE:
+        return None
+    if plan is not None:
+        tx.remove_file_after_commit(plan.id)
+        return Repair("removed", entry)
+    tx.recover_file_after_commit(entry)
+    return Repair("recovered", entry)
+
+
+__all__ = ["Discarded", "NinePlan", "PlacedPlan"]
