@@ -58,15 +58,17 @@ class SessionExistsError(NinePlanError, FileExistsError):
 
 
 class PlanNotFoundError(NinePlanError, LookupError):
-    """No completed plan with that id in the session."""
+    """No plan with that id in the state the caller asked for."""
 
     category = "PLAN_NOT_FOUND"
 
-    def __init__(self, plan_id: str) -> None:
-        super().__init__(
-            f"No completed plan with id {plan_id!r} in this session.",
-            suggestion="Use 9plan_history_search to find completed plans and their ids.",
+    def __init__(self, plan_id: str, *, kind: str = "completed") -> None:
+        suggestion = (
+            "Use 9plan_history_search to find completed plans and their ids."
+            if kind == "completed"
+            else "Use 9plan_admin_state to see the queued and active plans."
         )
+        super().__init__(f"No {kind} plan with id {plan_id!r} in this session.", suggestion=suggestion)
         self.plan_id = plan_id
 
 

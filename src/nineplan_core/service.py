@@ -269,6 +269,22 @@ class NinePlan:
             raise PlanNotFoundError(plan_id)
         return plan
 
+    async def plan_file_text(self, name: str, plan_id: str) -> str:
+        """The working copy of a queued or active plan: its file, or the stored copy rendered.
+
+        Raises:
+            PlanNotFoundError: no queued or active plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        store = await self._open(name)
+        async with store.reading() as reader:
+            plan = await reader.plan(plan_id)
+            if plan is None or plan.status not in LIVE:
+                raise PlanNotFoundError(plan_id, kind="queued or active")
+            text = await reader.read_file(plan_id)
+        return text or render(plan.content, plan.notes)
+
     # -- checks and repair ---------------------------------------------------------
 
     async def validate_session(self, name: str) -> ValidationReport:
@@ -352,7 +368,8 @@ class NinePlan:
         except (PlanFileFormatError, InvalidInputError) as exc:
             log.warning("plan file unusable (%s); using the stored copy", exc.message, extra=context)
             return active
-        return active.with_edits(edited.content, edited.notes)
+        # An agent appending under "# Notes" leaves blank lines around its text; drop them.
+        return active.with_edits(edited.content, edited.notes.strip("\n"))
 
 
 def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:

@@ -1,0 +1,191 @@
+"""The `nineplan` command: serve the MCP server, run the demo, inspect sessions."""
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+
+from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.logging import configure_logging
+from nineplan_core.errors import NinePlanError
+from nineplan_core.service import NinePlan
+
+EXAMPLES = """\
+examples:
+  nineplan serve                          MCP server on stdio (what MCP clients spawn)
+  nineplan serve --transport http         streamable HTTP on 127.0.0.1:8080/mcp
+  nineplan demo                           a whole session through a real MCP client
+  nineplan sessions                       every session
+  nineplan state brave-quiet-otter        one session's queue and active plan
+  nineplan search brave-quiet-otter auth  search its completed plans
+  nineplan validate brave-quiet-otter --repair
+"""
+
+
+def _settings_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL")
+    parser.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nineplan",
+        description="A persistent work queue of self-contained plans for AI agents.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from nineplan_adapters.mcp.server import package_version  # noqa: PLC0415 - mcp is heavy; only serve needs it
+
+    parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the MCP server")
+    _settings_flags(serve)
+    serve.add_argument("--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)")
+    serve.add_argument("--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)")
+    serve.add_argument("--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)")
+
+    demo = commands.add_parser("demo", help="drive a whole session through a freshly spawned server")
+    demo.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+
+    for name, help_text in [
+        ("sessions", "list every session"),
+        ("state", "show a session's queue, active plan and counts"),
+        ("show", "show one plan of a session in full"),
+        ("search", "search a session's completed plans"),
+        ("validate", "check a session's invariants (exit 1 when invalid)"),
+    ]:
+        command = commands.add_parser(name, help=help_text)
+        _settings_flags(command)
+        command.add_argument("--json", action="store_true", help="print JSON for scripts")
+        if name != "sessions":
+            command.add_argument("name", help="session name, e.g. brave-quiet-otter")
+    commands.choices["show"].add_argument("plan_id", help="5-character plan id")
+    commands.choices["search"].add_argument("query", help="words to look for")
+    commands.choices["search"].add_argument("--limit", type=int, default=10, help="at most this many (1-100)")
+    commands.choices["validate"].add_argument("--repair", action="store_true", help="run reconcile first")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    flags = {
+        key: getattr(args, key, None)
+        for key in ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+    }
+    if args.command == "demo":
+        flags = {}
+    try:
+        settings = Settings.load(os.environ, **flags)
+    except ConfigError as exc:
+        print(f"nineplan: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level if args.command in {"serve", "demo"} else "warn")
+    if args.command == "serve":
+        from nineplan_adapters.serve import serve  # noqa: PLC0415 - the inspection commands do not need mcp
+
+        return anyio.run(serve, settings)
+    if args.command == "demo":
+        from nineplan_adapters.demo import run_demo  # noqa: PLC0415
+
+        return anyio.run(run_demo, args.transport)
+    return anyio.run(_inspect, settings, args)
+
+
+async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
+    from nineplan_adapters.container import build_container, running  # noqa: PLC0415
+
+    try:
+        async with running(build_container(settings)) as service:
+            return await INSPECTORS[args.command](service, args)
+    except NinePlanError as exc:
+        print(f"nineplan: {exc.category}: {exc.message}", file=sys.stderr)
+        return 1
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2) if args.json else text)
+
+
+async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.mcp import views  # noqa: PLC0415
+
+    listing = views.session_list(await service.list_sessions())["sessions"]
+    rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
+        [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
+         "yes" if s["has_active_plan"] else "-", (s["task_description"] or "")[:50]]
+        for s in listing
+    ]
+    _emit(args, listing, _table(rows) if listing else "No sessions yet.")
+    return 0
+
+
+async def _state(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.mcp import views  # noqa: PLC0415
+
+    state = views.admin_state(await service.session_state(args.name))
+    active = state["active_plan"]
+    lines = [
+        f"Session {state['session_name']}  ({state['session_path']})",
+        f"Task: {state['task_description'] or '-'}",
+        f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
+        f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
+        "",
+        _table([["RANK", "ID", "GOAL"]] + [[str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]]),
+    ]
+    _emit(args, state, "\n".join(lines))
+    return 0
+
+
+async def _show(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.mcp import views  # noqa: PLC0415
+    from nineplan_core.errors import PlanNotFoundError  # noqa: PLC0415
+
+    try:
+        view: dict[str, Any] = dict(views.completed_plan(await service.get_history(args.name, args.plan_id)))
+    except PlanNotFoundError:
+        text = await service.plan_file_text(args.name, args.plan_id)
+        _emit(args, {"id": args.plan_id, "file": text}, text)
+        return 0
+    _emit(args, view, "\n".join(f"{key}: {value}" for key, value in view.items()))
+    return 0
+
+
+async def _search(service: NinePlan, args: argparse.Namespace) -> int:
+    matches = await service.search_history(args.name, args.query, args.limit)
+    data = [{"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank} for m in matches]
+    text = "\n".join(f"{m.rank}. {m.id}  {m.goal}\n   {m.outcome}" for m in matches) or "No matches."
+    _emit(args, data, text)
+    return 0
+
+
+async def _validate(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.mcp import views  # noqa: PLC0415
+
+    repairs = await service.repair_session(args.name) if args.repair else []
+    report = await service.validate_session(args.name)
+    data = {**views.validation(report), "repairs": [f"{r.action} {r.file_name}" for r in repairs]}
+    lines = [f"repaired: {r.action} {r.file_name}" for r in repairs]
+    lines.append("valid" if report.valid else "INVALID")
+    lines += [f"  - {issue}" for issue in report.issues]
+    _emit(args, data, "\n".join(lines))
+    return 0 if report.valid else 1
+
+
+INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = {
+    "sessions": _sessions,
+    "state": _state,
+    "show": _show,
+    "search": _search,
+    "validate": _validate,
+}
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows)

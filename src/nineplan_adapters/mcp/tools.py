@@ -1,0 +1,285 @@
+"""The twelve 9plan tools: each resolves its session, calls one use case, returns text + view."""
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from nineplan_adapters.mcp import views
+from nineplan_adapters.mcp.clients import CurrentSessions
+from nineplan_adapters.mcp.results import ToolCall
+from nineplan_core.model import SessionState
+from nineplan_core.service import NinePlan
+
+SessionArg = Annotated[str | None, Field(description="Session to use instead of the current one")]
+PositionArg = Annotated[Literal["front", "back"], Field(description="front = next to pull; back = last")]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+
+
+def _queue_lines(state: SessionState) -> str:
+    lines = [f"  {entry.rank}. {entry.id} {entry.goal}" for entry in state.queue[:20]]
+    if len(state.queue) > 20:
+        lines.append(f"  ... and {len(state.queue) - 20} more")
+    return "\n".join(lines) or "  (empty)"
+
+
+def _state_text(state: SessionState, verb: str) -> str:
+    active = state.active_plan
+    active_line = f"Active plan: {active.id} {active.goal}\nFile: {state.active_plan_path}" if active else "Active plan: none"
+    follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
+    if not state.queue and not active:
+        follow = "The queue is empty: add plans with 9plan_queue_add."
+    return (
+        f"{verb} session {state.session.name}.\nPath: {state.path}\n"
+        f"Task: {state.session.task_description or '(none)'}\n{active_line}\n"
+        f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
+        f"Completed: {state.completed_count}\n{follow}"
+    )
+
+
+def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessions) -> None:  # noqa: C901, PLR0915 - one closure per tool
+    """Add the twelve tools to `server`."""
+
+    def start(tool: str, ctx: Context, explicit: str | None) -> ToolCall:
+        return ToolCall(tool, explicit, ctx.headers, sessions)
+
+    @server.tool(
+        name="9plan_session_create",
+        description="Start a new session (a three-word name) and make it current. Save the name: "
+        "it resumes the work after compaction. Next: add plans with 9plan_queue_add.",
+        annotations=WRITE,
+    )
+    async def session_create(
+        ctx: Context, task_description: Annotated[str | None, Field(description="The overall task")] = None
+    ) -> Annotated[CallToolResult, views.SessionCreated]:
+        async with (call := start("9plan_session_create", ctx, None)):
+            state = await service.create_session(task_description)
+            call.make_current(state.session.name)
+            call.succeed(
+                f"Created session {state.session.name}.\nPath: {state.path}\n"
+                "Remember this name. Next: add plans with 9plan_queue_add, then 9plan_queue_pull.",
+                views.session_created(state),
+                label=state.session.name,
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_session_resume",
+        description="Resume a session by name and make it current; returns its queue, active "
+        "plan and completed count. Use after a new conversation or compaction.",
+        annotations=READ_ONLY,
+    )
+    async def session_resume(
+        ctx: Context, session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")]
+    ) -> Annotated[CallToolResult, views.SessionStateView]:
+        async with (call := start("9plan_session_resume", ctx, session_name)):
+            state = await service.session_state(call.session)
+            call.make_current(state.session.name)
+            call.succeed(_state_text(state, "Resumed"), views.session_state(state))
+        return call.outcome
+
+    @server.tool(
+        name="9plan_queue_add",
+        description="Add a self-contained plan to the queue: front for blocking work, back "
+        "(default) for later. Adding A, B, C at front gives C, B, A. Returns its id, file and rank.",
+        annotations=WRITE,
+    )
+    async def queue_add(
+        ctx: Context,
+        context: Annotated[str, Field(description="Where this plan fits in the whole task")],
+        goal: Annotated[str, Field(description="What it accomplishes")],
+        approach: Annotated[str, Field(description="Concrete steps")],
+        success_criteria: Annotated[str, Field(description="Observable completion conditions")],
+        inputs: Annotated[str | None, Field(description="What it needs from other plans")] = None,
+        outputs: Annotated[str | None, Field(description="What it produces (searchable later)")] = None,
+        position: PositionArg = "back",
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.PlanAdded]:
+        async with (call := start("9plan_queue_add", ctx, session_name)):
+            placed = await service.add_plan(
+                call.session,
+                context=context,
+                goal=goal,
+                approach=approach,
+                success_criteria=success_criteria,
+                inputs=inputs or "",
+                outputs=outputs or "",
+                position=position,
+            )
+            call.succeed(
+                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                views.plan_added(placed),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_queue_pull",
+        description="Make the next queued plan active and get its file path. Read the file, do the "
+        "work, then call 9plan_plan_complete, 9plan_plan_defer or 9plan_plan_discard.",
+        annotations=WRITE,
+    )
+    async def queue_pull(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.PlanPulled]:
+        async with (call := start("9plan_queue_pull", ctx, session_name)):
+            placed = await service.pull_plan(call.session)
+            call.succeed(
+                f"Pulled plan {placed.plan.id}: {placed.plan.goal}\nFile: {placed.path}\n"
+                "Read the file for the full plan; keep notes in its # Notes section.",
+                views.plan_pulled(placed),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_plan_defer",
+        description="Return the active plan to the queue with a reason (kept in its notes): front "
+        "when blocked, back (default) after splitting it into new plans. File edits are kept.",
+        annotations=WRITE,
+    )
+    async def plan_defer(
+        ctx: Context,
+        reason: Annotated[str, Field(description="Why it is deferred")],
+        position: PositionArg = "back",
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.PlanDeferred]:
+        async with (call := start("9plan_plan_defer", ctx, session_name)):
+            placed = await service.defer_plan(call.session, reason, position)
+            call.succeed(
+                f"Deferred plan {placed.plan.id} to queue position {placed.rank}.",
+                views.plan_deferred(placed),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_plan_complete",
+        description="Finish the active plan. The outcome (what was produced, where) becomes "
+        "searchable history; the file's edits are kept. Returns what remains and the next goal.",
+        annotations=WRITE,
+    )
+    async def plan_complete(
+        ctx: Context,
+        outcome: Annotated[str, Field(description="Summary including the outputs produced")],
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.PlanCompleted]:
+        async with (call := start("9plan_plan_complete", ctx, session_name)):
+            done = await service.complete_plan(call.session, outcome)
+            follow = (
+                f"Next: {done.next_goal} (9plan_queue_pull)."
+                if done.next_goal
+                else "The queue is empty. Task complete!"
+            )
+            call.succeed(
+                f"Completed plan {done.plan.id}. {done.completed_count} completed, "
+                f"{done.queue_length} queued.\n{follow}",
+                views.plan_completed(done),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_plan_discard",
+        description="Abandon the active plan (obsolete or misconceived). It leaves the queue and "
+        "is never searchable. Prefer 9plan_plan_defer if the work is still needed.",
+        annotations=DESTRUCTIVE,
+    )
+    async def plan_discard(
+        ctx: Context,
+        reason: Annotated[str, Field(description="Why it is abandoned")],
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.PlanDiscarded]:
+        async with (call := start("9plan_plan_discard", ctx, session_name)):
+            gone = await service.discard_plan(call.session, reason)
+            call.succeed(
+                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.",
+                views.plan_discarded(gone),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_history_search",
+        description="Search completed plans (goal, context, inputs, outputs, outcome) by words, "
+        "best first. Use it to find what earlier plans produced. Plain text; no syntax.",
+        annotations=READ_ONLY,
+    )
+    async def history_search(
+        ctx: Context,
+        query: Annotated[str, Field(description="Words to look for")],
+        max_results: Annotated[int, Field(description="1-100")] = 10,
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.SearchResults]:
+        async with (call := start("9plan_history_search", ctx, session_name)):
+            matches = await service.search_history(call.session, query, max_results)
+            lines = [f"{m.rank}. {m.id} {m.goal}\n   Outcome: {m.outcome}" for m in matches]
+            call.succeed(
+                f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
+                if matches
+                else f"No completed plan matches {query!r}.",
+                views.search_results(matches),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_history_get",
+        description="Get a completed plan in full by id: all sections, notes, outcome, times.",
+        annotations=READ_ONLY,
+    )
+    async def history_get(
+        ctx: Context,
+        plan_id: Annotated[str, Field(description="5 characters, e.g. a3x9k")],
+        session_name: SessionArg = None,
+    ) -> Annotated[CallToolResult, views.CompletedPlan]:
+        async with (call := start("9plan_history_get", ctx, session_name)):
+            view = views.completed_plan(await service.get_history(call.session, plan_id))
+            body = "\n".join(f"{key}: {value}" for key, value in view.items())
+            call.succeed(f"Completed plan {plan_id}:\n{body}", view)
+        return call.outcome
+
+    @server.tool(
+        name="9plan_admin_validate",
+        description="Check the session's invariants (one active plan, distinct queue positions, a "
+        "file for every live plan, no stray files). Reports only.",
+        annotations=READ_ONLY,
+    )
+    async def admin_validate(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.Validation]:
+        async with (call := start("9plan_admin_validate", ctx, session_name)):
+            report = await service.validate_session(call.session)
+            issues = "\n".join(f"- {issue}" for issue in report.issues)
+            call.succeed(
+                "Session is valid." if report.valid else f"Session is INVALID:\n{issues}",
+                views.validation(report),
+            )
+        return call.outcome
+
+    @server.tool(
+        name="9plan_admin_sessions",
+        description="List every session with its task, queue length, completed count and whether "
+        "a plan is active. Use it to find a session to resume.",
+        annotations=READ_ONLY,
+    )
+    async def admin_sessions(ctx: Context) -> Annotated[CallToolResult, views.SessionList]:
+        async with (call := start("9plan_admin_sessions", ctx, None)):
+            view = views.session_list(await service.list_sessions())
+            lines = [
+                f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
+                f"{', 1 active' if s['has_active_plan'] else ''} - {s['task_description'] or '(no task)'}"
+                for s in view["sessions"]
+            ]
+            call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
+        return call.outcome
+
+    @server.tool(
+        name="9plan_admin_state",
+        description="Detailed state of the session: queue, active plan, counts, the plan files on "
+        "disk and whether they match the database.",
+        annotations=READ_ONLY,
+    )
+    async def admin_state(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.AdminState]:
+        async with (call := start("9plan_admin_state", ctx, session_name)):
+            state = await service.session_state(call.session)
+            call.succeed(
+                f"{_state_text(state, 'State of')}\nPlan files: {', '.join(state.plan_files) or '(none)'}\n"
+                f"Files match database: {state.file_db_match}",
+                views.admin_state(state),
+            )
+        return call.outcome

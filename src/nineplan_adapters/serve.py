@@ -1,0 +1,22 @@
+"""Running the MCP server on a transport until it is told to stop."""
+
+import logging
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, running
+from nineplan_adapters.mcp import build_server
+
+log = logging.getLogger("nineplan.serve")
+
+
+async def serve(settings: Settings) -> int:
+    """Serve MCP on the configured transport; returns the exit code."""
+    async with running(build_container(settings)) as service:
+        server = build_server(service)
+        log.info("9plan serving", extra={"transport": settings.transport, "sessions_path": str(settings.sessions_path)})
+        if settings.transport == "stdio":
+            await server.run_stdio_async()
+            return 0
+        from nineplan_adapters.http import serve_http  # noqa: PLC0415 - uvicorn only for HTTP
+
+        return await serve_http(server, settings)
