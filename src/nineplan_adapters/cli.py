@@ -27,8 +27,12 @@ examples:
 
 
 def _settings_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)")
-    parser.add_argument("--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL")
+    parser.add_argument(
+        "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+    )
+    parser.add_argument(
+        "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+    )
     parser.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
 
 
@@ -46,11 +50,15 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the MCP server")
     _settings_flags(serve)
-    serve.add_argument("--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)"
+    )
     serve.add_argument("--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)")
     serve.add_argument("--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)")
 
-    demo = commands.add_parser("demo", help="drive a whole session through a freshly spawned server")
+    demo = commands.add_parser(
+        "demo", help="drive a whole session through a freshly spawned server"
+    )
     demo.add_argument("--transport", choices=["stdio", "http"], default="stdio")
 
     for name, help_text in [
@@ -67,8 +75,12 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("name", help="session name, e.g. brave-quiet-otter")
     commands.choices["show"].add_argument("plan_id", help="5-character plan id")
     commands.choices["search"].add_argument("query", help="words to look for")
-    commands.choices["search"].add_argument("--limit", type=int, default=10, help="at most this many (1-100)")
-    commands.choices["validate"].add_argument("--repair", action="store_true", help="run reconcile first")
+    commands.choices["search"].add_argument(
+        "--limit", type=int, default=10, help="at most this many (1-100)"
+    )
+    commands.choices["validate"].add_argument(
+        "--repair", action="store_true", help="run reconcile first"
+    )
     return parser
 
 
@@ -76,7 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     flags = {
         key: getattr(args, key, None)
-        for key in ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+        for key in (
+            "sessions_path",
+            "log_level",
+            "durability",
+            "transport",
+            "http_host",
+            "http_port",
+        )
     }
     if args.command == "demo":
         flags = {}
@@ -85,16 +104,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"nineplan: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level if args.command in {"serve", "demo"} else "warn")
+    configure_logging(settings.log_level if args.command == "serve" else "warn")
     if args.command == "serve":
         from nineplan_adapters.serve import serve  # noqa: PLC0415 - the inspection commands do not need mcp
 
-        return anyio.run(serve, settings)
+        try:
+            return int(anyio.run(serve, settings))
+        except ConfigError as exc:
+            print(f"nineplan: {exc}", file=sys.stderr)
+            return 2
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
-        return anyio.run(run_demo, args.transport)
-    return anyio.run(_inspect, settings, args)
+        return int(anyio.run(run_demo, args.transport))
+    return int(anyio.run(_inspect, settings, args))
 
 
 async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
@@ -117,8 +140,14 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
 
     listing = views.session_list(await service.list_sessions())["sessions"]
     rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
-        [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
-         "yes" if s["has_active_plan"] else "-", (s["task_description"] or "")[:50]]
+        [
+            s["name"],
+            s["created"],
+            str(s["queue_length"]),
+            str(s["completed_count"]),
+            "yes" if s["has_active_plan"] else "-",
+            (s["task_description"] or "")[:50],
+        ]
         for s in listing
     ]
     _emit(args, listing, _table(rows) if listing else "No sessions yet.")
@@ -136,7 +165,10 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
         f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
-        _table([["RANK", "ID", "GOAL"]] + [[str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]]),
+        _table(
+            [["RANK", "ID", "GOAL"]]
+            + [[str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]]
+        ),
     ]
     _emit(args, state, "\n".join(lines))
     return 0
@@ -147,7 +179,9 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_core.errors import PlanNotFoundError  # noqa: PLC0415
 
     try:
-        view: dict[str, Any] = dict(views.completed_plan(await service.get_history(args.name, args.plan_id)))
+        view: dict[str, Any] = dict(
+            views.completed_plan(await service.get_history(args.name, args.plan_id))
+        )
     except PlanNotFoundError:
         text = await service.plan_file_text(args.name, args.plan_id)
         _emit(args, {"id": args.plan_id, "file": text}, text)
@@ -158,8 +192,13 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
 
 async def _search(service: NinePlan, args: argparse.Namespace) -> int:
     matches = await service.search_history(args.name, args.query, args.limit)
-    data = [{"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank} for m in matches]
-    text = "\n".join(f"{m.rank}. {m.id}  {m.goal}\n   {m.outcome}" for m in matches) or "No matches."
+    data = [
+        {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
+        for m in matches
+    ]
+    text = (
+        "\n".join(f"{m.rank}. {m.id}  {m.goal}\n   {m.outcome}" for m in matches) or "No matches."
+    )
     _emit(args, data, text)
     return 0
 
@@ -188,4 +227,7 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
 
 def _table(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )

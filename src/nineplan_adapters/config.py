@@ -37,6 +37,8 @@ class Settings:
     http_host: str = "127.0.0.1"
     http_port: int = 8080
     http_token: str | None = None
+    http_allowed_hosts: tuple[str, ...] = ()
+    http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
     max_text_chars: int = 100_000
 
@@ -67,10 +69,18 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 def _convert(variable: str, name: str, raw: object) -> object:
+    if name in {"http_allowed_hosts", "http_allowed_origins"}:
+        items = raw.split(",") if isinstance(raw, str) else list(cast("list[str]", raw))
+        return tuple(item.strip() for item in items if item.strip())
     if name == "sessions_path":
         return Path(cast("str", raw)).expanduser()
     if name in {"http_port", "max_text_chars"}:
-        return _integer(variable, raw, low=1 if name == "max_text_chars" else 0, high=65535 if name == "http_port" else 10_000_000)
+        return _integer(
+            variable,
+            raw,
+            low=1 if name == "max_text_chars" else 0,
+            high=65535 if name == "http_port" else 10_000_000,
+        )
     if name in _CHOICES and raw not in _CHOICES[name]:
         raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
     return raw

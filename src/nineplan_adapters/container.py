@@ -10,7 +10,11 @@ from nineplan_adapters.clock import utc_now
 from nineplan_adapters.config import Durability, Settings
 from nineplan_adapters.ids import ThreeWordNames, random_plan_id
 from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_adapters.sqlite.catalog import PlanFilesFactory, SqliteSessionCatalog, directory_plan_files
+from nineplan_adapters.sqlite.catalog import (
+    PlanFilesFactory,
+    SqliteSessionCatalog,
+    directory_plan_files,
+)
 from nineplan_core.model import Limits
 from nineplan_core.ports import SessionCatalog
 from nineplan_core.service import NinePlan
@@ -71,7 +75,11 @@ class App(containers.DeclarativeContainer):
 
 def build_container(settings: Settings) -> App:
     """An App container over the storage backend the settings choose."""
-    storage = MemoryStorage(settings=settings) if settings.storage == "memory" else SqliteStorage(settings=settings)
+    storage = (
+        MemoryStorage(settings=settings)
+        if settings.storage == "memory"
+        else SqliteStorage(settings=settings)
+    )
     app = App(settings=settings, storage=storage)
     app.service.enable_async_mode()
     app.check_dependencies()
@@ -84,7 +92,7 @@ async def running(app: App) -> AsyncIterator[NinePlan]:
     storage = app.storage()
     await storage.init_resources()
     try:
-        service: NinePlan = await app.service()
+        service: NinePlan = await app.service()  # type: ignore[misc] # async mode: the provider returns a Future
         yield service
     finally:
         await storage.shutdown_resources()

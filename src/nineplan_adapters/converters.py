@@ -10,7 +10,9 @@ from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.model import Plan, Session
 
 converter = cattrs.Converter(forbid_extra_keys=True)
-converter.register_unstructure_hook(dt.datetime, lambda value: value.isoformat(timespec="milliseconds"))
+converter.register_unstructure_hook(
+    dt.datetime, lambda value: value.isoformat(timespec="milliseconds")
+)
 converter.register_structure_hook(dt.datetime, lambda value, _: _timestamp(value))
 
 T = TypeVar("T")
@@ -28,7 +30,7 @@ def _timestamp(value: object) -> dt.datetime:
 def plan_to_row(plan: Plan) -> dict[str, Any]:
     """A plan as the flat row the `plans` table stores."""
     data: dict[str, Any] = converter.unstructure(plan)
-    content = data.pop("content")
+    content: dict[str, Any] = data.pop("content")
     data["queue_position"] = data.pop("position")
     return data | content
 
@@ -51,6 +53,8 @@ def _structure(data: dict[str, Any], cls: type[T]) -> T:
     try:
         return converter.structure(data, cls)
     except ClassValidationError as exc:
-        raise DatabaseError(f"A stored {cls.__name__} is invalid: {'; '.join(transform_error(exc))}.") from exc
+        raise DatabaseError(
+            f"A stored {cls.__name__} is invalid: {'; '.join(transform_error(exc))}."
+        ) from exc
     except (NinePlanError, ValueError, TypeError, KeyError) as exc:
         raise DatabaseError(f"A stored {cls.__name__} is invalid: {exc}.") from exc

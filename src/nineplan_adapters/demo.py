@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import sys
 import tempfile
 import textwrap
@@ -10,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
@@ -18,22 +20,68 @@ RULE = "-" * 72
 
 def _show(title: str, arguments: dict[str, Any], text: str) -> None:
     print(RULE)
-    print(f"> {title}({json.dumps(arguments, ensure_ascii=False)})" if arguments else f"> {title}()")
+    print(
+        f"> {title}({json.dumps(arguments, ensure_ascii=False)})" if arguments else f"> {title}()"
+    )
     print(textwrap.indent(text, "  "))
 
 
 def server_command(sessions_path: Path, *extra: str) -> StdioServerParameters:
     """How to spawn `nineplan serve` with this interpreter on a sessions folder."""
     env = {"NINEPLAN_SESSIONS_PATH": str(sessions_path), "NINEPLAN_LOG_LEVEL": "warn"}
-    env |= {key: os.environ[key] for key in ("PATH", "HOME", "COVERAGE_PROCESS_START") if key in os.environ}
-    return StdioServerParameters(command=sys.executable, args=["-m", "nineplan_adapters", "serve", *extra], env=env)
+    env |= {
+        key: os.environ[key]
+        for key in ("PATH", "HOME", "COVERAGE_PROCESS_START")
+        if key in os.environ
+    }
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "nineplan_adapters", "serve", *extra], env=env
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def spawned_http_server(sessions_path: Path, *extra: str) -> AsyncIterator[str]:
+    """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL."""
+    port = free_port()
+    params = server_command(sessions_path, "--transport", "http", "--port", str(port), *extra)
+    env = {**params.env} if params.env else {}
+    process = await anyio.open_process(
+        [params.command, *params.args], env=env, stdout=None, stderr=None
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    if process.returncode is not None:
+                        raise RuntimeError(
+                            "nineplan serve --transport http exited at start"
+                        ) from None
+                    await anyio.sleep(0.05)
+                else:
+                    await stream.aclose()
+                    break
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        with anyio.move_on_after(15):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 @asynccontextmanager
 async def _client(transport: str, sessions_path: Path) -> AsyncIterator[Client]:
     if transport == "http":
-        from nineplan_adapters.http import spawned_http_server  # noqa: PLC0415
-
         async with spawned_http_server(sessions_path) as url, Client(url, mode="legacy") as client:
             yield client
         return
@@ -45,11 +93,16 @@ async def run_demo(transport: str = "stdio") -> int:
     """Run the demo on a temporary sessions folder and print every call and result."""
     with tempfile.TemporaryDirectory(prefix="nineplan-demo-") as folder:
         async with _client(transport, Path(folder)) as client:
-            print(f"Connected to {client.server_info.name} {client.server_info.version} over {transport}.")
+            info = client.server_info
+            print(
+                f"Connected to {info.name if info else '?'} {info.version if info else ''} over {transport}."
+            )
 
             async def call(tool: str, **arguments: Any) -> dict[str, Any]:
                 result = await client.call_tool(tool, arguments)
-                text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+                text = "\n".join(
+                    block.text for block in result.content if isinstance(block, TextContent)
+                )
                 _show(tool, arguments, text)
                 return result.structured_content or {}
 
@@ -81,10 +134,14 @@ async def run_demo(transport: str = "stdio") -> int:
                 position="front",
             )
             pulled = await call("9plan_queue_pull")
-            await call("9plan_plan_defer", reason="Waiting for the security review", position="back")
+            await call(
+                "9plan_plan_defer", reason="Waiting for the security review", position="back"
+            )
             pulled = await call("9plan_queue_pull")
             plan_file = Path(pulled["plan_path"])
-            plan_file.write_text(plan_file.read_text() + "- Used a UUID primary key; email is citext.\n")
+            plan_file.write_text(
+                plan_file.read_text() + "- Used a UUID primary key; email is citext.\n"
+            )
             print(RULE)
             print(f"(the agent adds a line to the Notes section of {plan_file.name})")
             done = await call(

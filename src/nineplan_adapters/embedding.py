@@ -11,7 +11,9 @@ from nineplan_core.service import NinePlan
 
 
 @asynccontextmanager
-async def open_nineplan(sessions_path: str | Path | None = None, **settings: Any) -> AsyncIterator[NinePlan]:
+async def open_nineplan(
+    sessions_path: str | Path | None = None, **settings: Any
+) -> AsyncIterator[NinePlan]:
     """Open nineplan and yield its use cases; everything is closed on exit.
 
     Args:

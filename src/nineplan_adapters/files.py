@@ -71,7 +71,7 @@ class DirectoryPlanFiles:
             fd = os.open(temp, _CREATE_FLAGS, 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
-            os.replace(temp, target)
+            temp.replace(target)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             raise file_system_error("write the plan file", exc) from exc
@@ -103,4 +103,3 @@ class DirectoryPlanFiles:
             return
         except OSError as exc:
             raise file_system_error("move a stray file to recovered/", exc) from exc
-

@@ -45,7 +45,9 @@ class ThreeWordNames:
     def __call__(self) -> str:
         while True:
             name: str = self._generator.generate_slug(_PATTERN)
-            if all(word.isascii() and word.isalpha() and word.islower() for word in name.split("-")):
+            if all(
+                word.isascii() and word.isalpha() and word.islower() for word in name.split("-")
+            ):
                 return name
 
 

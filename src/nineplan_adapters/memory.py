@@ -15,7 +15,15 @@ from nineplan_adapters.file_journal import FileJournal
 from nineplan_core.errors import SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session, SessionSummary, check_plan_id, check_session_name
+from nineplan_core.model import (
+    HistoryMatch,
+    Plan,
+    QueueEntry,
+    Session,
+    SessionSummary,
+    check_plan_id,
+    check_session_name,
+)
 
 _WORD = re.compile(r"[^\W_]+")
 # The same column weights as the SQLite ranking: outputs and outcome weigh most.
@@ -106,14 +114,19 @@ class MemorySessionTx:
         return self._session
 
     async def active_plan(self) -> Plan | None:
-        return next((plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE), None)
+        return next(
+            (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE), None
+        )
 
     async def front_of_queue(self) -> Plan | None:
         queued = self._queued()
         return queued[0] if queued else None
 
     async def queue(self) -> list[QueueEntry]:
-        return [QueueEntry(plan.id, plan.goal, rank) for rank, plan in enumerate(self._queued(), start=1)]
+        return [
+            QueueEntry(plan.id, plan.goal, rank)
+            for rank, plan in enumerate(self._queued(), start=1)
+        ]
 
     async def queue_bounds(self) -> tuple[int, int] | None:
         positions = [plan.position or 0 for plan in self._queued()]
@@ -186,7 +199,9 @@ class MemorySessionCatalog:
     async def create(self, session: Session) -> MemorySessionStore:
         if check_session_name(session.name) in self.stores:
             raise SessionExistsError(session.name)
-        store = self.stores[session.name] = MemorySessionStore(session, MemoryPlanFiles(session.name))
+        store = self.stores[session.name] = MemorySessionStore(
+            session, MemoryPlanFiles(session.name)
+        )
         return store
 
     async def open(self, name: str) -> MemorySessionStore:

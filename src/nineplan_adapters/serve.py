@@ -10,13 +10,21 @@ log = logging.getLogger("nineplan.serve")
 
 
 async def serve(settings: Settings) -> int:
-    """Serve MCP on the configured transport; returns the exit code."""
+    """Serve MCP on the configured transport; returns the exit code.
+
+    Raises:
+        ConfigError: an HTTP bind the settings do not allow.
+    """
+    if settings.transport == "http":
+        from nineplan_adapters.http import check_bind  # noqa: PLC0415 - uvicorn only for HTTP
+
+        check_bind(settings)
     async with running(build_container(settings)) as service:
         server = build_server(service)
-        log.info("9plan serving", extra={"transport": settings.transport, "sessions_path": str(settings.sessions_path)})
+        log.info("9plan serving", extra={"transport": settings.transport})
         if settings.transport == "stdio":
             await server.run_stdio_async()
             return 0
-        from nineplan_adapters.http import serve_http  # noqa: PLC0415 - uvicorn only for HTTP
+        from nineplan_adapters.http import serve_http  # noqa: PLC0415
 
         return await serve_http(server, settings)

@@ -68,7 +68,9 @@ class PlanNotFoundError(NinePlanError, LookupError):
             if kind == "completed"
             else "Use 9plan_admin_state to see the queued and active plans."
         )
-        super().__init__(f"No {kind} plan with id {plan_id!r} in this session.", suggestion=suggestion)
+        super().__init__(
+            f"No {kind} plan with id {plan_id!r} in this session.", suggestion=suggestion
+        )
         self.plan_id = plan_id
 
 

@@ -62,6 +62,8 @@ def _queue_order_issues(rows: list[PlanRow]) -> list[str]:
         for row in rows
         if row.status is not PlanStatus.QUEUED and row.position is not None
     ]
-    counts = Counter(r.position for r in rows if r.status is PlanStatus.QUEUED and r.position is not None)
+    counts = Counter(
+        r.position for r in rows if r.status is PlanStatus.QUEUED and r.position is not None
+    )
     issues += [f"queue position {pos} is shared by {n} plans" for pos, n in counts.items() if n > 1]
     return issues

@@ -71,7 +71,9 @@ def check_session_name(name: str, field: str = "session_name") -> str:
         InvalidInputError: the name is not three lowercase words joined by '-'.
     """
     if not SESSION_NAME.fullmatch(name):
-        raise InvalidInputError(field, "must be three lowercase words joined by '-', like brave-quiet-otter")
+        raise InvalidInputError(
+            field, "must be three lowercase words joined by '-', like brave-quiet-otter"
+        )
     return name
 
 

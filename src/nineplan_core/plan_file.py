@@ -23,7 +23,9 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("notes", "Notes"),
 )
 _HEADERS = {f"# {title}": field for field, title in SECTIONS}
-_ESCAPED_HEADER = re.compile(r"\\*(# (?:Context|Goal|Inputs|Outputs|Approach|Success Criteria|Notes))")
+_ESCAPED_HEADER = re.compile(
+    r"\\*(# (?:Context|Goal|Inputs|Outputs|Approach|Success Criteria|Notes))"
+)
 
 
 @attrs.frozen
@@ -83,4 +85,3 @@ def parse(text: str) -> PlanText:
         return PlanText(PlanContent(**values), notes)
     except InvalidInputError as exc:
         raise PlanFileFormatError(f"section {exc.field} {exc.problem}") from exc
-

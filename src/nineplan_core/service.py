@@ -20,6 +20,7 @@ from nineplan_core.invariants import check, file_name
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    PLAN_ID,
     Completion,
     HistoryMatch,
     Limits,
@@ -37,7 +38,14 @@ from nineplan_core.model import (
     check_text,
 )
 from nineplan_core.plan_file import parse, render
-from nineplan_core.ports import Clock, PlanIds, SessionCatalog, SessionNames, SessionStore, SessionTx
+from nineplan_core.ports import (
+    Clock,
+    PlanIds,
+    SessionCatalog,
+    SessionNames,
+    SessionStore,
+    SessionTx,
+)
 from nineplan_core.queue import insert_position
 
 log = logging.getLogger("nineplan.service")
@@ -85,19 +93,32 @@ class NinePlan:
             StorageError: the session could not be created.
         """
         if task_description is not None:
-            check_text("task_description", task_description, max_chars=self.limits.max_task_chars, required=False)
+            check_text(
+                "task_description",
+                task_description,
+                max_chars=self.limits.max_task_chars,
+                required=False,
+            )
             task_description = task_description.strip() or None
         for _ in range(_ATTEMPTS):
-            session = Session(name=self.session_names(), task_description=task_description, created_at=self.clock())
+            session = Session(
+                name=self.session_names(),
+                task_description=task_description,
+                created_at=self.clock(),
+            )
             try:
                 store = await self.catalog.create(session)
             except SessionExistsError:
-                log.warning("session name collision, drawing another", extra={"session": session.name})
+                log.warning(
+                    "session name collision, drawing another", extra={"session": session.name}
+                )
                 continue
             self._reconciled.add(session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
-        raise DatabaseError("No free session name was found.", suggestion="Retry 9plan_session_create.")
+        raise DatabaseError(
+            "No free session name was found.", suggestion="Retry 9plan_session_create."
+        )
 
     async def session_state(self, name: str) -> SessionState:
         """The queue, the active plan and the counts of a session (resume and admin state).
@@ -114,7 +135,10 @@ class NinePlan:
             try:
                 summaries.append(await self.catalog.summary(name))
             except NinePlanError as exc:
-                log.warning("session unreadable, left out of the list", extra={"session": name, "error": exc.message})
+                log.warning(
+                    "session unreadable, left out of the list",
+                    extra={"session": name, "error": exc.message},
+                )
         return summaries
 
     # -- the queue -----------------------------------------------------------------
@@ -136,7 +160,12 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        texts = {"context": context, "goal": goal, "approach": approach, "success_criteria": success_criteria}
+        texts = {
+            "context": context,
+            "goal": goal,
+            "approach": approach,
+            "success_criteria": success_criteria,
+        }
         for field, value in texts.items():
             check_text(field, value, max_chars=self.limits.max_text_chars)
         for field, value in {"inputs": inputs, "outputs": outputs}.items():
@@ -178,7 +207,9 @@ class NinePlan:
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
         return PlacedPlan(plan=plan, path=store.plan_path(plan.id))
 
-    async def defer_plan(self, name: str, reason: str, position: Position | str = Position.BACK) -> PlacedPlan:
+    async def defer_plan(
+        self, name: str, reason: str, position: Position | str = Position.BACK
+    ) -> PlacedPlan:
         """Put the active plan back in the queue, noting why; the agent's file edits are kept.
 
         Raises:
@@ -190,7 +221,9 @@ class NinePlan:
         async with store.transaction() as tx:
             active = await self._active_with_edits(tx, name)
             plan = active.defer(
-                reason=reason.strip(), position=insert_position(await tx.queue_bounds(), where), at=self.clock()
+                reason=reason.strip(),
+                position=insert_position(await tx.queue_bounds(), where),
+                at=self.clock(),
             )
             await tx.save(plan)
             await tx.write_file(plan.id, render(plan.content, plan.notes))
@@ -207,7 +240,9 @@ class NinePlan:
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         store = await self._open(name)
         async with store.transaction() as tx:
-            plan = (await self._active_with_edits(tx, name)).complete(outcome=outcome, at=self.clock())
+            plan = (await self._active_with_edits(tx, name)).complete(
+                outcome=outcome, at=self.clock()
+            )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
             next_plan = await tx.front_of_queue()
@@ -229,7 +264,9 @@ class NinePlan:
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         store = await self._open(name)
         async with store.transaction() as tx:
-            plan = (await self._active_with_edits(tx, name)).discard(reason=reason.strip(), at=self.clock())
+            plan = (await self._active_with_edits(tx, name)).discard(
+                reason=reason.strip(), at=self.clock()
+            )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
             queue_length = await tx.queue_length()
@@ -238,7 +275,9 @@ class NinePlan:
 
     # -- history -------------------------------------------------------------------
 
-    async def search_history(self, name: str, query: str, max_results: int = 10) -> list[HistoryMatch]:
+    async def search_history(
+        self, name: str, query: str, max_results: int = 10
+    ) -> list[HistoryMatch]:
         """Completed plans matching the words of `query`, best first.
 
         Raises:
@@ -247,7 +286,9 @@ class NinePlan:
         """
         check_text("query", query, max_chars=self.limits.max_text_chars)
         if not 1 <= max_results <= self.limits.max_results:
-            raise InvalidInputError("max_results", f"must be between 1 and {self.limits.max_results}")
+            raise InvalidInputError(
+                "max_results", f"must be between 1 and {self.limits.max_results}"
+            )
         if not (terms := search_terms(query)):
             raise InvalidInputError("query", "has no searchable word (only punctuation or spaces)")
         store = await self._open(name)
@@ -329,7 +370,9 @@ class NinePlan:
                 if repair is not None:
                     repairs.append(repair)
         for repair in repairs:
-            log.warning("reconcile: %s %s", repair.action, repair.file_name, extra={"session": store.name})
+            log.warning(
+                "reconcile: %s %s", repair.action, repair.file_name, extra={"session": store.name}
+            )
         return repairs
 
     async def _state(self, store: SessionStore) -> SessionState:
@@ -366,7 +409,9 @@ class NinePlan:
             edited = parse(text)
             _check_edits(edited.content, edited.notes, self.limits)
         except (PlanFileFormatError, InvalidInputError) as exc:
-            log.warning("plan file unusable (%s); using the stored copy", exc.message, extra=context)
+            log.warning(
+                "plan file unusable (%s); using the stored copy", exc.message, extra=context
+            )
             return active
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         return active.with_edits(edited.content, edited.notes.strip("\n"))
@@ -385,7 +430,7 @@ def _position(plan: Plan) -> int:
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair | None:
     plan_id = entry.removesuffix(".txt")
-    plan = await tx.plan(plan_id) if entry.endswith(".txt") and len(plan_id) == 5 else None
+    plan = await tx.plan(plan_id) if entry.endswith(".txt") and PLAN_ID.fullmatch(plan_id) else None
     if plan is not None and plan.status in LIVE:
         return None
     if plan is not None:

@@ -29,7 +29,9 @@ def error_result(label: str, category: str, message: str, suggestion: str) -> Ca
     )
 
 
-def label_for(explicit: object, headers: Mapping[str, str] | None, sessions: CurrentSessions) -> str:
+def label_for(
+    explicit: object, headers: Mapping[str, str] | None, sessions: CurrentSessions
+) -> str:
     """The breadcrumb for a call: its explicit session if well-formed, else the current one."""
     if isinstance(explicit, str) and SESSION_NAME.fullmatch(explicit):
         return explicit
@@ -79,7 +81,9 @@ class ToolCall:
         if (key := client_key(self.headers)) is not None:
             self.sessions.select(key, name)
 
-    def succeed(self, text: str, structured: Mapping[str, Any], *, label: str | None = None) -> None:
+    def succeed(
+        self, text: str, structured: Mapping[str, Any], *, label: str | None = None
+    ) -> None:
         self.result = CallToolResult(
             content=[TextContent(type="text", text=f"[Session: {label or self.label}] {text}")],
             structured_content=dict(structured),

@@ -6,7 +6,12 @@ from typing import Any
 
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.types import CallToolResult, Resource
 
 from nineplan_adapters.mcp import views
@@ -50,8 +55,15 @@ class NineplanServer(MCPServer[Any]):
             label = label_for(arguments.get("session_name"), headers, self.sessions)
             cause = exc.__cause__
             if isinstance(cause, pydantic.ValidationError):
-                return error_result(label, "VALIDATION_ERROR", _describe(cause), "Correct the named arguments and call again.")
-            return error_result(label, "VALIDATION_ERROR", str(exc), "Call one of the tools that tools/list names.")
+                return error_result(
+                    label,
+                    "VALIDATION_ERROR",
+                    _describe(cause),
+                    "Correct the named arguments and call again.",
+                )
+            return error_result(
+                label, "VALIDATION_ERROR", str(exc), "Call one of the tools that tools/list names."
+            )
 
     async def list_resources(self) -> list[Resource]:
         """The static resources, each session's state, and the plan files of current sessions."""
@@ -72,7 +84,8 @@ class NineplanServer(MCPServer[Any]):
 
 def _describe(error: pydantic.ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in error.errors()
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()
     )
 
 
@@ -104,18 +117,31 @@ def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> 
     server = NineplanServer(service, sessions or CurrentSessions())
     register_tools(server, service, server.sessions)
 
-    @server.prompt(name="bootstrap", description="Set up a 9plan session for a complex task: the planning workflow.")
+    @server.prompt(
+        name="bootstrap",
+        description="Set up a 9plan session for a complex task: the planning workflow.",
+    )
     def bootstrap(task: str | None = None) -> str:
         return bootstrap_prompt(task)
 
-    @server.resource(PLAN_URI, name="plan", description="A queued or active plan's file", mime_type="text/markdown")
+    @server.resource(
+        PLAN_URI,
+        name="plan",
+        description="A queued or active plan's file",
+        mime_type="text/markdown",
+    )
     async def plan_file(session: str, plan_id: str) -> str:
         try:
             return await service.plan_file_text(session, plan_id)
         except NinePlanError as exc:
             raise _resource_error(exc, session) from exc
 
-    @server.resource(STATE_URI, name="state", description="A session's state as JSON", mime_type="application/json")
+    @server.resource(
+        STATE_URI,
+        name="state",
+        description="A session's state as JSON",
+        mime_type="application/json",
+    )
     async def session_state(session: str) -> str:
         try:
             return json.dumps(views.admin_state(await service.session_state(session)), indent=2)

@@ -13,23 +13,38 @@ from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
 
 SessionArg = Annotated[str | None, Field(description="Session to use instead of the current one")]
-PositionArg = Annotated[Literal["front", "back"], Field(description="front = next to pull; back = last")]
+PositionArg = Annotated[
+    Literal["front", "back"], Field(description="front = next to pull; back = last")
+]
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
+
+QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
 
 
 def _queue_lines(state: SessionState) -> str:
-    lines = [f"  {entry.rank}. {entry.id} {entry.goal}" for entry in state.queue[:20]]
-    if len(state.queue) > 20:
-        lines.append(f"  ... and {len(state.queue) - 20} more")
+    lines = [f"  {entry.rank}. {entry.id} {entry.goal}" for entry in state.queue[:QUEUE_LINES]]
+    if len(state.queue) > QUEUE_LINES:
+        lines.append(f"  ... and {len(state.queue) - QUEUE_LINES} more")
     return "\n".join(lines) or "  (empty)"
 
 
 def _state_text(state: SessionState, verb: str) -> str:
     active = state.active_plan
-    active_line = f"Active plan: {active.id} {active.goal}\nFile: {state.active_plan_path}" if active else "Active plan: none"
+    active_line = (
+        f"Active plan: {active.id} {active.goal}\nFile: {state.active_plan_path}"
+        if active
+        else "Active plan: none"
+    )
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
@@ -41,7 +56,7 @@ def _state_text(state: SessionState, verb: str) -> str:
     )
 
 
-def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessions) -> None:  # noqa: C901, PLR0915 - one closure per tool
+def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessions) -> None:  # noqa: PLR0915 - one closure per tool
     """Add the twelve tools to `server`."""
 
     def start(tool: str, ctx: Context, explicit: str | None) -> ToolCall:
@@ -54,7 +69,8 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         annotations=WRITE,
     )
     async def session_create(
-        ctx: Context, task_description: Annotated[str | None, Field(description="The overall task")] = None
+        ctx: Context,
+        task_description: Annotated[str | None, Field(description="The overall task")] = None,
     ) -> Annotated[CallToolResult, views.SessionCreated]:
         async with (call := start("9plan_session_create", ctx, None)):
             state = await service.create_session(task_description)
@@ -95,7 +111,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         approach: Annotated[str, Field(description="Concrete steps")],
         success_criteria: Annotated[str, Field(description="Observable completion conditions")],
         inputs: Annotated[str | None, Field(description="What it needs from other plans")] = None,
-        outputs: Annotated[str | None, Field(description="What it produces (searchable later)")] = None,
+        outputs: Annotated[
+            str | None, Field(description="What it produces (searchable later)")
+        ] = None,
         position: PositionArg = "back",
         session_name: SessionArg = None,
     ) -> Annotated[CallToolResult, views.PlanAdded]:
@@ -122,7 +140,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         "work, then call 9plan_plan_complete, 9plan_plan_defer or 9plan_plan_discard.",
         annotations=WRITE,
     )
-    async def queue_pull(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.PlanPulled]:
+    async def queue_pull(
+        ctx: Context, session_name: SessionArg = None
+    ) -> Annotated[CallToolResult, views.PlanPulled]:
         async with (call := start("9plan_queue_pull", ctx, session_name)):
             placed = await service.pull_plan(call.session)
             call.succeed(
@@ -241,7 +261,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         "file for every live plan, no stray files). Reports only.",
         annotations=READ_ONLY,
     )
-    async def admin_validate(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.Validation]:
+    async def admin_validate(
+        ctx: Context, session_name: SessionArg = None
+    ) -> Annotated[CallToolResult, views.Validation]:
         async with (call := start("9plan_admin_validate", ctx, session_name)):
             report = await service.validate_session(call.session)
             issues = "\n".join(f"- {issue}" for issue in report.issues)
@@ -274,7 +296,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         "disk and whether they match the database.",
         annotations=READ_ONLY,
     )
-    async def admin_state(ctx: Context, session_name: SessionArg = None) -> Annotated[CallToolResult, views.AdminState]:
+    async def admin_state(
+        ctx: Context, session_name: SessionArg = None
+    ) -> Annotated[CallToolResult, views.AdminState]:
         async with (call := start("9plan_admin_state", ctx, session_name)):
             state = await service.session_state(call.session)
             call.succeed(

@@ -141,14 +141,20 @@ def session_state(state: SessionState) -> SessionStateView:
         "task_description": state.session.task_description,
         "queue": [{"id": e.id, "goal": e.goal, "queue_position": e.rank} for e in state.queue],
         "active_plan": (
-            {"id": active.id, "goal": active.goal, "file_path": state.active_plan_path or ""} if active else None
+            {"id": active.id, "goal": active.goal, "file_path": state.active_plan_path or ""}
+            if active
+            else None
         ),
         "completed_count": state.completed_count,
     }
 
 
 def admin_state(state: SessionState) -> AdminState:
-    return {**session_state(state), "plan_files": state.plan_files, "file_db_match": state.file_db_match}
+    return {
+        **session_state(state),
+        "plan_files": state.plan_files,
+        "file_db_match": state.file_db_match,
+    }
 
 
 def plan_added(placed: PlacedPlan) -> PlanAdded:
@@ -178,7 +184,10 @@ def plan_discarded(discarded: Discarded) -> PlanDiscarded:
 
 def search_results(matches: list[HistoryMatch]) -> SearchResults:
     return {
-        "matches": [{"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank} for m in matches]
+        "matches": [
+            {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
+            for m in matches
+        ]
     }
 
 

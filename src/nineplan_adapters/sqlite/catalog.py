@@ -56,7 +56,12 @@ class SqliteSessionCatalog:
             raise file_system_error("create the session folder", exc) from exc
         try:
             (folder / "plans").mkdir()
-            db = await connect(folder / DATABASE, create=True, durability=self.durability, busy_timeout=self.busy_timeout)
+            db = await connect(
+                folder / DATABASE,
+                create=True,
+                durability=self.durability,
+                busy_timeout=self.busy_timeout,
+            )
             store = SqliteSessionStore(session.name, folder, self._files(folder), db)
             try:
                 await store.initialise(session)
@@ -84,7 +89,12 @@ class SqliteSessionCatalog:
         folder = self._folder(name)
         if not (folder / DATABASE).is_file() or folder.is_symlink():
             raise SessionNotFoundError(name)
-        db = await connect(folder / DATABASE, create=False, durability=self.durability, busy_timeout=self.busy_timeout)
+        db = await connect(
+            folder / DATABASE,
+            create=False,
+            durability=self.durability,
+            busy_timeout=self.busy_timeout,
+        )
         return SqliteSessionStore(name, folder, self._files(folder), db)
 
     async def names(self) -> list[str]:
@@ -97,7 +107,9 @@ class SqliteSessionCatalog:
         return [
             entry.name
             for entry in entries
-            if SESSION_NAME.fullmatch(entry.name) and not entry.is_symlink() and (entry / DATABASE).is_file()
+            if SESSION_NAME.fullmatch(entry.name)
+            and not entry.is_symlink()
+            and (entry / DATABASE).is_file()
         ]
 
     async def summary(self, name: str) -> SessionSummary:

@@ -27,12 +27,17 @@ MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("
 # Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
 # what later plans search for, so outputs and outcome weigh most.
 _BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
+_SEARCH = (
+    "SELECT plans.id, plans.goal, plans.outcome FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "  # noqa: S608 - a constant
+    f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
+)
 _PLAN_COLUMNS = (
     "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
     "notes, outcome, created_at, completed_at"
 )
 _SAVE = (
-    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES (:id, :status, :queue_position, :goal, :context, "
+    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES"  # noqa: S608 - column names are constants
+    " (:id, :status, :queue_position, :goal, :context, "
     ":inputs, :outputs, :approach, :success_criteria, :notes, :outcome, :created_at, :completed_at) "
     "ON CONFLICT (id) DO UPDATE SET status = excluded.status, queue_position = excluded.queue_position, "
     "goal = excluded.goal, context = excluded.context, inputs = excluded.inputs, "
@@ -56,7 +61,9 @@ def database_errors(action: str) -> Iterator[None]:
         raise DatabaseError(f"Could not {action}: {exc}.") from exc
 
 
-async def connect(path: Path, *, create: bool, durability: Durability, busy_timeout: float) -> aiosqlite.Connection:
+async def connect(
+    path: Path, *, create: bool, durability: Durability, busy_timeout: float
+) -> aiosqlite.Connection:
     """Open (or create) a session database, set its pragmas and migrate it forward."""
     uri = f"{path.resolve().as_uri()}?mode={'rwc' if create else 'rw'}"
     with database_errors("open the session database"):
@@ -83,7 +90,9 @@ async def _migrate(db: aiosqlite.Connection) -> None:
         )
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         # Every migration is idempotent, so two processes racing to migrate both succeed.
-        await db.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;")
+        await db.executescript(
+            f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+        )
         log.info("migrated session database to version %d", number)
 
 
@@ -157,7 +166,10 @@ class SqliteSessionStore:
         try:
             await journal.undo()
         except NinePlanError:
-            log.exception("could not undo a plan-file write; reconcile will re-render it", extra={"session": self.name})
+            log.exception(
+                "could not undo a plan-file write; reconcile will re-render it",
+                extra={"session": self.name},
+            )
 
     async def _recover_connection(self) -> None:
         # A transaction left open by a cancelled call must not poison the next one.
@@ -170,7 +182,11 @@ class SqliteSessionStore:
         async with self.transaction():
             await self._db.execute(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
-                (session.name, session.task_description, session.created_at.isoformat(timespec="milliseconds")),
+                (
+                    session.name,
+                    session.task_description,
+                    session.created_at.isoformat(timespec="milliseconds"),
+                ),
             )
 
 
@@ -178,7 +194,10 @@ async def _after_commit(journal: FileJournal, session: str) -> None:
     try:
         await journal.after_commit()
     except NinePlanError:
-        log.exception("a file change after commit failed; reconcile will finish it", extra={"session": session})
+        log.exception(
+            "a file change after commit failed; reconcile will finish it",
+            extra={"session": session},
+        )
 
 
 @attrs.define
@@ -216,11 +235,15 @@ class SqliteSessionTx:
         return await self._plan_where("id = ?", (plan_id,))
 
     async def queue(self) -> list[QueueEntry]:
-        rows = await self._rows("SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position")
+        rows = await self._rows(
+            "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
+        )
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
 
     async def queue_bounds(self) -> tuple[int, int] | None:
-        row = await self._one("SELECT min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'")
+        row = await self._one(
+            "SELECT min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'"
+        )
         return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
 
     async def queue_length(self) -> int:
@@ -238,13 +261,10 @@ class SqliteSessionTx:
 
     async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
         query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = await self._rows(
-            "SELECT plans.id, plans.goal, plans.outcome FROM history_fts "
-            "JOIN plans ON plans.seq = history_fts.rowid "
-            f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?",  # noqa: S608 - a constant
-            (query, limit),
-        )
-        return [HistoryMatch(row[0], row[1], row[2], rank) for rank, row in enumerate(rows, start=1)]
+        rows = await self._rows(_SEARCH, (query, limit))
+        return [
+            HistoryMatch(row[0], row[1], row[2], rank) for rank, row in enumerate(rows, start=1)
+        ]
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self._rows(

@@ -1,0 +1,196 @@
+"""Public test kit: hypothesis strategies and a stateful conformance machine.
+
+Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
+that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
+random add / pull / defer / complete / discard / search sequences against a plain-list
+model and checks the four invariants after every step. Import it from tests only: it needs
+hypothesis, which is a test dependency.
+"""
+
+import asyncio
+from collections.abc import Coroutine
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from nineplan_core.errors import (
+    NinePlanError,
+    NoActivePlanError,
+    PlanAlreadyActiveError,
+    PlanNotFoundError,
+    QueueEmptyError,
+)
+from nineplan_core.model import Position
+from nineplan_core.service import NinePlan
+
+T = TypeVar("T")
+
+#: Arbitrary text an agent might send: any unicode but NUL and surrogates, header-like lines included.
+free_text = st.text(
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
+    max_size=200,
+) | st.sampled_from(["# Goal", "\\# Notes", "# Notes\n# Context", "line\r\nline", "", "\n\n"])
+
+#: Text that is not blank: for required fields.
+required_text = free_text.filter(lambda text: bool(text.strip()))
+
+positions = st.sampled_from([Position.FRONT, Position.BACK])
+
+
+@st.composite
+def plan_contents(draw: st.DrawFn) -> dict[str, str]:
+    """Keyword arguments for `NinePlan.add_plan`: four required fields, two optional."""
+    return {
+        "context": draw(required_text),
+        "goal": draw(required_text),
+        "approach": draw(required_text),
+        "success_criteria": draw(required_text),
+        "inputs": draw(free_text),
+        "outputs": draw(free_text),
+    }
+
+
+class QueueConformance(RuleBasedStateMachine):
+    """The queue's behaviour, held against a model: subclass and give `service_context`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runner = asyncio.Runner()
+        self.stack = AsyncExitStack()
+        self.service = self.run(self.stack.enter_async_context(self.service_context()))
+        self.name = ""
+        self.queue: list[str] = []  # plan ids, rank 1 first
+        self.active: str | None = None
+        self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
+        self.discarded: set[str] = set()
+        self.words = 0
+
+    def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
+        """Open the adapter set under test; closed when the example ends."""
+        raise NotImplementedError
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.runner.run(coroutine)
+
+    def refused(self, coroutine: Coroutine[Any, Any, object], error: type[NinePlanError]) -> None:
+        try:
+            self.run(coroutine)
+        except error:
+            return
+        raise AssertionError(f"expected {error.__name__}")
+
+    def teardown(self) -> None:
+        try:
+            self.run(self.stack.aclose())
+        finally:
+            self.runner.close()
+
+    @initialize()
+    def create(self) -> None:
+        self.name = self.run(self.service.create_session("conformance")).session.name
+
+    def _insert(self, plan_id: str, where: Position, rank: int | None) -> None:
+        if where is Position.FRONT:
+            self.queue.insert(0, plan_id)
+        else:
+            self.queue.append(plan_id)
+        assert rank == self.queue.index(plan_id) + 1, (rank, self.queue)
+
+    @rule(content=plan_contents(), where=positions)
+    def add(self, content: dict[str, str], where: Position) -> None:
+        placed = self.run(self.service.add_plan(self.name, position=where, **content))
+        assert placed.plan.id not in self.queue
+        self._insert(placed.plan.id, where, placed.rank)
+
+    @rule()
+    def pull(self) -> None:
+        if self.active is not None:
+            self.refused(self.service.pull_plan(self.name), PlanAlreadyActiveError)
+        elif not self.queue:
+            self.refused(self.service.pull_plan(self.name), QueueEmptyError)
+        else:
+            placed = self.run(self.service.pull_plan(self.name))
+            assert placed.plan.id == self.queue.pop(0)
+            self.active = placed.plan.id
+
+    @rule(reason=required_text, where=positions)
+    def defer(self, reason: str, where: Position) -> None:
+        if self.active is None:
+            self.refused(self.service.defer_plan(self.name, reason, where), NoActivePlanError)
+            return
+        placed = self.run(self.service.defer_plan(self.name, reason, where))
+        assert placed.plan.id == self.active
+        assert "Deferred: " in placed.plan.notes
+        self.active = None
+        self._insert(placed.plan.id, where, placed.rank)
+
+    @rule(summary=free_text)
+    def complete(self, summary: str) -> None:
+        self.words += 1
+        word = f"zq{self.words}x{len(self.completed)}k"
+        outcome = f"{summary} {word}"
+        if self.active is None:
+            self.refused(self.service.complete_plan(self.name, outcome), NoActivePlanError)
+            return
+        done = self.run(self.service.complete_plan(self.name, outcome))
+        assert done.plan.id == self.active
+        assert done.queue_length == len(self.queue)
+        self.completed[self.active] = word
+        self.active = None
+        assert done.completed_count == len(self.completed)
+
+    @rule(reason=required_text)
+    def discard(self, reason: str) -> None:
+        if self.active is None:
+            self.refused(self.service.discard_plan(self.name, reason), NoActivePlanError)
+            return
+        gone = self.run(self.service.discard_plan(self.name, reason))
+        assert gone.plan.id == self.active
+        self.discarded.add(self.active)
+        self.active = None
+
+    @precondition(lambda self: bool(self.completed))
+    @rule(data=st.data())
+    def search_finds_completed(self, data: st.DataObject) -> None:
+        plan_id = data.draw(st.sampled_from(sorted(self.completed)))
+        matches = self.run(self.service.search_history(self.name, self.completed[plan_id], 100))
+        assert plan_id in [match.id for match in matches]
+        assert [match.rank for match in matches] == list(range(1, len(matches) + 1))
+        plan = self.run(self.service.get_history(self.name, plan_id))
+        assert plan.outcome is not None
+        assert plan.outcome.endswith(self.completed[plan_id])
+
+    @rule(query=free_text)
+    def search_returns_only_completed(self, query: str) -> None:
+        try:
+            matches = self.run(self.service.search_history(self.name, query, 100))
+        except NinePlanError as exc:
+            assert exc.category == "VALIDATION_ERROR"
+            return
+        assert {match.id for match in matches} <= set(self.completed)
+
+    @precondition(lambda self: bool(self.discarded))
+    @rule(data=st.data())
+    def discarded_plans_are_not_history(self, data: st.DataObject) -> None:
+        plan_id = data.draw(st.sampled_from(sorted(self.discarded)))
+        self.refused(self.service.get_history(self.name, plan_id), PlanNotFoundError)
+
+    @invariant()
+    def state_matches_model(self) -> None:
+        if not self.name:
+            return
+        state = self.run(self.service.session_state(self.name))
+        assert [entry.id for entry in state.queue] == self.queue
+        assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
+        assert (state.active_plan.id if state.active_plan else None) == self.active
+        assert state.completed_count == len(self.completed)
+        assert state.file_db_match
+
+    @invariant()
+    def invariants_hold(self) -> None:
+        if not self.name:
+            return
+        report = self.run(self.service.validate_session(self.name))
+        assert report.valid, report.issues
