@@ -49,6 +49,9 @@ class SqliteSessionCatalog:
         folder = self._folder(session.name)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise file_system_error("create the sessions folder", exc) from exc
+        try:
             folder.mkdir()
         except FileExistsError:
             raise SessionExistsError(session.name) from None

@@ -1,0 +1,112 @@
+"""Test doubles that honour the ports, and a helper that opens the use cases on a backend."""
+
+import datetime as dt
+import errno
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import attrs
+
+from nineplan_adapters.clock import FixedClock
+from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
+from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
+from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.ports import PlanFiles, SessionCatalog
+from nineplan_core.service import NinePlan
+
+PLAN = {
+    "context": "The app has no accounts.",
+    "goal": "Design the users table",
+    "approach": "Write the migration.",
+    "success_criteria": "The migration applies.",
+}
+
+
+@attrs.define
+class Backend:
+    """The use cases over one backend, plus what a test needs to reach behind them."""
+
+    kind: str
+    service: NinePlan
+    catalog: SessionCatalog
+    clock: FixedClock
+    root: Path
+
+    async def session(self, task: str | None = "a task") -> str:
+        return (await self.service.create_session(task)).session.name
+
+    async def plan_text(self, name: str, plan_id: str) -> str | None:
+        store = await self.catalog.open(name)
+        async with store.reading() as reader:
+            return await reader.read_file(plan_id)
+
+    async def write_plan_text(self, name: str, plan_id: str, text: str) -> None:
+        """Play the agent editing a plan file."""
+        store = await self.catalog.open(name)
+        await store.files.write(plan_id, text)  # type: ignore[attr-defined] # both stores expose files
+
+    async def delete_plan_file(self, name: str, plan_id: str) -> None:
+        store = await self.catalog.open(name)
+        await store.files.remove(plan_id)  # type: ignore[attr-defined]
+
+
+@attrs.define
+class FailingPlanFiles:
+    """DirectoryPlanFiles that fails chosen operations with an OSError (fault injection)."""
+
+    inner: PlanFiles
+    failing: set[str] = attrs.field(factory=set)
+    error: int = errno.ENOSPC
+
+    def path(self, plan_id: str) -> str:
+        return self.inner.path(plan_id)
+
+    def _maybe_fail(self, operation: str) -> None:
+        if operation in self.failing:
+            raise file_system_error(f"{operation} a plan file", OSError(self.error, "injected"))
+
+    async def read(self, plan_id: str) -> str | None:
+        return await self.inner.read(plan_id)
+
+    async def write(self, plan_id: str, text: str) -> None:
+        self._maybe_fail("write")
+        await self.inner.write(plan_id, text)
+
+    async def remove(self, plan_id: str) -> None:
+        self._maybe_fail("remove")
+        await self.inner.remove(plan_id)
+
+    async def sizes(self) -> dict[str, int]:
+        return await self.inner.sizes()
+
+    async def recover(self, file_name: str) -> None:
+        self._maybe_fail("recover")
+        await self.inner.recover(file_name)
+
+
+def make_service(catalog: SessionCatalog, clock: FixedClock) -> NinePlan:
+    return NinePlan(catalog=catalog, clock=clock, plan_ids=SequentialPlanIds(), session_names=ThreeWordNames(seed=1))
+
+
+@asynccontextmanager
+async def open_backend(kind: str, root: Path, *, failing: FailingPlanFiles | None = None) -> AsyncIterator[Backend]:
+    clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    catalog: MemorySessionCatalog | SqliteSessionCatalog
+    if kind == "memory":
+        catalog = MemorySessionCatalog()
+    else:
+
+        def files(folder: Path, recovered: Path) -> PlanFiles:
+            directory = DirectoryPlanFiles(folder, recovered)
+            if failing is None:
+                return directory
+            failing.inner = directory
+            return failing
+
+        catalog = SqliteSessionCatalog(root, plan_files=files)
+    try:
+        yield Backend(kind, make_service(catalog, clock), catalog, clock, root)
+    finally:
+        await catalog.aclose()

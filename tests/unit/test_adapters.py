@@ -1,0 +1,101 @@
+"""Settings, ids, logging, the container and the embedding API."""
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from nineplan_adapters import open_nineplan
+from nineplan_adapters.config import ConfigError, Settings, default_sessions_path
+from nineplan_adapters.container import build_container, running
+from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
+from nineplan_adapters.logging import configure_logging
+from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_core.service import NinePlan
+
+
+def test_settings_come_from_the_environment_and_flags_win():
+    settings = Settings.load(
+        {"NINEPLAN_SESSIONS_PATH": "/srv/np", "NINEPLAN_HTTP_PORT": "9000", "NINEPLAN_DURABILITY": "normal",
+         "NINEPLAN_HTTP_ALLOWED_HOSTS": "a.example:*, b.example:443"},
+        http_port="9100",
+        log_level=None,
+    )
+    assert settings.sessions_path == Path("/srv/np")
+    assert settings.http_port == 9100
+    assert settings.durability == "normal"
+    assert settings.log_level == "info"
+    assert settings.http_allowed_hosts == ("a.example:*", "b.example:443")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("NINEPLAN_LOG_LEVEL", "loud"), ("NINEPLAN_HTTP_PORT", "eighty"), ("NINEPLAN_HTTP_PORT", "70000"),
+     ("NINEPLAN_TRANSPORT", "smoke"), ("NINEPLAN_DURABILITY", "maybe"), ("NINEPLAN_MAX_TEXT_CHARS", "0")],
+)
+def test_a_bad_setting_names_its_variable(variable, value):
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({variable: value})
+    assert caught.value.variable == variable
+    assert variable in str(caught.value)
+
+
+def test_the_default_sessions_path_is_the_platform_data_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_sessions_path() == tmp_path / "9plan" / "sessions"
+
+
+def test_plan_ids_are_five_lowercase_alphanumerics():
+    ids = {random_plan_id() for _ in range(2000)}
+    assert all(re.fullmatch(r"[0-9a-z]{5}", plan_id) for plan_id in ids)
+    assert len(ids) > 1990
+    assert [SequentialPlanIds()() for _ in range(1)] == ["00001"]
+
+
+def test_session_names_are_exactly_three_words_from_a_large_space():
+    names = ThreeWordNames()
+    drawn = {names() for _ in range(500)}
+    assert all(re.fullmatch(r"[a-z]+-[a-z]+-[a-z]+", name) for name in drawn)
+    assert len(drawn) == 500
+    assert names.combinations >= 10**7
+    assert ThreeWordNames(seed=5)() == ThreeWordNames(seed=5)()
+
+
+def test_logs_are_json_lines_on_stderr(capsys):
+    configure_logging("debug")
+    try:
+        logging.getLogger("nineplan.test").warning("hello", extra={"session": "a-b-c", "plan_id": "abcde"})
+        captured = capsys.readouterr()
+    finally:
+        configure_logging("warn")
+    assert captured.out == ""
+    line = json.loads(captured.err.strip().splitlines()[-1])
+    assert (line["event"], line["session"], line["plan_id"], line["level"]) == ("hello", "a-b-c", "abcde", "warning")
+
+
+async def test_the_container_builds_the_sqlite_default(tmp_path: Path):
+    async with running(build_container(Settings(sessions_path=tmp_path))) as service:
+        state = await service.create_session()
+    assert (tmp_path / state.session.name / "session.db").is_file()
+
+
+async def test_the_container_builds_memory_storage_and_takes_overrides(tmp_path: Path):
+    """Tests swap providers (here: sequential ids) through the container."""
+    app = build_container(Settings(sessions_path=tmp_path, storage="memory"))
+    with app.plan_ids.override(SequentialPlanIds()):
+        async with running(app) as service:
+            assert isinstance(service.catalog, MemorySessionCatalog)
+            name = (await service.create_session()).session.name
+            placed = await service.add_plan(name, context="c", goal="g", approach="a", success_criteria="s")
+    assert placed.plan.id == "00001"
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
+    async with open_nineplan(tmp_path, durability="normal") as nineplan:
+        assert isinstance(nineplan, NinePlan)
+        name = (await nineplan.create_session("embed")).session.name
+    async with open_nineplan(tmp_path) as nineplan:
+        assert (await nineplan.session_state(name)).session.task_description == "embed"

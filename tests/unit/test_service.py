@@ -1,0 +1,316 @@
+"""The use cases, held to one contract on every storage backend (memory and SQLite)."""
+
+import pytest
+
+from nineplan_core.errors import (
+    InvalidInputError,
+    NoActivePlanError,
+    PlanAlreadyActiveError,
+    PlanNotFoundError,
+    QueueEmptyError,
+    SessionNotFoundError,
+)
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.plan_file import parse, render
+from tests.fakes import PLAN, Backend
+
+
+async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: str):
+    return await backend.service.add_plan(name, **{**PLAN, "goal": goal, **extra}, position=position)
+
+
+async def test_a_new_session_is_empty_and_listed(backend: Backend):
+    """create_session gives a three-word name, an empty queue, and a row in the list."""
+    state = await backend.service.create_session("  write the report  ")
+    assert state.session.name.count("-") == 2
+    assert state.session.task_description == "write the report"
+    assert (state.queue, state.active_plan, state.completed_count) == ([], None, 0)
+    [summary] = await backend.service.list_sessions()
+    assert summary.session.name == state.session.name
+    assert (summary.queue_length, summary.completed_count, summary.has_active_plan) == (0, 0, False)
+
+
+async def test_a_blank_task_description_is_stored_as_none(backend: Backend):
+    state = await backend.service.create_session("   ")
+    assert state.session.task_description is None
+
+
+async def test_front_and_back_give_the_documented_order(backend: Backend):
+    """Adding A, B, C at the front gives [C, B, A]; back appends."""
+    name = await backend.session()
+    for goal in "ABC":
+        await add(backend, name, goal, "front")
+    placed = await add(backend, name, "D", "back")
+    assert placed.rank == 4
+    state = await backend.service.session_state(name)
+    assert [(e.goal, e.rank) for e in state.queue] == [("C", 1), ("B", 2), ("A", 3), ("D", 4)]
+
+
+async def test_add_writes_the_plan_file(backend: Backend):
+    """The file of a new plan is the rendered content, at the reported path."""
+    name = await backend.session()
+    placed = await add(backend, name, "G", inputs="from plan X", outputs="a table")
+    text = await backend.plan_text(name, placed.plan.id)
+    assert text == render(placed.plan.content, "")
+    assert placed.path.endswith(f"{placed.plan.id}.txt")
+    assert parse(text).content.inputs == "from plan X"
+
+
+async def test_pull_takes_the_front_and_refuses_a_second(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "first")
+    await add(backend, name, "second")
+    pulled = await backend.service.pull_plan(name)
+    assert pulled.plan.goal == "first"
+    assert pulled.plan.status is PlanStatus.ACTIVE
+    with pytest.raises(PlanAlreadyActiveError):
+        await backend.service.pull_plan(name)
+
+
+async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend):
+    name = await backend.session()
+    with pytest.raises(QueueEmptyError) as caught:
+        await backend.service.pull_plan(name)
+    assert "Task complete" in caught.value.message
+
+
+@pytest.mark.parametrize("operation", ["defer", "complete", "discard"])
+async def test_finishing_needs_an_active_plan(backend: Backend, operation: str):
+    name = await backend.session()
+    calls = {
+        "defer": lambda: backend.service.defer_plan(name, "why"),
+        "complete": lambda: backend.service.complete_plan(name, "done"),
+        "discard": lambda: backend.service.discard_plan(name, "why"),
+    }
+    with pytest.raises(NoActivePlanError):
+        await calls[operation]()
+
+
+async def test_defer_notes_the_reason_and_requeues(backend: Backend):
+    """Deferring to the front makes the plan next again, with a timestamped note."""
+    name = await backend.session()
+    first = await add(backend, name, "first")
+    await add(backend, name, "second")
+    await backend.service.pull_plan(name)
+    deferred = await backend.service.defer_plan(name, "  blocked on review ", "front")
+    assert deferred.rank == 1
+    assert deferred.plan.notes == "- 2026-01-02T03:04:05Z Deferred: blocked on review"
+    assert parse(await backend.plan_text(name, first.plan.id) or "").notes == deferred.plan.notes
+    assert (await backend.service.pull_plan(name)).plan.id == first.plan.id
+
+
+async def test_defer_defaults_to_the_back(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "first")
+    await add(backend, name, "second")
+    await backend.service.pull_plan(name)
+    assert (await backend.service.defer_plan(name, "later")).rank == 2
+
+
+async def test_complete_reports_what_remains(backend: Backend):
+    """Completing returns counts and the next goal, and removes the file."""
+    name = await backend.session()
+    first = await add(backend, name, "first")
+    await add(backend, name, "second")
+    await backend.service.pull_plan(name)
+    done = await backend.service.complete_plan(name, "built migrations/0002.sql")
+    assert (done.completed_count, done.queue_length, done.next_goal) == (1, 1, "second")
+    assert await backend.plan_text(name, first.plan.id) is None
+    await backend.service.pull_plan(name)
+    last = await backend.service.complete_plan(name, "done")
+    assert (last.queue_length, last.next_goal) == (0, None)
+
+
+async def test_history_has_completed_plans_only(backend: Backend):
+    """Search and get find completed plans; discarded and queued ones never appear."""
+    name = await backend.session()
+    await add(backend, name, "kept", outputs="the zebra report")
+    await add(backend, name, "dropped", outputs="the zebra draft")
+    await add(backend, name, "waiting", outputs="zebra notes")
+    await backend.service.pull_plan(name)
+    kept = await backend.service.complete_plan(name, "wrote zebra.md")
+    await backend.service.pull_plan(name)
+    dropped = await backend.service.discard_plan(name, "obsolete")
+    assert dropped.queue_length == 1
+    matches = await backend.service.search_history(name, "zebra")
+    assert [(m.id, m.rank) for m in matches] == [(kept.plan.id, 1)]
+    plan = await backend.service.get_history(name, kept.plan.id)
+    assert plan.outcome == "wrote zebra.md"
+    assert plan.completed_at is not None
+    with pytest.raises(PlanNotFoundError):
+        await backend.service.get_history(name, dropped.plan.id)
+    with pytest.raises(PlanNotFoundError):
+        await backend.service.get_history(name, "zzzzz")
+
+
+async def test_search_ranks_outputs_and_outcome_above_context(backend: Backend):
+    """A word in the outcome ranks above the same word only in the context."""
+    name = await backend.session()
+    for index in range(6):
+        await add(backend, name, f"filler {index}", context="unrelated words here")
+    await add(backend, name, "ctx", context="mentions kangaroo once")
+    await add(backend, name, "out")
+    for outcome in [*(f"filler done {i}" for i in range(6)), "nothing special", "produced the kangaroo export"]:
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, outcome)
+    matches = await backend.service.search_history(name, "kangaroo")
+    assert [m.goal for m in matches] == ["out", "ctx"]
+
+
+async def test_search_never_chokes_on_syntax(backend: Backend):
+    """FTS operators and quotes in a query are plain text."""
+    name = await backend.session()
+    await add(backend, name, "g")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "auth module NEAR done")
+    for query in ['auth AND (', '"unterminated', "NEAR(auth done)", "col:auth", "auth*", "- ^ $ auth"]:
+        await backend.service.search_history(name, query)
+    assert len(await backend.service.search_history(name, 'auth" OR "x')) == 1
+
+
+@pytest.mark.parametrize(("query", "max_results", "field"), [("", 10, "query"), ("?!", 10, "query"), ("x", 0, "max_results"), ("x", 101, "max_results")])
+async def test_search_arguments_are_validated(backend: Backend, query, max_results, field):
+    name = await backend.session()
+    with pytest.raises(InvalidInputError) as caught:
+        await backend.service.search_history(name, query, max_results)
+    assert caught.value.field == field
+
+
+async def test_search_limits_results(backend: Backend):
+    name = await backend.session()
+    for index in range(5):
+        await add(backend, name, f"g{index}")
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, "common word")
+    assert len(await backend.service.search_history(name, "common", 3)) == 3
+
+
+async def test_agent_edits_to_the_plan_file_reach_history(backend: Backend):
+    """Notes the agent writes into the active plan's file are stored on complete."""
+    name = await backend.session()
+    await add(backend, name, "g")
+    pulled = await backend.service.pull_plan(name)
+    text = await backend.plan_text(name, pulled.plan.id) or ""
+    await backend.write_plan_text(name, pulled.plan.id, text + "- found the bug in parser.py\n")
+    await backend.service.complete_plan(name, "fixed")
+    plan = await backend.service.get_history(name, pulled.plan.id)
+    assert plan.notes == "- found the bug in parser.py"
+
+
+async def test_a_mangled_plan_file_falls_back_to_the_stored_copy(backend: Backend, caplog):
+    """complete works from the database copy when the agent garbled the file, and warns."""
+    name = await backend.session()
+    await add(backend, name, "g")
+    pulled = await backend.service.pull_plan(name)
+    await backend.write_plan_text(name, pulled.plan.id, "garbage without headers")
+    done = await backend.service.complete_plan(name, "ok")
+    assert done.plan.content == pulled.plan.content
+    assert "using the stored copy" in caplog.text
+
+
+async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "g")
+    pulled = await backend.service.pull_plan(name)
+    await backend.delete_plan_file(name, pulled.plan.id)
+    deferred = await backend.service.defer_plan(name, "later")
+    assert deferred.plan.content == pulled.plan.content
+    assert await backend.plan_text(name, pulled.plan.id)
+
+
+async def test_oversized_edits_are_ignored(backend: Backend):
+    """An edit beyond the text limit is not stored; the stored copy is used."""
+    name = await backend.session()
+    await add(backend, name, "g")
+    pulled = await backend.service.pull_plan(name)
+    text = await backend.plan_text(name, pulled.plan.id) or ""
+    await backend.write_plan_text(name, pulled.plan.id, text + "x" * (backend.service.limits.max_text_chars + 1))
+    done = await backend.service.complete_plan(name, "ok")
+    assert done.plan.notes == ""
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"goal": "  "}, "goal"),
+        ({"context": ""}, "context"),
+        ({"approach": "a\x00"}, "approach"),
+        ({"inputs": "x" * 100_001}, "inputs"),
+        ({"position": "middle"}, "position"),
+    ],
+)
+async def test_bad_plans_are_refused_before_storage(backend: Backend, changes, field):
+    """Each bad argument is a VALIDATION_ERROR naming the field; nothing is stored."""
+    name = await backend.session()
+    with pytest.raises(InvalidInputError) as caught:
+        await backend.service.add_plan(name, **{**PLAN, "position": "back", **changes})
+    assert caught.value.field == field
+    assert (await backend.service.session_state(name)).queue == []
+
+
+@pytest.mark.parametrize("name", ["../../etc", "nope", "a-b-c/../x", ""])
+async def test_session_names_are_checked_before_use(backend: Backend, name):
+    with pytest.raises(InvalidInputError):
+        await backend.service.session_state(name)
+
+
+async def test_unknown_sessions_are_not_found(backend: Backend):
+    with pytest.raises(SessionNotFoundError):
+        await backend.service.pull_plan("never-was-here")
+
+
+@pytest.mark.parametrize(("argument", "value"), [("reason", " "), ("outcome", "")])
+async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument, value):
+    name = await backend.session()
+    await add(backend, name, "g")
+    await backend.service.pull_plan(name)
+    call = backend.service.defer_plan(name, value) if argument == "reason" else backend.service.complete_plan(name, value)
+    with pytest.raises(InvalidInputError) as caught:
+        await call
+    assert caught.value.field == argument
+
+
+async def test_task_descriptions_have_a_limit(backend: Backend):
+    with pytest.raises(InvalidInputError):
+        await backend.service.create_session("x" * 10_001)
+
+
+async def test_state_lists_the_active_plan_and_files(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "a")
+    await add(backend, name, "b")
+    pulled = await backend.service.pull_plan(name)
+    state = await backend.service.session_state(name)
+    assert state.active_plan is not None
+    assert state.active_plan.id == pulled.plan.id
+    assert state.active_plan_path == pulled.path
+    assert sorted(state.plan_files) == sorted(f"{i}.txt" for i in ["00001", "00002"])
+    assert state.file_db_match
+    [summary] = await backend.service.list_sessions()
+    assert (summary.queue_length, summary.has_active_plan) == (1, True)
+
+
+async def test_validate_reports_damage_without_repairing(backend: Backend):
+    """A deleted plan file makes the session invalid until a repair re-renders it."""
+    name = await backend.session()
+    placed = await add(backend, name, "a")
+    await backend.delete_plan_file(name, placed.plan.id)
+    report = await backend.service.validate_session(name)
+    assert not report.files_match_database
+    assert report.issues == [f"missing plan file: {placed.plan.id}.txt"]
+    assert not (await backend.service.validate_session(name)).valid
+    repairs = await backend.service.repair_session(name)
+    assert [(r.action, r.file_name) for r in repairs] == [("rendered", f"{placed.plan.id}.txt")]
+    assert (await backend.service.validate_session(name)).valid
+
+
+async def test_plan_file_text_serves_live_plans_only(backend: Backend):
+    name = await backend.session()
+    placed = await add(backend, name, "a")
+    assert "# Goal\na\n" in await backend.service.plan_file_text(name, placed.plan.id)
+    await backend.delete_plan_file(name, placed.plan.id)
+    assert "# Goal\na\n" in await backend.service.plan_file_text(name, placed.plan.id)
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    with pytest.raises(PlanNotFoundError):
+        await backend.service.plan_file_text(name, placed.plan.id)

@@ -1,0 +1,198 @@
+"""The SQLite adapter on real files: schema, pragmas, rollback with files, damage, reconcile."""
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.sqlite.store import MIGRATIONS
+from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
+from tests.fakes import PLAN, FailingPlanFiles, open_backend
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path)
+
+
+async def test_session_database_settings(tmp_path: Path):
+    """WAL, STRICT tables, the schema version and the stemming FTS index are in place."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        store = await backend.catalog.open(name)
+        async with store.reading() as reader:
+            db = reader.db  # type: ignore[attr-defined]
+            assert (await db.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+            assert (await db.execute_fetchall("PRAGMA synchronous"))[0][0] == 2  # FULL
+            assert (await db.execute_fetchall("PRAGMA foreign_keys"))[0][0] == 1
+            assert (await db.execute_fetchall("PRAGMA user_version"))[0][0] == len(MIGRATIONS)
+        with raw(tmp_path / name / "session.db") as db:
+            sql = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+        assert sql["plans"].rstrip().endswith("STRICT")
+        assert "porter unicode61" in sql["history_fts"]
+
+
+async def test_normal_durability_is_an_opt_in(tmp_path: Path):
+    catalog = SqliteSessionCatalog(tmp_path, durability="normal")
+    try:
+        from tests.fakes import make_service  # noqa: PLC0415
+
+        service = make_service(catalog, __import__("nineplan_adapters.clock", fromlist=["FixedClock"]).FixedClock())
+        name = (await service.create_session()).session.name
+        store = await catalog.open(name)
+        async with store.reading() as reader:
+            assert (await reader.db.execute_fetchall("PRAGMA synchronous"))[0][0] == 1
+    finally:
+        await catalog.aclose()
+
+
+async def test_the_database_itself_refuses_a_second_active_plan(tmp_path: Path):
+    """Even a buggy writer cannot store two active plans or two plans at one position."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        await backend.service.add_plan(name, **PLAN)
+        await backend.service.add_plan(name, **PLAN)
+        await backend.service.pull_plan(name)
+    with raw(tmp_path / name / "session.db") as db, pytest.raises(sqlite3.IntegrityError):
+        db.execute("UPDATE plans SET status = 'active', queue_position = NULL WHERE status = 'queued'")
+    with raw(tmp_path / name / "session.db") as db, pytest.raises(sqlite3.IntegrityError):
+        db.execute("UPDATE plans SET queue_position = NULL WHERE status = 'queued'")
+
+
+async def test_search_stems_and_folds_diacritics(tmp_path: Path):
+    """'authenticate' finds 'authentication'; 'resume' finds 'résumé'."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        for outcome in ["built the authentication layer", "printed the résumé"]:
+            await backend.service.add_plan(name, **PLAN)
+            await backend.service.pull_plan(name)
+            await backend.service.complete_plan(name, outcome)
+        assert len(await backend.service.search_history(name, "authenticate")) == 1
+        assert len(await backend.service.search_history(name, "resume")) == 1
+
+
+async def test_a_failed_file_write_rolls_the_database_back(tmp_path: Path):
+    """ENOSPC on the plan file: FILE_SYSTEM_ERROR, no row stored, invariants hold, next call works."""
+    failing = FailingPlanFiles(inner=None)  # type: ignore[arg-type] # set by open_backend
+    async with open_backend("sqlite", tmp_path, failing=failing) as backend:
+        name = await backend.session()
+        failing.failing = {"write"}
+        with pytest.raises(FileSystemError) as caught:
+            await backend.service.add_plan(name, **PLAN)
+        assert "disk space" in caught.value.suggestion
+        assert (await backend.service.session_state(name)).queue == []
+        assert (await backend.service.validate_session(name)).valid
+        failing.failing = set()
+        await backend.service.add_plan(name, **PLAN)
+        assert len((await backend.service.session_state(name)).queue) == 1
+
+
+async def test_a_failed_defer_keeps_the_plan_active_and_its_file(tmp_path: Path):
+    failing = FailingPlanFiles(inner=None, error=errno.EACCES)  # type: ignore[arg-type]
+    async with open_backend("sqlite", tmp_path, failing=failing) as backend:
+        name = await backend.session()
+        await backend.service.add_plan(name, **PLAN)
+        pulled = await backend.service.pull_plan(name)
+        failing.failing = {"write"}
+        with pytest.raises(FileSystemError):
+            await backend.service.defer_plan(name, "later")
+        state = await backend.service.session_state(name)
+        assert state.active_plan is not None
+        assert state.active_plan.id == pulled.plan.id
+        assert (await backend.service.validate_session(name)).valid
+
+
+async def test_a_failed_delete_after_commit_keeps_the_completion(tmp_path: Path, caplog):
+    """The commit is the durability point: a failing unlink is logged and reconcile removes it later."""
+    failing = FailingPlanFiles(inner=None, error=errno.EIO)  # type: ignore[arg-type]
+    async with open_backend("sqlite", tmp_path, failing=failing) as backend:
+        name = await backend.session()
+        placed = await backend.service.add_plan(name, **PLAN)
+        await backend.service.pull_plan(name)
+        failing.failing = {"remove"}
+        await backend.service.complete_plan(name, "done")
+        assert "reconcile will finish it" in caplog.text
+        assert not (await backend.service.validate_session(name)).no_orphaned_files
+        failing.failing = set()
+        repairs = await backend.service.repair_session(name)
+        assert [(r.action, r.file_name) for r in repairs] == [("removed", f"{placed.plan.id}.txt")]
+
+
+async def test_reconcile_on_open_heals_files(tmp_path: Path):
+    """A new process re-renders missing and empty files, removes finished ones, recovers strays."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        missing = await backend.service.add_plan(name, **PLAN)
+        empty = await backend.service.add_plan(name, **PLAN)
+        done = await backend.service.add_plan(name, **PLAN, position="front")
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, "ok")
+    plans = tmp_path / name / "plans"
+    (plans / f"{missing.plan.id}.txt").unlink()
+    (plans / f"{empty.plan.id}.txt").write_text("")
+    (plans / f"{done.plan.id}.txt").write_text("left behind by a crash")
+    (plans / "notes.md").write_text("an agent's own file")
+    async with open_backend("sqlite", tmp_path) as backend:
+        report = await backend.service.validate_session(name)
+        assert report.valid, report.issues
+    assert (plans / f"{missing.plan.id}.txt").read_text().startswith("# Context")
+    assert (plans / f"{empty.plan.id}.txt").read_text().startswith("# Context")
+    assert not (plans / f"{done.plan.id}.txt").exists()
+    assert (tmp_path / name / "recovered" / "notes.md").read_text() == "an agent's own file"
+
+
+async def test_a_corrupt_database_fails_that_session_only(tmp_path: Path):
+    """A garbage session.db is a DATABASE_ERROR; other sessions and the list keep working."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        broken = await backend.session("broken")
+        healthy = await backend.session("healthy")
+    (tmp_path / broken / "session.db").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / broken / f"session.db{suffix}").unlink(missing_ok=True)
+    async with open_backend("sqlite", tmp_path) as backend:
+        with pytest.raises(DatabaseError):
+            await backend.service.session_state(broken)
+        assert (await backend.service.session_state(healthy)).session.task_description == "healthy"
+        assert [s.session.name for s in await backend.service.list_sessions()] == [healthy]
+
+
+async def test_a_database_from_a_newer_version_is_refused(tmp_path: Path):
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    with raw(tmp_path / name / "session.db") as db:
+        db.execute("PRAGMA user_version = 99")
+    async with open_backend("sqlite", tmp_path) as backend:
+        with pytest.raises(DatabaseError) as caught:
+            await backend.service.session_state(name)
+        assert "newer" in caught.value.message
+
+
+async def test_a_folder_without_a_database_is_not_a_session(tmp_path: Path):
+    (tmp_path / "lonely-empty-folder").mkdir()
+    async with open_backend("sqlite", tmp_path) as backend:
+        with pytest.raises(SessionNotFoundError):
+            await backend.service.session_state("lonely-empty-folder")
+        assert await backend.service.list_sessions() == []
+
+
+async def test_listing_many_sessions_leaves_no_connection_open(tmp_path: Path):
+    async with open_backend("sqlite", tmp_path) as backend:
+        names = [await backend.session() for _ in range(3)]
+    async with open_backend("sqlite", tmp_path) as backend:
+        assert sorted(s.session.name for s in await backend.service.list_sessions()) == sorted(names)
+        assert backend.catalog._stores == {}  # type: ignore[attr-defined]
+
+
+async def test_an_unusable_sessions_folder_gives_a_file_system_error(tmp_path: Path):
+    """A sessions path that is a file (or read-only) is FILE_SYSTEM_ERROR, not a crash."""
+    (tmp_path / "taken").write_text("a file where the folder should be")
+    async with open_backend("sqlite", tmp_path / "taken") as backend:
+        with pytest.raises(FileSystemError):
+            await backend.service.create_session()
+        with pytest.raises(FileSystemError):
+            await backend.service.list_sessions()
+    async with open_backend("sqlite", tmp_path / "taken" / "below") as backend:
+        with pytest.raises(FileSystemError):
+            await backend.service.create_session()
