@@ -11,10 +11,17 @@ from tests.fakes import Backend, open_backend
 
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
-    "ci", parent=settings.get_profile("ci"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    parent=settings.get_profile("ci"),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("soak", deadline=None, max_examples=2000, suppress_health_check=list(HealthCheck))
-settings.load_profile("soak" if os.environ.get("NINEPLAN_SOAK") else "ci" if os.environ.get("CI") else "dev")
+settings.register_profile(
+    "soak", deadline=None, max_examples=2000, suppress_health_check=list(HealthCheck)
+)
+settings.load_profile(
+    "soak" if os.environ.get("NINEPLAN_SOAK") else "ci" if os.environ.get("CI") else "dev"
+)
 
 
 @pytest.fixture(scope="session")

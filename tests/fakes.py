@@ -87,11 +87,18 @@ class FailingPlanFiles:
 
 
 def make_service(catalog: SessionCatalog, clock: FixedClock) -> NinePlan:
-    return NinePlan(catalog=catalog, clock=clock, plan_ids=SequentialPlanIds(), session_names=ThreeWordNames(seed=1))
+    return NinePlan(
+        catalog=catalog,
+        clock=clock,
+        plan_ids=SequentialPlanIds(),
+        session_names=ThreeWordNames(seed=1),
+    )
 
 
 @asynccontextmanager
-async def open_backend(kind: str, root: Path, *, failing: FailingPlanFiles | None = None) -> AsyncIterator[Backend]:
+async def open_backend(
+    kind: str, root: Path, *, failing: FailingPlanFiles | None = None
+) -> AsyncIterator[Backend]:
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
     catalog: MemorySessionCatalog | SqliteSessionCatalog
     if kind == "memory":

@@ -329,12 +329,12 @@ class NinePlan:
     # -- checks and repair ---------------------------------------------------------
 
     async def validate_session(self, name: str) -> ValidationReport:
-        """Check the four invariants; only reports, never repairs.
+        """Check the four invariants; only reports, never repairs (not even by opening).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self._open(name)
+        store = await self.catalog.open(check_session_name(name))
         async with store.reading() as reader:
             return check(await reader.plan_rows(), list(await reader.file_sizes()))
 
@@ -344,7 +344,9 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        return await self._reconcile(await self._open(name))
+        repairs = await self._reconcile(await self.catalog.open(check_session_name(name)))
+        self._reconciled.add(name)
+        return repairs
 
     # -- internals -----------------------------------------------------------------
 

@@ -18,8 +18,12 @@ from nineplan_core.service import NinePlan
 
 def test_settings_come_from_the_environment_and_flags_win():
     settings = Settings.load(
-        {"NINEPLAN_SESSIONS_PATH": "/srv/np", "NINEPLAN_HTTP_PORT": "9000", "NINEPLAN_DURABILITY": "normal",
-         "NINEPLAN_HTTP_ALLOWED_HOSTS": "a.example:*, b.example:443"},
+        {
+            "NINEPLAN_SESSIONS_PATH": "/srv/np",
+            "NINEPLAN_HTTP_PORT": "9000",
+            "NINEPLAN_DURABILITY": "normal",
+            "NINEPLAN_HTTP_ALLOWED_HOSTS": "a.example:*, b.example:443",
+        },
         http_port="9100",
         log_level=None,
     )
@@ -32,8 +36,14 @@ def test_settings_come_from_the_environment_and_flags_win():
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("NINEPLAN_LOG_LEVEL", "loud"), ("NINEPLAN_HTTP_PORT", "eighty"), ("NINEPLAN_HTTP_PORT", "70000"),
-     ("NINEPLAN_TRANSPORT", "smoke"), ("NINEPLAN_DURABILITY", "maybe"), ("NINEPLAN_MAX_TEXT_CHARS", "0")],
+    [
+        ("NINEPLAN_LOG_LEVEL", "loud"),
+        ("NINEPLAN_HTTP_PORT", "eighty"),
+        ("NINEPLAN_HTTP_PORT", "70000"),
+        ("NINEPLAN_TRANSPORT", "smoke"),
+        ("NINEPLAN_DURABILITY", "maybe"),
+        ("NINEPLAN_MAX_TEXT_CHARS", "0"),
+    ],
 )
 def test_a_bad_setting_names_its_variable(variable, value):
     with pytest.raises(ConfigError) as caught:
@@ -66,13 +76,20 @@ def test_session_names_are_exactly_three_words_from_a_large_space():
 def test_logs_are_json_lines_on_stderr(capsys):
     configure_logging("debug")
     try:
-        logging.getLogger("nineplan.test").warning("hello", extra={"session": "a-b-c", "plan_id": "abcde"})
+        logging.getLogger("nineplan.test").warning(
+            "hello", extra={"session": "a-b-c", "plan_id": "abcde"}
+        )
         captured = capsys.readouterr()
     finally:
         configure_logging("warn")
     assert captured.out == ""
     line = json.loads(captured.err.strip().splitlines()[-1])
-    assert (line["event"], line["session"], line["plan_id"], line["level"]) == ("hello", "a-b-c", "abcde", "warning")
+    assert (line["event"], line["session"], line["plan_id"], line["level"]) == (
+        "hello",
+        "a-b-c",
+        "abcde",
+        "warning",
+    )
 
 
 async def test_the_container_builds_the_sqlite_default(tmp_path: Path):
@@ -88,7 +105,9 @@ async def test_the_container_builds_memory_storage_and_takes_overrides(tmp_path:
         async with running(app) as service:
             assert isinstance(service.catalog, MemorySessionCatalog)
             name = (await service.create_session()).session.name
-            placed = await service.add_plan(name, context="c", goal="g", approach="a", success_criteria="s")
+            placed = await service.add_plan(
+                name, context="c", goal="g", approach="a", success_criteria="s"
+            )
     assert placed.plan.id == "00001"
     assert list(tmp_path.iterdir()) == []
 

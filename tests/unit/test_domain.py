@@ -58,8 +58,17 @@ def test_a_plan_goes_through_its_lifecycle():
 
 def test_notes_accumulate_on_new_lines():
     """A second deferral appends below the first."""
-    plan = make_plan().pull().defer(reason="one", position=1, at=AT).pull().discard(reason="two", at=AT)
-    assert plan.notes.split("\n") == ["- 2026-03-04T05:06:07Z Deferred: one", "- 2026-03-04T05:06:07Z Discarded: two"]
+    plan = (
+        make_plan()
+        .pull()
+        .defer(reason="one", position=1, at=AT)
+        .pull()
+        .discard(reason="two", at=AT)
+    )
+    assert plan.notes.split("\n") == [
+        "- 2026-03-04T05:06:07Z Deferred: one",
+        "- 2026-03-04T05:06:07Z Discarded: two",
+    ]
 
 
 @pytest.mark.parametrize("status", [PlanStatus.COMPLETED, PlanStatus.DISCARDED])
@@ -106,7 +115,18 @@ def test_three_word_names_are_accepted(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["", "../etc/passwd", "brave-quiet", "Brave-quiet-otter", "a-b-c-d", "a-b-c/", "/tmp/a-b-c", "a-b-c\n", "ä-b-c"]
+    "name",
+    [
+        "",
+        "../etc/passwd",
+        "brave-quiet",
+        "Brave-quiet-otter",
+        "a-b-c-d",
+        "a-b-c/",
+        "/tmp/a-b-c",
+        "a-b-c\n",
+        "ä-b-c",
+    ],
 )
 def test_other_session_names_are_refused(name):
     """Anything but three lowercase ASCII words is a VALIDATION_ERROR before any path is built."""
@@ -130,19 +150,33 @@ def test_position_is_front_or_back_only():
 
 def test_search_terms_are_plain_words():
     """Operators, quotes and punctuation are separators; words are lower-cased and distinct."""
-    assert search_terms('Auth AND (login OR "token*") NOT auth') == ["auth", "and", "login", "or", "token", "not"]
+    assert search_terms('Auth AND (login OR "token*") NOT auth') == [
+        "auth",
+        "and",
+        "login",
+        "or",
+        "token",
+        "not",
+    ]
     assert search_terms("!!! ... ()") == []
     assert search_terms("Café résumé_x") == ["café", "résumé", "x"]
     assert len(search_terms(" ".join(f"w{i}" for i in range(100)))) == MAX_TERMS
 
 
 def test_timestamps_are_utc_with_z():
-    assert format_timestamp(dt.datetime(2026, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))) == "2026-01-01T00:00:00Z"
+    assert (
+        format_timestamp(dt.datetime(2026, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))))
+        == "2026-01-01T00:00:00Z"
+    )
 
 
 def test_a_consistent_snapshot_is_valid():
     """Distinct positions, one active plan and matching files satisfy every invariant."""
-    rows = [PlanRow("aaaaa", PlanStatus.QUEUED, 1), PlanRow("bbbbb", PlanStatus.QUEUED, 2), PlanRow("ccccc", PlanStatus.ACTIVE, None)]
+    rows = [
+        PlanRow("aaaaa", PlanStatus.QUEUED, 1),
+        PlanRow("bbbbb", PlanStatus.QUEUED, 2),
+        PlanRow("ccccc", PlanStatus.ACTIVE, None),
+    ]
     report = check(rows, ["aaaaa.txt", "bbbbb.txt", "ccccc.txt"])
     assert report.valid
     assert report.issues == []
@@ -158,7 +192,9 @@ def test_each_invariant_reports_its_violation():
         PlanRow("eeeee", PlanStatus.QUEUED, None),
         PlanRow("fffff", PlanStatus.COMPLETED, 4),
     ]
-    report = check(rows, ["aaaaa.txt", "bbbbb.txt", "ccccc.txt", "ddddd.txt", "eeeee.txt", "stray.txt"])
+    report = check(
+        rows, ["aaaaa.txt", "bbbbb.txt", "ccccc.txt", "ddddd.txt", "eeeee.txt", "stray.txt"]
+    )
     assert not report.valid
     assert not report.single_active_plan
     assert not report.queue_order_preserved
@@ -179,12 +215,22 @@ def test_state_knows_whether_files_match():
     session = Session(name="a-b-c", task_description=None, created_at=AT)
     active = make_plan(PlanStatus.ACTIVE, None)
     state = SessionState(
-        session=session, path="p", queue=[QueueEntry("zzzzz", "g", 1)], active_plan=active,
-        active_plan_path="p/abcde.txt", completed_count=0, plan_files=["abcde.txt", "zzzzz.txt"],
+        session=session,
+        path="p",
+        queue=[QueueEntry("zzzzz", "g", 1)],
+        active_plan=active,
+        active_plan_path="p/abcde.txt",
+        completed_count=0,
+        plan_files=["abcde.txt", "zzzzz.txt"],
     )
     assert state.file_db_match
     state2 = SessionState(
-        session=session, path="p", queue=[], active_plan=None, active_plan_path=None, completed_count=0,
+        session=session,
+        path="p",
+        queue=[],
+        active_plan=None,
+        active_plan_path=None,
+        completed_count=0,
         plan_files=["x.txt"],
     )
     assert not state2.file_db_match

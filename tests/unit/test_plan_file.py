@@ -6,14 +6,24 @@ from nineplan_core.errors import PlanFileFormatError
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import parse, render
 
-CONTENT = PlanContent(context="ctx", goal="goal", approach="steps", success_criteria="done", inputs="in", outputs="")
+CONTENT = PlanContent(
+    context="ctx", goal="goal", approach="steps", success_criteria="done", inputs="in", outputs=""
+)
 
 
 def test_render_has_the_seven_sections_in_reference_order():
     """A rendered file shows every section header, in the reference's order."""
     text = render(CONTENT, "note")
     headers = [line for line in text.split("\n") if line.startswith("# ")]
-    assert headers == ["# Context", "# Goal", "# Inputs", "# Outputs", "# Approach", "# Success Criteria", "# Notes"]
+    assert headers == [
+        "# Context",
+        "# Goal",
+        "# Inputs",
+        "# Outputs",
+        "# Approach",
+        "# Success Criteria",
+        "# Notes",
+    ]
     assert text.startswith("# Context\nctx\n\n# Goal\ngoal\n")
 
 
@@ -27,7 +37,11 @@ def test_parse_reads_back_what_render_wrote():
 def test_text_with_header_lines_survives_the_round_trip():
     """A field whose lines look like section headers is escaped and restored."""
     tricky = PlanContent(
-        context="# Goal\n\\# Notes\n\\\\# Approach ", goal="g", approach="a", success_criteria="s", inputs="# Other"
+        context="# Goal\n\\# Notes\n\\\\# Approach ",
+        goal="g",
+        approach="a",
+        success_criteria="s",
+        inputs="# Other",
     )
     assert parse(render(tricky, "# Notes")).content == tricky
 
@@ -45,7 +59,13 @@ def test_agent_edits_to_notes_are_read():
         ("hello\n" + render(CONTENT, ""), "before the first"),
         (render(CONTENT, "").replace("# Approach\n", ""), "missing sections: Approach"),
         (render(CONTENT, "") + "# Goal\nagain\n", "appears twice"),
-        (render(CONTENT, "").replace("# Context", "# Tmp").replace("# Goal", "# Context").replace("# Tmp", "# Goal"), "out of order"),
+        (
+            render(CONTENT, "")
+            .replace("# Context", "# Tmp")
+            .replace("# Goal", "# Context")
+            .replace("# Tmp", "# Goal"),
+            "out of order",
+        ),
         (render(CONTENT, "").replace("\ngoal\n", "\n  \n"), "goal must not be blank"),
     ],
 )

@@ -1,5 +1,7 @@
 """The use cases, held to one contract on every storage backend (memory and SQLite)."""
 
+from collections.abc import Awaitable, Callable
+
 import pytest
 
 from nineplan_core.errors import (
@@ -16,7 +18,9 @@ from tests.fakes import PLAN, Backend
 
 
 async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: str):
-    return await backend.service.add_plan(name, **{**PLAN, "goal": goal, **extra}, position=position)
+    return await backend.service.add_plan(
+        name, **{**PLAN, "goal": goal, **extra}, position=position
+    )
 
 
 async def test_a_new_session_is_empty_and_listed(backend: Backend):
@@ -77,7 +81,7 @@ async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend
 @pytest.mark.parametrize("operation", ["defer", "complete", "discard"])
 async def test_finishing_needs_an_active_plan(backend: Backend, operation: str):
     name = await backend.session()
-    calls = {
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
         "defer": lambda: backend.service.defer_plan(name, "why"),
         "complete": lambda: backend.service.complete_plan(name, "done"),
         "discard": lambda: backend.service.discard_plan(name, "why"),
@@ -150,7 +154,11 @@ async def test_search_ranks_outputs_and_outcome_above_context(backend: Backend):
         await add(backend, name, f"filler {index}", context="unrelated words here")
     await add(backend, name, "ctx", context="mentions kangaroo once")
     await add(backend, name, "out")
-    for outcome in [*(f"filler done {i}" for i in range(6)), "nothing special", "produced the kangaroo export"]:
+    for outcome in [
+        *(f"filler done {i}" for i in range(6)),
+        "nothing special",
+        "produced the kangaroo export",
+    ]:
         await backend.service.pull_plan(name)
         await backend.service.complete_plan(name, outcome)
     matches = await backend.service.search_history(name, "kangaroo")
@@ -163,12 +171,22 @@ async def test_search_never_chokes_on_syntax(backend: Backend):
     await add(backend, name, "g")
     await backend.service.pull_plan(name)
     await backend.service.complete_plan(name, "auth module NEAR done")
-    for query in ['auth AND (', '"unterminated', "NEAR(auth done)", "col:auth", "auth*", "- ^ $ auth"]:
+    for query in [
+        "auth AND (",
+        '"unterminated',
+        "NEAR(auth done)",
+        "col:auth",
+        "auth*",
+        "- ^ $ auth",
+    ]:
         await backend.service.search_history(name, query)
     assert len(await backend.service.search_history(name, 'auth" OR "x')) == 1
 
 
-@pytest.mark.parametrize(("query", "max_results", "field"), [("", 10, "query"), ("?!", 10, "query"), ("x", 0, "max_results"), ("x", 101, "max_results")])
+@pytest.mark.parametrize(
+    ("query", "max_results", "field"),
+    [("", 10, "query"), ("?!", 10, "query"), ("x", 0, "max_results"), ("x", 101, "max_results")],
+)
 async def test_search_arguments_are_validated(backend: Backend, query, max_results, field):
     name = await backend.session()
     with pytest.raises(InvalidInputError) as caught:
@@ -224,7 +242,9 @@ async def test_oversized_edits_are_ignored(backend: Backend):
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
     text = await backend.plan_text(name, pulled.plan.id) or ""
-    await backend.write_plan_text(name, pulled.plan.id, text + "x" * (backend.service.limits.max_text_chars + 1))
+    await backend.write_plan_text(
+        name, pulled.plan.id, text + "x" * (backend.service.limits.max_text_chars + 1)
+    )
     done = await backend.service.complete_plan(name, "ok")
     assert done.plan.notes == ""
 
@@ -264,7 +284,11 @@ async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument
     name = await backend.session()
     await add(backend, name, "g")
     await backend.service.pull_plan(name)
-    call = backend.service.defer_plan(name, value) if argument == "reason" else backend.service.complete_plan(name, value)
+    call = (
+        backend.service.defer_plan(name, value)
+        if argument == "reason"
+        else backend.service.complete_plan(name, value)
+    )
     with pytest.raises(InvalidInputError) as caught:
         await call
     assert caught.value.field == argument

@@ -1,7 +1,6 @@
 """The SQLite adapter on real files: schema, pragmas, rollback with files, damage, reconcile."""
 
 import errno
-import os
 import sqlite3
 from pathlib import Path
 
@@ -29,7 +28,9 @@ async def test_session_database_settings(tmp_path: Path):
             assert (await db.execute_fetchall("PRAGMA foreign_keys"))[0][0] == 1
             assert (await db.execute_fetchall("PRAGMA user_version"))[0][0] == len(MIGRATIONS)
         with raw(tmp_path / name / "session.db") as db:
-            sql = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+            sql = dict(
+                db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+            )
         assert sql["plans"].rstrip().endswith("STRICT")
         assert "porter unicode61" in sql["history_fts"]
 
@@ -37,13 +38,16 @@ async def test_session_database_settings(tmp_path: Path):
 async def test_normal_durability_is_an_opt_in(tmp_path: Path):
     catalog = SqliteSessionCatalog(tmp_path, durability="normal")
     try:
-        from tests.fakes import make_service  # noqa: PLC0415
+        from tests.fakes import make_service
 
-        service = make_service(catalog, __import__("nineplan_adapters.clock", fromlist=["FixedClock"]).FixedClock())
+        service = make_service(
+            catalog, __import__("nineplan_adapters.clock", fromlist=["FixedClock"]).FixedClock()
+        )
         name = (await service.create_session()).session.name
         store = await catalog.open(name)
         async with store.reading() as reader:
-            assert (await reader.db.execute_fetchall("PRAGMA synchronous"))[0][0] == 1
+            rows = list(await reader.db.execute_fetchall("PRAGMA synchronous"))
+            assert rows[0][0] == 1
     finally:
         await catalog.aclose()
 
@@ -56,7 +60,9 @@ async def test_the_database_itself_refuses_a_second_active_plan(tmp_path: Path):
         await backend.service.add_plan(name, **PLAN)
         await backend.service.pull_plan(name)
     with raw(tmp_path / name / "session.db") as db, pytest.raises(sqlite3.IntegrityError):
-        db.execute("UPDATE plans SET status = 'active', queue_position = NULL WHERE status = 'queued'")
+        db.execute(
+            "UPDATE plans SET status = 'active', queue_position = NULL WHERE status = 'queued'"
+        )
     with raw(tmp_path / name / "session.db") as db, pytest.raises(sqlite3.IntegrityError):
         db.execute("UPDATE plans SET queue_position = NULL WHERE status = 'queued'")
 
@@ -135,6 +141,8 @@ async def test_reconcile_on_open_heals_files(tmp_path: Path):
     (plans / f"{done.plan.id}.txt").write_text("left behind by a crash")
     (plans / "notes.md").write_text("an agent's own file")
     async with open_backend("sqlite", tmp_path) as backend:
+        assert not (await backend.service.validate_session(name)).valid  # validating never repairs
+        await backend.service.session_state(name)  # the first use in a process reconciles
         report = await backend.service.validate_session(name)
         assert report.valid, report.issues
     assert (plans / f"{missing.plan.id}.txt").read_text().startswith("# Context")
@@ -181,7 +189,9 @@ async def test_listing_many_sessions_leaves_no_connection_open(tmp_path: Path):
     async with open_backend("sqlite", tmp_path) as backend:
         names = [await backend.session() for _ in range(3)]
     async with open_backend("sqlite", tmp_path) as backend:
-        assert sorted(s.session.name for s in await backend.service.list_sessions()) == sorted(names)
+        assert sorted(s.session.name for s in await backend.service.list_sessions()) == sorted(
+            names
+        )
         assert backend.catalog._stores == {}  # type: ignore[attr-defined]
 
 

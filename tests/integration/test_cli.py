@@ -1,0 +1,161 @@
+"""The `nineplan` command: inspection commands, the demo, the embedding example, bad input."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from nineplan_adapters.cli import main
+from tests.fakes import PLAN, open_backend
+from tests.integration.servers import PROJECT, PYTHON, child_env
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> str:
+    """A session on disk with one completed, one active and one queued plan."""
+
+    async def build() -> str:
+        async with open_backend("sqlite", tmp_path) as backend:
+            name = await backend.session("inspect me")
+            for goal in ["first", "second", "third"]:
+                await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+            await backend.service.pull_plan(name)
+            await backend.service.complete_plan(name, "built the penguin importer")
+            await backend.service.pull_plan(name)
+        return name
+
+    return anyio.run(build)
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_sessions_lists_every_session(capsys, tmp_path: Path, session: str):
+    code, out, _ = run(capsys, "sessions", "--sessions-path", str(tmp_path))
+    assert code == 0
+    assert session in out
+    assert "inspect me" in out
+    code, out, _ = run(capsys, "sessions", "--sessions-path", str(tmp_path), "--json")
+    assert json.loads(out)[0]["queue_length"] == 1
+
+
+def test_state_shows_the_queue_and_active_plan(capsys, tmp_path: Path, session: str):
+    code, out, _ = run(capsys, "state", session, "--sessions-path", str(tmp_path))
+    assert code == 0
+    assert "Active: 00002  second" in out
+    assert "third" in out
+    code, out, _ = run(capsys, "state", session, "--sessions-path", str(tmp_path), "--json")
+    assert json.loads(out)["completed_count"] == 1
+
+
+def test_show_and_search(capsys, tmp_path: Path, session: str):
+    code, out, _ = run(capsys, "search", session, "penguin", "--sessions-path", str(tmp_path))
+    assert (code, "00001" in out) == (0, True)
+    code, out, _ = run(capsys, "show", session, "00001", "--sessions-path", str(tmp_path), "--json")
+    assert json.loads(out)["outcome"] == "built the penguin importer"
+    code, out, _ = run(capsys, "show", session, "00003", "--sessions-path", str(tmp_path))
+    assert out.startswith("# Context")
+
+
+def test_validate_repairs_a_damaged_session(capsys, tmp_path: Path, session: str):
+    """A deleted plan file makes validate exit 1; --repair re-renders it and exits 0."""
+    (tmp_path / session / "plans" / "00003.txt").unlink()
+    (tmp_path / session / "plans" / "junk.bin").write_bytes(b"x")
+    code, out, _ = run(capsys, "validate", session, "--sessions-path", str(tmp_path), "--json")
+    assert code == 1
+    assert json.loads(out)["invariants"]["files_match_database"] is False
+    code, out, _ = run(capsys, "validate", session, "--sessions-path", str(tmp_path), "--repair")
+    assert code == 0
+    assert "repaired: rendered 00003.txt" in out
+    assert "repaired: recovered junk.bin" in out
+    assert (tmp_path / session / "recovered" / "junk.bin").exists()
+
+
+def test_a_missing_session_is_one_line_and_exit_1(capsys, tmp_path: Path):
+    code, _, err = run(capsys, "state", "no-such-session", "--sessions-path", str(tmp_path))
+    assert code == 1
+    assert err.strip() == "nineplan: SESSION_NOT_FOUND: No session named 'no-such-session' exists."
+    code, _, err = run(capsys, "state", "../etc", "--sessions-path", str(tmp_path))
+    assert code == 1
+    assert "VALIDATION_ERROR" in err
+
+
+def test_a_bad_setting_exits_2_naming_the_variable(tmp_path: Path):
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "serve"],
+        env=child_env(tmp_path, NINEPLAN_LOG_LEVEL="loud"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=PROJECT,
+    )
+    assert completed.returncode == 2
+    assert "NINEPLAN_LOG_LEVEL" in completed.stderr
+    assert completed.stdout == ""
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["--version"])
+    assert caught.value.code == 0
+    assert capsys.readouterr().out.startswith("nineplan ")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "examples:" in capsys.readouterr().out
+
+
+def test_the_demo_shows_a_whole_session(tmp_path: Path):
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "demo"],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=PROJECT,
+    )
+    out = completed.stdout
+    for tool in [
+        "9plan_session_create",
+        "9plan_queue_add",
+        "9plan_queue_pull",
+        "9plan_plan_defer",
+        "9plan_plan_complete",
+        "9plan_history_search",
+        "9plan_history_get",
+        "9plan_admin_validate",
+        "9plan_admin_state",
+    ]:
+        assert f"> {tool}(" in out, tool
+    assert "Session is valid." in out
+    assert "- Used a UUID primary key" in out  # the agent's note reached history
+    assert "Error" not in out
+
+
+def test_the_embedding_example_runs(tmp_path: Path):
+    completed = subprocess.run(
+        [PYTHON, "examples/embedding.py", str(tmp_path)],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=PROJECT,
+    )
+    lines = completed.stdout.splitlines()
+    assert "added" in lines[1]
+    assert "completed" in lines[4]
+    assert "history: 1." in completed.stdout
+    assert lines[-1] == "valid"
+
+
+def test_the_embedding_doc_shows_the_tested_example():
+    """docs/embedding.md carries examples/embedding.py verbatim, so the doc runs too."""
+    doc = (PROJECT / "docs" / "embedding.md").read_text()
+    assert (PROJECT / "examples" / "embedding.py").read_text() in doc

@@ -1,0 +1,315 @@
+"""The MCP surface through the SDK's in-memory client, in both protocol eras."""
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, MCPError
+from mcp.types import TextContent, TextResourceContents
+
+from nineplan_adapters.mcp import build_server
+from nineplan_adapters.mcp.clients import CurrentSessions, client_key
+from nineplan_adapters.mcp.server import NineplanServer
+from tests.fakes import PLAN, open_backend
+
+TOOLS = {
+    "9plan_session_create",
+    "9plan_session_resume",
+    "9plan_queue_add",
+    "9plan_queue_pull",
+    "9plan_plan_defer",
+    "9plan_plan_complete",
+    "9plan_plan_discard",
+    "9plan_history_search",
+    "9plan_history_get",
+    "9plan_admin_validate",
+    "9plan_admin_sessions",
+    "9plan_admin_state",
+}
+READ_ONLY = {
+    "9plan_session_resume",
+    "9plan_history_search",
+    "9plan_history_get",
+    "9plan_admin_validate",
+    "9plan_admin_sessions",
+    "9plan_admin_state",
+}
+
+
+@pytest.fixture(params=["auto", "legacy"])
+async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Client]:
+    async with (
+        open_backend("sqlite", tmp_path) as backend,
+        Client(build_server(backend.service), mode=request.param) as c,
+    ):
+        yield c
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+async def error(client: Client, tool: str, **arguments: Any) -> tuple[str, str]:
+    """The category and the whole text of an error result."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    body = text(result)
+    first = body.split("\n")[0]
+    assert first.startswith("[Session: ")
+    assert "] Error: " in first
+    assert "\n\nSuggested action: " in body
+    return first.split("Error: ")[1], body
+
+
+async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client):
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        assert tool.output_schema is not None, name
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (name in READ_ONLY), name
+    assert tools["9plan_plan_discard"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    assert "session_name" in tools["9plan_queue_add"].input_schema["properties"]
+    assert tools["9plan_queue_add"].input_schema["properties"]["position"]["enum"] == [
+        "front",
+        "back",
+    ]
+
+
+async def test_tool_descriptions_and_schemas_stay_lean(client: Client):
+    """What every agent pays for on every turn: under 8,000 characters for all twelve."""
+    tools = (await client.list_tools()).tools
+    size = sum(len(tool.description or "") + len(json.dumps(tool.input_schema)) for tool in tools)
+    assert size < 8000, size
+
+
+async def test_a_whole_lifecycle(client: Client):
+    """create, add front/back, pull, defer, pull, complete, search, get, validate, state."""
+    created = await call(client, "9plan_session_create", task_description="ship it")
+    name = created["session_name"]
+    assert created["session_path"].endswith(name)
+    first = await call(client, "9plan_queue_add", **PLAN, outputs="schema.sql")
+    second = await call(client, "9plan_queue_add", **{**PLAN, "goal": "urgent"}, position="front")
+    assert (first["queue_position"], second["queue_position"]) == (1, 1)
+    pulled = await call(client, "9plan_queue_pull")
+    assert (pulled["plan_id"], pulled["goal"]) == (second["plan_id"], "urgent")
+    assert Path(pulled["plan_path"]).read_text().startswith("# Context")
+    assert await call(client, "9plan_plan_defer", reason="blocked") == {
+        "plan_id": second["plan_id"],
+        "queue_position": 2,
+    }
+    assert (await call(client, "9plan_queue_pull"))["plan_id"] == first["plan_id"]
+    done = await call(
+        client, "9plan_plan_complete", outcome="wrote schema.sql with the users table"
+    )
+    assert done == {
+        "plan_id": first["plan_id"],
+        "completed_count": 1,
+        "queue_length": 1,
+        "next_goal": "urgent",
+    }
+    found = await call(client, "9plan_history_search", query="users table")
+    assert found["matches"][0] == {
+        "id": first["plan_id"],
+        "goal": PLAN["goal"],
+        "outcome": "wrote schema.sql with the users table",
+        "relevance_rank": 1,
+    }
+    plan = await call(client, "9plan_history_get", plan_id=first["plan_id"])
+    assert plan["outputs"] == "schema.sql"
+    assert plan["completed_at"].endswith("Z")
+    assert (await call(client, "9plan_admin_validate"))["valid"] is True
+    state = await call(client, "9plan_admin_state")
+    assert state["queue"] == [{"id": second["plan_id"], "goal": "urgent", "queue_position": 1}]
+    assert state["plan_files"] == [f"{second['plan_id']}.txt"]
+    assert state["file_db_match"] is True
+    sessions = await call(client, "9plan_admin_sessions")
+    assert sessions["sessions"][0]["name"] == name
+    assert sessions["sessions"][0]["queue_length"] == 1
+
+
+async def test_every_result_starts_with_the_breadcrumb(client: Client):
+    result = await client.call_tool("9plan_session_create", {})
+    assert result.structured_content is not None
+    name = result.structured_content["session_name"]
+    assert text(result).startswith(f"[Session: {name}] ")
+    for tool, arguments in [
+        ("9plan_admin_state", {}),
+        ("9plan_admin_validate", {}),
+        ("9plan_admin_sessions", {}),
+        ("9plan_queue_add", PLAN),
+    ]:
+        assert text(await client.call_tool(tool, arguments)).startswith(f"[Session: {name}] ")
+
+
+async def test_without_a_session_calls_say_how_to_get_one(client: Client):
+    category, body = await error(client, "9plan_queue_pull")
+    assert category == "SESSION_NOT_FOUND"
+    assert body.startswith("[Session: none] ")
+    assert "9plan_session_create" in body
+    assert "9plan_session_resume" in body
+
+
+async def test_each_client_provokable_error_category(client: Client):
+    """SESSION_NOT_FOUND, PLAN_NOT_FOUND, NO_ACTIVE_PLAN, PLAN_ALREADY_ACTIVE, QUEUE_EMPTY, VALIDATION_ERROR."""
+    assert (await error(client, "9plan_session_resume", session_name="never-seen-this"))[
+        0
+    ] == "SESSION_NOT_FOUND"
+    await call(client, "9plan_session_create")
+    assert (await error(client, "9plan_queue_pull"))[0] == "QUEUE_EMPTY"
+    assert (await error(client, "9plan_plan_complete", outcome="x"))[0] == "NO_ACTIVE_PLAN"
+    assert (await error(client, "9plan_history_get", plan_id="zzzzz"))[0] == "PLAN_NOT_FOUND"
+    await call(client, "9plan_queue_add", **PLAN)
+    await call(client, "9plan_queue_add", **PLAN)
+    await call(client, "9plan_queue_pull")
+    assert (await error(client, "9plan_queue_pull"))[0] == "PLAN_ALREADY_ACTIVE"
+    assert (await error(client, "9plan_plan_defer", reason="   "))[0] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("9plan_queue_add", {**PLAN, "goal": ""}, "goal"),
+        ("9plan_queue_add", {**PLAN, "position": "sideways"}, "position"),
+        ("9plan_queue_add", {"goal": "only"}, "context"),
+        ("9plan_queue_add", {**PLAN, "goal": 42}, "goal"),
+        ("9plan_plan_defer", {"reason": "x", "position": "top"}, "position"),
+        ("9plan_history_search", {"query": "x", "max_results": 0}, "max_results"),
+        ("9plan_history_search", {"query": "x", "max_results": 500}, "max_results"),
+        ("9plan_history_search", {"query": "x", "max_results": "many"}, "max_results"),
+        ("9plan_history_search", {"query": "((( )))"}, "query"),
+        ("9plan_history_get", {"plan_id": "../../etc/passwd"}, "plan_id"),
+        ("9plan_session_resume", {"session_name": "../../etc"}, "session_name"),
+        ("9plan_admin_state", {"session_name": "/abs/path-x-y"}, "session_name"),
+        ("9plan_plan_complete", {"outcome": ["not", "text"]}, "outcome"),
+    ],
+)
+async def test_bad_arguments_are_validation_errors_naming_the_field(
+    client: Client, tool, arguments, field
+):
+    await call(client, "9plan_session_create")
+    category, body = await error(client, tool, **arguments)
+    assert category == "VALIDATION_ERROR"
+    assert field in body
+    assert "Traceback" not in body
+    assert (await call(client, "9plan_admin_validate"))["valid"] is True
+
+
+async def test_unknown_tools_are_validation_errors(client: Client):
+    category, body = await error(client, "9plan_nothing")
+    assert category == "VALIDATION_ERROR"
+    assert "9plan_nothing" in body
+
+
+async def test_explicit_session_name_addresses_without_switching(client: Client):
+    first = (await call(client, "9plan_session_create", task_description="one"))["session_name"]
+    second = (await call(client, "9plan_session_create", task_description="two"))["session_name"]
+    result = await client.call_tool("9plan_queue_add", {**PLAN, "session_name": first})
+    assert text(result).startswith(f"[Session: {first}]")
+    assert (await call(client, "9plan_admin_state"))["session_name"] == second
+    assert len((await call(client, "9plan_admin_state", session_name=first))["queue"]) == 1
+    resumed = await call(client, "9plan_session_resume", session_name=first)
+    assert resumed["task_description"] == "one"
+    assert (await call(client, "9plan_admin_state"))["session_name"] == first
+
+
+async def test_the_bootstrap_prompt_and_instructions(client: Client):
+    prompts = (await client.list_prompts()).prompts
+    assert [p.name for p in prompts] == ["bootstrap"]
+    assert prompts[0].arguments[0].name == "task"  # type: ignore[index]
+    assert prompts[0].arguments[0].required is False  # type: ignore[index]
+    plain = await client.get_prompt("bootstrap", {})
+    with_task = await client.get_prompt("bootstrap", {"task": "migrate the database"})
+    assert "WORKFLOW" in plain.messages[0].content.text  # type: ignore[union-attr]
+    assert "TASK: migrate the database" in with_task.messages[0].content.text  # type: ignore[union-attr]
+    assert client.instructions is not None
+    assert "9plan_session_create" in client.instructions
+    assert "[Session: name]" in client.instructions
+
+
+async def test_plan_files_and_state_are_resources(client: Client):
+    name = (await call(client, "9plan_session_create"))["session_name"]
+    added = await call(client, "9plan_queue_add", **PLAN)
+    templates = {
+        t.uri_template for t in (await client.list_resource_templates()).resource_templates
+    }
+    assert templates == {
+        "nineplan://sessions/{session}/plans/{plan_id}",
+        "nineplan://sessions/{session}/state",
+    }
+    uris = {str(r.uri) for r in (await client.list_resources()).resources}
+    plan_uri = f"nineplan://sessions/{name}/plans/{added['plan_id']}"
+    assert {plan_uri, f"nineplan://sessions/{name}/state"} <= uris
+    plan = await client.read_resource(plan_uri)
+    assert plan.contents[0].text.startswith("# Context")  # type: ignore[union-attr]
+    [state_text] = (await client.read_resource(f"nineplan://sessions/{name}/state")).contents
+    assert isinstance(state_text, TextResourceContents)
+    state = json.loads(state_text.text)
+    assert state["queue"][0]["id"] == added["plan_id"]
+    with pytest.raises(MCPError):
+        await client.read_resource(f"nineplan://sessions/{name}/plans/zzzzz")
+    with pytest.raises(MCPError):
+        await client.read_resource("nineplan://sessions/not-a-session/state")
+
+
+async def test_a_bug_is_reported_without_a_traceback(tmp_path: Path, caplog):
+    """An unexpected exception is logged with its traceback and answered plainly."""
+
+    class Exploding:
+        async def session_state(self, name: str) -> None:
+            raise ZeroDivisionError("boom")
+
+    async with Client(build_server(Exploding())) as c:  # type: ignore[arg-type] # a broken service
+        result = await c.call_tool("9plan_session_resume", {"session_name": "brave-quiet-otter"})
+    assert result.is_error
+    assert "INTERNAL_ERROR" in text(result)
+    assert "ZeroDivisionError" not in text(result)
+    assert "ZeroDivisionError: boom" in caplog.text
+
+
+def test_current_sessions_are_bounded():
+    sessions = CurrentSessions(capacity=2)
+    for client_id in "abc":
+        sessions.select(client_id, f"{client_id}-b-c")
+    assert len(sessions) == 2
+    assert sessions.current("a") is None
+    assert sessions.current("c") == "c-b-c"
+    assert sessions.in_use() == {"b-b-c", "c-b-c"}
+
+
+def test_client_keys_per_transport():
+    assert client_key(None) == "process"
+    assert client_key({"mcp-session-id": "abc"}) == "abc"
+    assert client_key({"host": "x"}) is None
+
+
+async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
+    """A call with headers but no Mcp-Session-Id (the sessionless HTTP protocol) needs session_name."""
+    from nineplan_adapters.mcp.results import ToolCall
+    from nineplan_core.errors import SessionNameRequiredError
+
+    call = ToolCall("9plan_queue_pull", None, {"host": "127.0.0.1"}, CurrentSessions())
+    with pytest.raises(SessionNameRequiredError) as caught:
+        _ = call.session
+    assert "session_name" in caught.value.suggestion
+    async with call:
+        _ = call.session
+    assert "SESSION_NOT_FOUND" in text(call.outcome)
+
+
+async def test_server_identity(tmp_path: Path):
+    async with open_backend("memory", tmp_path) as backend:
+        server = build_server(backend.service)
+        assert isinstance(server, NineplanServer)
+        assert server.name == "9plan"
+        async with Client(server, mode="legacy") as c:
+            assert c.server_info.name == "9plan"  # type: ignore[union-attr]
