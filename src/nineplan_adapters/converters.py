@@ -1,6 +1,7 @@
 """The cattrs converter between domain objects and storage rows (flat dicts of SQL values)."""
 
 import datetime as dt
+import json
 from typing import Any, TypeVar
 
 import cattrs
@@ -42,6 +43,19 @@ def row_to_plan(row: dict[str, Any]) -> Plan:
     data["content"] = {field: data.pop(field) for field in _CONTENT}
     data["position"] = data.pop("queue_position")
     return _structure(data, Plan)
+
+
+def dump_result(result: object) -> str:
+    """A use case's result as JSON, to replay a retried request."""
+    return json.dumps(converter.unstructure(result), ensure_ascii=False)
+
+
+def load_result(text: str, kind: type[T]) -> T | None:
+    """A recorded result read back as `kind`, or None if it is not one."""
+    try:
+        return converter.structure(json.loads(text), kind)
+    except (ClassValidationError, NinePlanError, ValueError, TypeError, KeyError):
+        return None
 
 
 def row_to_session(row: dict[str, Any]) -> Session:

@@ -5,8 +5,10 @@ together, one writer at a time) so the conformance machine can hold both to one 
 """
 
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import anyio
 import attrs
@@ -24,7 +26,9 @@ from nineplan_core.model import (
     check_plan_id,
     check_session_name,
 )
+from nineplan_core.requests import REMEMBERED
 
+T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+")
 # The same column weights as the SQLite ranking: outputs and outcome weigh most.
 _WEIGHTS = {"goal": 2.0, "context": 1.0, "inputs": 1.0, "outputs": 3.0, "outcome": 3.0}
@@ -65,6 +69,7 @@ class MemorySessionStore:
     session: Session
     files: MemoryPlanFiles
     plans: dict[str, Plan] = attrs.field(factory=dict)
+    requests: "OrderedDict[str, tuple[str, object]]" = attrs.field(factory=OrderedDict)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
 
     @property
@@ -78,21 +83,27 @@ class MemorySessionStore:
     def plan_path(self, plan_id: str) -> str:
         return self.files.path(plan_id)
 
+    def _tx(self) -> "MemorySessionTx":
+        return MemorySessionTx(
+            self.session, dict(self.plans), FileJournal(self.files), OrderedDict(self.requests)
+        )
+
     @asynccontextmanager
     async def reading(self) -> AsyncIterator["MemorySessionTx"]:
         async with self._lock:
-            yield MemorySessionTx(self.session, dict(self.plans), FileJournal(self.files))
+            yield self._tx()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["MemorySessionTx"]:
         async with self._lock:
-            tx = MemorySessionTx(self.session, dict(self.plans), FileJournal(self.files))
+            tx = self._tx()
             try:
                 yield tx
             except BaseException:
                 await tx.journal.undo()
                 raise
             self.plans = tx.plans
+            self.requests = tx.requests
             await tx.journal.after_commit()
 
 
@@ -103,6 +114,7 @@ class MemorySessionTx:
     _session: Session
     plans: dict[str, Plan]
     journal: FileJournal
+    requests: "OrderedDict[str, tuple[str, object]]"
 
     def _queued(self) -> list[Plan]:
         return sorted(
@@ -180,6 +192,17 @@ class MemorySessionTx:
     def recover_file_after_commit(self, file_name: str) -> None:
         self.journal.recover_after_commit(file_name)
 
+    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
+        if (recorded := self.requests.get(request_id)) is None:
+            return None
+        fingerprint, result = recorded
+        return fingerprint, result if isinstance(result, kind) else None
+
+    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+        self.requests[request_id] = (fingerprint, result)
+        while len(self.requests) > REMEMBERED:
+            self.requests.popitem(last=False)
+
 
 def _score(plan: Plan, terms: list[str]) -> float:
     fields = attrs.asdict(plan.content) | {"outcome": plan.outcome or ""}
@@ -195,6 +218,7 @@ class MemorySessionCatalog:
     """Every session in a dict; nothing touches the disk."""
 
     stores: dict[str, MemorySessionStore] = attrs.field(factory=dict)
+    creations: "OrderedDict[str, tuple[str, str]]" = attrs.field(factory=OrderedDict)
 
     async def create(self, session: Session) -> MemorySessionStore:
         if check_session_name(session.name) in self.stores:
@@ -221,6 +245,14 @@ class MemorySessionCatalog:
                 completed_count=await reader.completed_count(),
                 has_active_plan=await reader.active_plan() is not None,
             )
+
+    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
+        return self.creations.get(request_id)
+
+    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
+        self.creations[request_id] = (fingerprint, name)
+        while len(self.creations) > REMEMBERED:
+            self.creations.popitem(last=False)
 
     async def aclose(self) -> None:
         """Nothing to release; present so both catalogs close alike."""

@@ -5,10 +5,12 @@ Adapters do not inherit from these; mypy checks that they fit where a port is pa
 
 import datetime as dt
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from nineplan_core.invariants import PlanRow
 from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session, SessionSummary
+
+T = TypeVar("T")
 
 
 class SessionReader(Protocol):
@@ -82,6 +84,17 @@ class SessionTx(SessionReader, Protocol):
         """Move a stray file out of the plan folder (never delete it) after the commit."""
         ...
 
+    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
+        """The fingerprint and result recorded for `request_id`, or None if it was never applied.
+
+        The result is None when the record cannot be read back as `kind`.
+        """
+        ...
+
+    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+        """Record an applied request in this transaction; the oldest beyond the bound are dropped."""
+        ...
+
 
 class SessionStore(Protocol):
     """One session's storage. Writers are serialised, across processes too."""
@@ -133,6 +146,14 @@ class SessionCatalog(Protocol):
 
     async def summary(self, name: str) -> SessionSummary:
         """Counts for the session list. Raises SessionNotFoundError, StorageError."""
+        ...
+
+    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
+        """The fingerprint and session name of a create applied with `request_id`, if any."""
+        ...
+
+    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
+        """Record that a create with `request_id` made session `name`."""
         ...
 
 

@@ -1,6 +1,7 @@
 """The use cases: one async method per operation an agent or a person can ask for."""
 
 import logging
+from typing import TypeVar
 
 import attrs
 
@@ -47,8 +48,10 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.queue import insert_position
+from nineplan_core.requests import check_replay, check_request_id, fingerprint
 
 log = logging.getLogger("nineplan.service")
+T = TypeVar("T")
 
 _ATTEMPTS = 20
 
@@ -85,11 +88,15 @@ class NinePlan:
 
     # -- sessions ------------------------------------------------------------------
 
-    async def create_session(self, task_description: str | None = None) -> SessionState:
+    async def create_session(
+        self, task_description: str | None = None, *, request_id: str | None = None
+    ) -> SessionState:
         """Create a session with a fresh three-word name.
 
+        A repeat with the same `request_id` returns the session the first call created.
+
         Raises:
-            InvalidInputError: task_description is too long or contains NUL.
+            InvalidInputError: task_description is too long or contains NUL; request_id reused.
             StorageError: the session could not be created.
         """
         if task_description is not None:
@@ -100,6 +107,13 @@ class NinePlan:
                 required=False,
             )
             task_description = task_description.strip() or None
+        if request_id is not None:
+            call = fingerprint("create_session", task_description=task_description)
+            if (
+                recorded := await self.catalog.recall_creation(check_request_id(request_id))
+            ) is not None:
+                check_replay(request_id, recorded[0], call)
+                return await self.session_state(recorded[1])
         for _ in range(_ATTEMPTS):
             session = Session(
                 name=self.session_names(),
@@ -114,6 +128,8 @@ class NinePlan:
                 )
                 continue
             self._reconciled.add(session.name)
+            if request_id is not None:
+                await self.catalog.remember_creation(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
         raise DatabaseError(
@@ -154,6 +170,7 @@ class NinePlan:
         inputs: str = "",
         outputs: str = "",
         position: Position | str = Position.BACK,
+        request_id: str | None = None,
     ) -> PlacedPlan:
         """Add a plan at the front or the back of the queue and write its file.
 
@@ -172,8 +189,11 @@ class NinePlan:
             check_text(field, value, max_chars=self.limits.max_text_chars, required=False)
         where = check_position(position)
         content = PlanContent(**texts, inputs=inputs, outputs=outputs)
+        request = _request(request_id, "add_plan", content=attrs.asdict(content), position=where)
         store = await self._open(name)
         async with store.transaction() as tx:
+            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
+                return replayed
             plan = Plan(
                 id=await self._new_plan_id(tx),
                 content=content,
@@ -182,11 +202,14 @@ class NinePlan:
             )
             await tx.save(plan)
             await tx.write_file(plan.id, render(content, plan.notes))
-            rank = await tx.rank_of(_position(plan))
-        log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": rank})
-        return PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+            placed = PlacedPlan(
+                plan=plan, path=store.plan_path(plan.id), rank=await tx.rank_of(_position(plan))
+            )
+            await _remember(tx, request, placed)
+        log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
+        return placed
 
-    async def pull_plan(self, name: str) -> PlacedPlan:
+    async def pull_plan(self, name: str, *, request_id: str | None = None) -> PlacedPlan:
         """Make the front of the queue the active plan.
 
         Raises:
@@ -194,8 +217,11 @@ class NinePlan:
             QueueEmptyError: nothing is queued (the task is complete).
             InvalidInputError, SessionNotFoundError, StorageError.
         """
+        request = _request(request_id, "pull_plan")
         store = await self._open(name)
         async with store.transaction() as tx:
+            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
+                return replayed
             if (active := await tx.active_plan()) is not None:
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
@@ -204,11 +230,18 @@ class NinePlan:
             await tx.save(plan)
             if not await tx.read_file(plan.id):
                 await tx.write_file(plan.id, render(plan.content, plan.notes))
+            placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id))
+            await _remember(tx, request, placed)
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
-        return PlacedPlan(plan=plan, path=store.plan_path(plan.id))
+        return placed
 
     async def defer_plan(
-        self, name: str, reason: str, position: Position | str = Position.BACK
+        self,
+        name: str,
+        reason: str,
+        position: Position | str = Position.BACK,
+        *,
+        request_id: str | None = None,
     ) -> PlacedPlan:
         """Put the active plan back in the queue, noting why; the agent's file edits are kept.
 
@@ -217,8 +250,11 @@ class NinePlan:
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
+        request = _request(request_id, "defer_plan", reason=reason, position=where)
         store = await self._open(name)
         async with store.transaction() as tx:
+            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
+                return replayed
             active = await self._active_with_edits(tx, name)
             plan = active.defer(
                 reason=reason.strip(),
@@ -227,19 +263,27 @@ class NinePlan:
             )
             await tx.save(plan)
             await tx.write_file(plan.id, render(plan.content, plan.notes))
-            rank = await tx.rank_of(_position(plan))
-        log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": rank})
-        return PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+            placed = PlacedPlan(
+                plan=plan, path=store.plan_path(plan.id), rank=await tx.rank_of(_position(plan))
+            )
+            await _remember(tx, request, placed)
+        log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
+        return placed
 
-    async def complete_plan(self, name: str, outcome: str) -> Completion:
+    async def complete_plan(
+        self, name: str, outcome: str, *, request_id: str | None = None
+    ) -> Completion:
         """Finish the active plan: its outcome goes into searchable history, its file goes away.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
+        request = _request(request_id, "complete_plan", outcome=outcome)
         store = await self._open(name)
         async with store.transaction() as tx:
+            if (replayed := await _replayed(tx, request, Completion)) is not None:
+                return replayed
             plan = (await self._active_with_edits(tx, name)).complete(
                 outcome=outcome, at=self.clock()
             )
@@ -252,26 +296,33 @@ class NinePlan:
                 queue_length=await tx.queue_length(),
                 next_goal=next_plan.goal if next_plan else None,
             )
+            await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
 
-    async def discard_plan(self, name: str, reason: str) -> Discarded:
+    async def discard_plan(
+        self, name: str, reason: str, *, request_id: str | None = None
+    ) -> Discarded:
         """Abandon the active plan; it is kept but never searchable.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        request = _request(request_id, "discard_plan", reason=reason)
         store = await self._open(name)
         async with store.transaction() as tx:
+            if (replayed := await _replayed(tx, request, Discarded)) is not None:
+                return replayed
             plan = (await self._active_with_edits(tx, name)).discard(
                 reason=reason.strip(), at=self.clock()
             )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
-            queue_length = await tx.queue_length()
+            discarded = Discarded(plan=plan, queue_length=await tx.queue_length())
+            await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
-        return Discarded(plan=plan, queue_length=queue_length)
+        return discarded
 
     # -- history -------------------------------------------------------------------
 
@@ -417,6 +468,34 @@ class NinePlan:
             return active
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         return active.with_edits(edited.content, edited.notes.strip("\n"))
+
+
+@attrs.frozen
+class _Request:
+    id: str
+    fingerprint: str
+
+
+def _request(request_id: str | None, operation: str, **arguments: object) -> _Request | None:
+    if request_id is None:
+        return None
+    return _Request(check_request_id(request_id), fingerprint(operation, **arguments))
+
+
+async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T | None:
+    """The first result of a request applied before, or None to go ahead."""
+    if request is None or (recorded := await tx.recall(request.id, kind)) is None:
+        return None
+    check_replay(request.id, recorded[0], request.fingerprint)
+    if recorded[1] is None:
+        raise DatabaseError(f"The recorded result of request {request.id!r} cannot be read.")
+    log.info("request replayed", extra={"request_id": request.id})
+    return recorded[1]
+
+
+async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:
+    if request is not None:
+        await tx.remember(request.id, request.fingerprint, result)
 
 
 def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:

@@ -206,3 +206,28 @@ async def test_two_processes_adding_at_once_lose_nothing(tmp_path: Path, mode: s
         assert len(ids) == 50
         assert [entry["queue_position"] for entry in state["queue"]] == list(range(1, 51))
         assert (await ok(client, "9plan_admin_validate", session_name=name))["valid"]
+
+
+@both_eras
+async def test_a_retry_after_a_restart_is_still_applied_once(tmp_path: Path, mode: str):
+    """Request ids are kept in the session's storage, so a new server process honours them."""
+    async with Client(stdio_server(tmp_path), mode=mode) as client:
+        name = (await ok(client, "9plan_session_create", request_id="boot"))["session_name"]
+        added = await ok(client, "9plan_queue_add", **PLAN, request_id="add-1")
+        await ok(client, "9plan_queue_pull")
+        done = await ok(client, "9plan_plan_complete", outcome="ok", request_id="done-1")
+    async with Client(stdio_server(tmp_path), mode=mode) as client:
+        assert (await ok(client, "9plan_session_create", request_id="boot"))["session_name"] == name
+        assert (
+            await ok(client, "9plan_queue_add", **PLAN, request_id="add-1", session_name=name)
+            == added
+        )
+        assert (
+            await ok(
+                client, "9plan_plan_complete", outcome="ok", request_id="done-1", session_name=name
+            )
+            == done
+        )
+        state = await ok(client, "9plan_admin_state", session_name=name)
+        assert (state["queue"], state["completed_count"]) == ([], 1)
+        assert len((await ok(client, "9plan_admin_sessions"))["sessions"]) == 1

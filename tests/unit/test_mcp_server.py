@@ -313,3 +313,21 @@ async def test_server_identity(tmp_path: Path):
         assert server.name == "9plan"
         async with Client(server, mode="legacy") as c:
             assert c.server_info.name == "9plan"  # type: ignore[union-attr]
+
+
+async def test_retried_calls_with_a_request_id_apply_once(client: Client):
+    """A client that timed out and retries gets the first result, and nothing changes twice."""
+    first = await call(client, "9plan_session_create", request_id="c-1")
+    assert await call(client, "9plan_session_create", request_id="c-1") == first
+    added = await call(client, "9plan_queue_add", **PLAN, request_id="a-1")
+    assert await call(client, "9plan_queue_add", **PLAN, request_id="a-1") == added
+    await call(client, "9plan_queue_pull", request_id="p-1")
+    done = await call(client, "9plan_plan_complete", outcome="ok", request_id="d-1")
+    assert await call(client, "9plan_plan_complete", outcome="ok", request_id="d-1") == done
+    state = await call(client, "9plan_admin_state")
+    assert (len(state["queue"]), state["completed_count"]) == (0, 1)
+    category, body = await error(
+        client, "9plan_queue_add", **{**PLAN, "goal": "other"}, request_id="a-1"
+    )
+    assert category == "VALIDATION_ERROR"
+    assert "request_id" in body

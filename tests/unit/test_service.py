@@ -17,7 +17,7 @@ from nineplan_core.plan_file import parse, render
 from tests.fakes import PLAN, Backend
 
 
-async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: str):
+async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: str | None):
     return await backend.service.add_plan(
         name, **{**PLAN, "goal": goal, **extra}, position=position
     )
@@ -338,3 +338,72 @@ async def test_plan_file_text_serves_live_plans_only(backend: Backend):
     await backend.service.complete_plan(name, "done")
     with pytest.raises(PlanNotFoundError):
         await backend.service.plan_file_text(name, placed.plan.id)
+
+
+async def test_a_retried_add_applies_once(backend: Backend):
+    """The same request_id returns the first result and adds nothing more."""
+    name = await backend.session()
+    first = await backend.service.add_plan(name, **PLAN, request_id="req-1")
+    again = await backend.service.add_plan(name, **PLAN, request_id="req-1")
+    assert again == first
+    assert len((await backend.service.session_state(name)).queue) == 1
+
+
+async def test_a_retried_complete_returns_the_first_completion(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "a")
+    await add(backend, name, "b")
+    pulled = await backend.service.pull_plan(name, request_id="pull-1")
+    assert await backend.service.pull_plan(name, request_id="pull-1") == pulled
+    done = await backend.service.complete_plan(name, "made it", request_id="done-1")
+    assert await backend.service.complete_plan(name, "made it", request_id="done-1") == done
+    assert (await backend.service.session_state(name)).completed_count == 1
+    await backend.service.pull_plan(name)
+    deferred = await backend.service.defer_plan(name, "later", "front", request_id="defer-1")
+    assert (
+        await backend.service.defer_plan(name, "later", "front", request_id="defer-1") == deferred
+    )
+    await backend.service.pull_plan(name)
+    gone = await backend.service.discard_plan(name, "no", request_id="drop-1")
+    assert await backend.service.discard_plan(name, "no", request_id="drop-1") == gone
+
+
+async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend):
+    name = await backend.session()
+    await add(backend, name, "a", request_id="same")
+    with pytest.raises(InvalidInputError) as caught:
+        await add(backend, name, "b", request_id="same")
+    assert caught.value.field == "request_id"
+    with pytest.raises(InvalidInputError) as caught:
+        await backend.service.pull_plan(name, request_id="same")
+    assert caught.value.field == "request_id"
+
+
+@pytest.mark.parametrize("request_id", ["", "x" * 129, "a\x00b"])
+async def test_request_ids_are_validated(backend: Backend, request_id: str):
+    name = await backend.session()
+    with pytest.raises(InvalidInputError) as caught:
+        await add(backend, name, "a", request_id=request_id)
+    assert caught.value.field == "request_id"
+
+
+async def test_a_retried_create_returns_the_same_session(backend: Backend):
+    first = await backend.service.create_session("t", request_id="make-1")
+    again = await backend.service.create_session("t", request_id="make-1")
+    assert again.session.name == first.session.name
+    assert len(await backend.service.list_sessions()) == 1
+    with pytest.raises(InvalidInputError):
+        await backend.service.create_session("other", request_id="make-1")
+
+
+async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
+    """The record is bounded: the oldest ids are forgotten."""
+    monkeypatch.setattr("nineplan_adapters.memory.REMEMBERED", 2)
+    monkeypatch.setattr("nineplan_adapters.sqlite.store.REMEMBERED", 2)
+    name = await backend.session()
+    for index in range(3):
+        await add(backend, name, f"g{index}", request_id=f"r{index}")
+    await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
+    assert len((await backend.service.session_state(name)).queue) == 4
+    await add(backend, name, "g2", request_id="r2")  # still remembered
+    assert len((await backend.service.session_state(name)).queue) == 4

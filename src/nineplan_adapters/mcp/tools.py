@@ -13,6 +13,10 @@ from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
 
 SessionArg = Annotated[str | None, Field(description="Session to use instead of the current one")]
+RequestArg = Annotated[
+    str | None,
+    Field(description="Retry key: a repeat returns the first result", min_length=1, max_length=128),
+]
 PositionArg = Annotated[
     Literal["front", "back"], Field(description="front = next to pull; back = last")
 ]
@@ -71,9 +75,10 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     async def session_create(
         ctx: Context,
         task_description: Annotated[str | None, Field(description="The overall task")] = None,
+        request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.SessionCreated]:
         async with (call := start("9plan_session_create", ctx, None)):
-            state = await service.create_session(task_description)
+            state = await service.create_session(task_description, request_id=request_id)
             call.make_current(state.session.name)
             call.succeed(
                 f"Created session {state.session.name}.\nPath: {state.path}\n"
@@ -116,6 +121,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         ] = None,
         position: PositionArg = "back",
         session_name: SessionArg = None,
+        request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanAdded]:
         async with (call := start("9plan_queue_add", ctx, session_name)):
             placed = await service.add_plan(
@@ -127,6 +133,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
                 inputs=inputs or "",
                 outputs=outputs or "",
                 position=position,
+                request_id=request_id,
             )
             call.succeed(
                 f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
@@ -141,10 +148,10 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         annotations=WRITE,
     )
     async def queue_pull(
-        ctx: Context, session_name: SessionArg = None
+        ctx: Context, session_name: SessionArg = None, request_id: RequestArg = None
     ) -> Annotated[CallToolResult, views.PlanPulled]:
         async with (call := start("9plan_queue_pull", ctx, session_name)):
-            placed = await service.pull_plan(call.session)
+            placed = await service.pull_plan(call.session, request_id=request_id)
             call.succeed(
                 f"Pulled plan {placed.plan.id}: {placed.plan.goal}\nFile: {placed.path}\n"
                 "Read the file for the full plan; keep notes in its # Notes section.",
@@ -163,9 +170,10 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         reason: Annotated[str, Field(description="Why it is deferred")],
         position: PositionArg = "back",
         session_name: SessionArg = None,
+        request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanDeferred]:
         async with (call := start("9plan_plan_defer", ctx, session_name)):
-            placed = await service.defer_plan(call.session, reason, position)
+            placed = await service.defer_plan(call.session, reason, position, request_id=request_id)
             call.succeed(
                 f"Deferred plan {placed.plan.id} to queue position {placed.rank}.",
                 views.plan_deferred(placed),
@@ -182,9 +190,10 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         ctx: Context,
         outcome: Annotated[str, Field(description="Summary including the outputs produced")],
         session_name: SessionArg = None,
+        request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanCompleted]:
         async with (call := start("9plan_plan_complete", ctx, session_name)):
-            done = await service.complete_plan(call.session, outcome)
+            done = await service.complete_plan(call.session, outcome, request_id=request_id)
             follow = (
                 f"Next: {done.next_goal} (9plan_queue_pull)."
                 if done.next_goal
@@ -207,9 +216,10 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         ctx: Context,
         reason: Annotated[str, Field(description="Why it is abandoned")],
         session_name: SessionArg = None,
+        request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanDiscarded]:
         async with (call := start("9plan_plan_discard", ctx, session_name)):
-            gone = await service.discard_plan(call.session, reason)
+            gone = await service.discard_plan(call.session, reason, request_id=request_id)
             call.succeed(
                 f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.",
                 views.plan_discarded(gone),

@@ -1,6 +1,9 @@
 """The SQLite session catalog: a folder per session under the sessions path."""
 
+import hashlib
+import json
 import logging
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,14 +13,16 @@ import attrs
 
 from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
 from nineplan_adapters.sqlite.store import Durability, SqliteSessionStore, connect, database_errors
-from nineplan_core.errors import SessionExistsError, SessionNotFoundError
+from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
 from nineplan_core.ports import PlanFiles
+from nineplan_core.requests import REMEMBERED
 
 log = logging.getLogger("nineplan.sqlite")
 
 PlanFilesFactory = Callable[[Path, Path], PlanFiles]
 DATABASE = "session.db"
+CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 
 
 def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
@@ -124,6 +129,37 @@ class SqliteSessionCatalog:
             return await _summary(store)
         finally:
             await store.close()
+
+    def _creation_record(self, request_id: str) -> Path:
+        digest = hashlib.sha256(request_id.encode()).hexdigest()
+        return self.root / CREATIONS / f"{digest}.json"
+
+    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
+        try:
+            record = json.loads(self._creation_record(request_id).read_text("utf-8"))
+            return str(record["fingerprint"]), check_session_name(str(record["session"]))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, NinePlanError):
+            log.warning("unreadable session-creation record; treating the request as new")
+            return None
+
+    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
+        folder = self.root / CREATIONS
+        record = self._creation_record(request_id)
+        temp = folder / f".{record.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            folder.mkdir(exist_ok=True)
+            temp.write_text(json.dumps({"fingerprint": fingerprint, "session": name}), "utf-8")
+            temp.replace(record)
+            records = sorted(folder.glob("*.json"), key=lambda path: path.stat().st_mtime_ns)
+            for stale in records[:-REMEMBERED]:
+                stale.unlink(missing_ok=True)
+        except OSError:
+            temp.unlink(missing_ok=True)
+            log.exception(
+                "could not record a session creation; a retry would create another session"
+            )
 
     async def aclose(self) -> None:
         """Close every open session."""

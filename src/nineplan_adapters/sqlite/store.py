@@ -6,24 +6,36 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import aiosqlite
 import anyio
 import attrs
 
-from nineplan_adapters.converters import plan_to_row, row_to_plan, row_to_session
+from nineplan_adapters.converters import (
+    dump_result,
+    load_result,
+    plan_to_row,
+    row_to_plan,
+    row_to_session,
+)
 from nineplan_adapters.file_journal import FileJournal
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session
 from nineplan_core.ports import PlanFiles
+from nineplan_core.requests import REMEMBERED
+
+T = TypeVar("T")
 
 log = logging.getLogger("nineplan.sqlite")
 
 Durability = Literal["full", "normal"]
-MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("utf-8"),)
+MIGRATIONS = tuple(
+    resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
+    for number in (1, 2)
+)
 # Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
 # what later plans search for, so outputs and outcome weigh most.
 _BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
@@ -290,3 +302,18 @@ class SqliteSessionTx:
 
     def recover_file_after_commit(self, file_name: str) -> None:
         self.journal.recover_after_commit(file_name)
+
+    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
+        row = await self._one(
+            "SELECT fingerprint, result FROM requests WHERE request_id = ?", (request_id,)
+        )
+        return None if row is None else (row[0], load_result(row[1], kind))
+
+    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+        await self.db.execute(
+            "INSERT INTO requests (request_id, fingerprint, result) VALUES (?, ?, ?)",
+            (request_id, fingerprint, dump_result(result)),
+        )
+        await self.db.execute(
+            "DELETE FROM requests WHERE seq <= (SELECT max(seq) FROM requests) - ?", (REMEMBERED,)
+        )
