@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit soak clean
+.PHONY: demo test lint typecheck soak load clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -17,8 +17,8 @@ demo: $(STAMP)
 	$(BIN)/nineplan demo
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check src tests examples
-	$(BIN)/ruff check src tests examples
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
@@ -33,6 +33,10 @@ test: lint typecheck
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)
 	NINEPLAN_SOAK=1 $(BIN)/pytest tests/property -q
+
+# 8 concurrent clients x 100 add/pull/complete cycles, over HTTP and over stdio.
+load: $(STAMP)
+	$(BIN)/python -m benchmarks.load --clients 8 --cycles 100
 
 clean:
 	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -47,11 +47,13 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def spawned_http_server(sessions_path: Path, *extra: str) -> AsyncIterator[str]:
+async def spawned_http_server(
+    sessions_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
     """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL."""
     port = free_port()
     params = server_command(sessions_path, "--transport", "http", "--port", str(port), *extra)
-    env = {**params.env} if params.env else {}
+    env = {**(params.env or {}), **(env or {})}
     process = await anyio.open_process(
         [params.command, *params.args], env=env, stdout=None, stderr=None
     )

@@ -159,3 +159,17 @@ def test_the_embedding_doc_shows_the_tested_example():
     """docs/embedding.md carries examples/embedding.py verbatim, so the doc runs too."""
     doc = (PROJECT / "docs" / "embedding.md").read_text()
     assert (PROJECT / "examples" / "embedding.py").read_text() in doc
+
+
+def test_the_demo_runs_over_http(tmp_path: Path):
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "demo", "--transport", "http"],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=PROJECT,
+    )
+    assert "over http" in completed.stdout
+    assert "Session is valid." in completed.stdout

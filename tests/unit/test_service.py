@@ -1,6 +1,7 @@
 """The use cases, held to one contract on every storage backend (memory and SQLite)."""
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from nineplan_core.plan_file import parse, render
 from tests.fakes import PLAN, Backend
 
 
-async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: str | None):
+async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: Any):
     return await backend.service.add_plan(
         name, **{**PLAN, "goal": goal, **extra}, position=position
     )

@@ -1,0 +1,193 @@
+"""The streamable HTTP transport: a real server process, the SDK's HTTP client, both eras."""
+
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from nineplan_adapters.demo import free_port, spawned_http_server
+from tests.fakes import PLAN
+from tests.integration.servers import PROJECT, PYTHON, child_env
+from tests.integration.test_stdio import ok, text
+
+TOKEN = "s3cret-token"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[str]:
+    async with spawned_http_server(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+async def guarded(tmp_path: Path) -> AsyncIterator[str]:
+    async with spawned_http_server(tmp_path, env={"NINEPLAN_HTTP_TOKEN": TOKEN}) as url:
+        yield url
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_whole_lifecycle_over_http(server: str, mode: str):
+    async with Client(server, mode=mode) as client:
+        name = (await ok(client, "9plan_session_create", task_description="over http"))[
+            "session_name"
+        ]
+        scoped = {"session_name": name}
+        await ok(client, "9plan_queue_add", **PLAN, **scoped)
+        await ok(client, "9plan_queue_pull", **scoped)
+        await ok(client, "9plan_plan_defer", reason="later", **scoped)
+        await ok(client, "9plan_queue_pull", **scoped)
+        assert (await ok(client, "9plan_plan_complete", outcome="users table made", **scoped))[
+            "completed_count"
+        ] == 1
+        assert (await ok(client, "9plan_history_search", query="users", **scoped))["matches"]
+        assert (await ok(client, "9plan_admin_validate", **scoped))["valid"]
+
+
+async def test_two_legacy_clients_keep_separate_current_sessions(server: str):
+    """Each Mcp-Session-Id has its own current session."""
+    async with Client(server, mode="legacy") as first, Client(server, mode="legacy") as second:
+        one = (await ok(first, "9plan_session_create", task_description="one"))["session_name"]
+        two = (await ok(second, "9plan_session_create", task_description="two"))["session_name"]
+        await ok(first, "9plan_queue_add", **PLAN)
+        assert (await ok(first, "9plan_admin_state"))["session_name"] == one
+        assert (await ok(second, "9plan_admin_state"))["session_name"] == two
+        assert (await ok(second, "9plan_admin_state"))["queue"] == []
+
+
+async def test_sessionless_clients_are_told_to_name_the_session(server: str):
+    async with Client(server, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        await ok(client, "9plan_session_create")
+        result = await client.call_tool("9plan_admin_state", {})
+        assert result.is_error
+        assert "SESSION_NOT_FOUND" in text(result)
+        assert "session_name" in text(result)
+
+
+async def test_wrong_host_and_foreign_origin_are_refused(server: str):
+    async with httpx2.AsyncClient() as http:
+        assert (await http.post(server, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 200
+        wrong_host = await http.post(
+            server, json=INITIALIZE, headers={**JSON_HEADERS, "Host": "evil.example"}
+        )
+        assert wrong_host.status_code == 421
+        foreign = await http.post(
+            server, json=INITIALIZE, headers={**JSON_HEADERS, "Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403
+
+
+async def test_a_token_is_required_when_set(guarded: str):
+    async with httpx2.AsyncClient() as http:
+        assert (await http.post(guarded, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 401
+        wrong = await http.post(
+            guarded, json=INITIALIZE, headers={**JSON_HEADERS, "Authorization": "Bearer nope"}
+        )
+        assert wrong.status_code == 401
+    for mode in ("legacy", "auto"):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+        async with Client(streamable_http_client(guarded, http_client=http), mode=mode) as client:
+            await ok(client, "9plan_admin_sessions")
+        await http.aclose()
+
+
+def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path):
+    completed = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "nineplan_adapters",
+            "serve",
+            "--transport",
+            "http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(free_port()),
+        ],
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=PROJECT,
+    )
+    assert completed.returncode == 2
+    assert "NINEPLAN_HTTP_TOKEN" in completed.stderr
+    assert completed.stdout == ""
+
+
+async def test_sigterm_exits_cleanly_and_loses_nothing(tmp_path: Path):
+    """Acknowledged work survives a SIGTERM; the server exits 0 with nothing on stdout."""
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, "-m", "nineplan_adapters", "serve", "--transport", "http", "--port", str(port)],
+        env=child_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=PROJECT,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+                await stream.aclose()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                await anyio.sleep(0.05)
+        async with Client(url, mode="legacy") as client:
+            name = (await ok(client, "9plan_session_create"))["session_name"]
+            for index in range(5):
+                await ok(client, "9plan_queue_add", **{**PLAN, "goal": f"g{index}"})
+            process.send_signal(signal.SIGTERM)
+            out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err.decode()
+    assert out == b""
+    async with spawned_http_server(tmp_path) as again, Client(again, mode="legacy") as client:
+        state = await ok(client, "9plan_session_resume", session_name=name)
+        assert [entry["goal"] for entry in state["queue"]] == [f"g{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_retried_add_and_complete_apply_once_over_http(server: str, mode: str):
+    async with Client(server, mode=mode) as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        scoped: dict[str, Any] = {"session_name": name}
+        added = [
+            await ok(client, "9plan_queue_add", **PLAN, request_id="add-1", **scoped)
+            for _ in range(3)
+        ]
+        assert added[0] == added[1] == added[2]
+        await ok(client, "9plan_queue_pull", **scoped)
+        done = [
+            await ok(client, "9plan_plan_complete", outcome="ok", request_id="fin-1", **scoped)
+            for _ in range(3)
+        ]
+        assert done[0] == done[2]
+        state = await ok(client, "9plan_admin_state", **scoped)
+        assert (state["queue"], state["completed_count"]) == ([], 1)
