@@ -41,6 +41,7 @@ class Settings:
     http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
     max_text_chars: int = 100_000
+    max_queue: int = 10_000
 
     @classmethod
     def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
@@ -60,6 +61,7 @@ class Settings:
         return cls(**values)
 
 
+_RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
 _CHOICES: dict[str, tuple[str, ...]] = {
     "storage": ("sqlite", "memory"),
     "log_level": ("debug", "info", "warn", "error"),
@@ -74,13 +76,9 @@ def _convert(variable: str, name: str, raw: object) -> object:
         return tuple(item.strip() for item in items if item.strip())
     if name == "sessions_path":
         return Path(cast("str", raw)).expanduser()
-    if name in {"http_port", "max_text_chars"}:
-        return _integer(
-            variable,
-            raw,
-            low=1 if name == "max_text_chars" else 0,
-            high=65535 if name == "http_port" else 10_000_000,
-        )
+    if name in _RANGES:
+        low, high = _RANGES[name]
+        return _integer(variable, raw, low=low, high=high)
     if name in _CHOICES and raw not in _CHOICES[name]:
         raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
     return raw

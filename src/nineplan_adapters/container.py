@@ -62,7 +62,11 @@ class App(containers.DeclarativeContainer):
     clock = providers.Object(utc_now)
     plan_ids = providers.Object(random_plan_id)
     session_names = providers.Singleton(ThreeWordNames)
-    limits = providers.Factory(Limits, max_text_chars=settings.provided.max_text_chars)
+    limits = providers.Factory(
+        Limits,
+        max_text_chars=settings.provided.max_text_chars,
+        max_queue=settings.provided.max_queue,
+    )
     service = providers.Singleton(
         NinePlan,
         catalog=storage.catalog,

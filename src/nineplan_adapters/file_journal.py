@@ -1,10 +1,28 @@
 """The file half of a unit of work: writes undone on rollback, deletions done after commit."""
 
+import logging
 from collections.abc import Awaitable, Callable
 
 import attrs
 
+from nineplan_core.errors import NinePlanError
 from nineplan_core.ports import PlanFiles
+
+log = logging.getLogger("nineplan.files")
+
+Action = Callable[[], Awaitable[None]]
+
+
+async def run_actions(actions: list[Action]) -> list[Action]:
+    """Run file actions; return the ones that failed (logged), to be retried later."""
+    failed = []
+    for action in actions:
+        try:
+            await action()
+        except NinePlanError as exc:
+            log.warning("a plan-file cleanup failed; it will be retried: %s", exc.message)
+            failed.append(action)
+    return failed
 
 
 @attrs.define
@@ -18,7 +36,7 @@ class FileJournal:
 
     files: PlanFiles
     _undo: list[tuple[str, str | None]] = attrs.field(factory=list, init=False)
-    _after: list[Callable[[], Awaitable[None]]] = attrs.field(factory=list, init=False)
+    _after: list[Action] = attrs.field(factory=list, init=False)
 
     async def read(self, plan_id: str) -> str | None:
         return await self.files.read(plan_id)
@@ -34,10 +52,9 @@ class FileJournal:
     def recover_after_commit(self, file_name: str) -> None:
         self._after.append(lambda: self.files.recover(file_name))
 
-    async def after_commit(self) -> None:
-        """Run the deferred removals; the commit stands even if one fails (reconcile heals it)."""
-        for action in self._after:
-            await action()
+    async def after_commit(self) -> list[Action]:
+        """Run the deferred removals; return those that failed. The commit stands either way."""
+        return await run_actions(self._after)
 
     async def undo(self) -> None:
         """Restore every file this transaction wrote, newest first."""

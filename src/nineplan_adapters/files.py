@@ -29,6 +29,26 @@ def file_system_error(action: str, exc: OSError) -> FileSystemError:
     return FileSystemError(f"Could not {action}: {reason}.", suggestion=suggestion)
 
 
+class OsCalls:
+    """The file-system calls a plan write, delete or recovery makes; tests wrap it to inject faults."""
+
+    def create(self, path: Path) -> int:
+        return os.open(path, _CREATE_FLAGS, 0o644)
+
+    def write(self, fd: int, data: bytes) -> None:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+
+    def replace(self, source: Path, target: Path) -> None:
+        source.replace(target)
+
+    def unlink(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
+
+    def rename(self, source: Path, target: Path) -> None:
+        source.rename(target)
+
+
 @attrs.define
 class DirectoryPlanFiles:
     """Plan files in `{session}/plans/`, named `{plan_id}.txt`.
@@ -41,6 +61,7 @@ class DirectoryPlanFiles:
 
     folder: Path
     recovered: Path
+    calls: OsCalls = attrs.field(factory=OsCalls)
 
     def path(self, plan_id: str) -> str:
         return str(self._file(plan_id))
@@ -68,17 +89,15 @@ class DirectoryPlanFiles:
         target = self._file(plan_id)
         temp = self.folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            fd = os.open(temp, _CREATE_FLAGS, 0o644)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-            temp.replace(target)
+            self.calls.write(self.calls.create(temp), text.encode("utf-8"))
+            self.calls.replace(temp, target)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             raise file_system_error("write the plan file", exc) from exc
 
     async def remove(self, plan_id: str) -> None:
         try:
-            self._file(plan_id).unlink(missing_ok=True)
+            self.calls.unlink(self._file(plan_id))
         except OSError as exc:
             raise file_system_error("delete the plan file", exc) from exc
 
@@ -98,7 +117,7 @@ class DirectoryPlanFiles:
             target = self.recovered / source.name
             while target.exists() or target.is_symlink():
                 target = self.recovered / f"{source.name}.{secrets.token_hex(2)}"
-            source.rename(target)
+            self.calls.rename(source, target)
         except FileNotFoundError:
             return
         except OSError as exc:

@@ -13,7 +13,7 @@ from typing import TypeVar
 import anyio
 import attrs
 
-from nineplan_adapters.file_journal import FileJournal
+from nineplan_adapters.file_journal import Action, FileJournal, run_actions
 from nineplan_core.errors import SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
@@ -71,6 +71,7 @@ class MemorySessionStore:
     plans: dict[str, Plan] = attrs.field(factory=dict)
     requests: "OrderedDict[str, tuple[str, object]]" = attrs.field(factory=OrderedDict)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+    _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
     @property
     def name(self) -> str:
@@ -96,6 +97,7 @@ class MemorySessionStore:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["MemorySessionTx"]:
         async with self._lock:
+            self._cleanups = await run_actions(self._cleanups)
             tx = self._tx()
             try:
                 yield tx
@@ -104,7 +106,7 @@ class MemorySessionStore:
                 raise
             self.plans = tx.plans
             self.requests = tx.requests
-            await tx.journal.after_commit()
+            self._cleanups += await tx.journal.after_commit()
 
 
 @attrs.define

@@ -44,6 +44,7 @@ class Limits:
     max_text_chars: int = 100_000
     max_results: int = 100
     max_task_chars: int = 10_000
+    max_queue: int = 10_000
 
 
 DEFAULT_LIMITS = Limits()

@@ -194,6 +194,12 @@ class NinePlan:
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
+            if await tx.queue_length() >= self.limits.max_queue:
+                raise InvalidInputError(
+                    "queue",
+                    f"is full: {self.limits.max_queue} plans are queued, the limit; "
+                    "complete or discard plans before adding more",
+                )
             plan = Plan(
                 id=await self._new_plan_id(tx),
                 content=content,

@@ -19,7 +19,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.file_journal import FileJournal
+from nineplan_adapters.file_journal import Action, FileJournal, run_actions
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
@@ -126,6 +126,7 @@ class SqliteSessionStore:
     files: PlanFiles
     _db: aiosqlite.Connection
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+    _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
     @property
     def path(self) -> str:
@@ -153,6 +154,7 @@ class SqliteSessionStore:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
+            self._cleanups = await run_actions(self._cleanups)
             await self._recover_connection()
             with database_errors("lock the session for writing"):
                 await self._db.execute("BEGIN IMMEDIATE")
@@ -167,7 +169,7 @@ class SqliteSessionStore:
                     await self._roll_back(tx.journal)
                 raise
             with anyio.CancelScope(shield=True):
-                await _after_commit(tx.journal, self.name)
+                self._cleanups += await tx.journal.after_commit()
 
     async def _roll_back(self, journal: FileJournal) -> None:
         try:
@@ -200,16 +202,6 @@ class SqliteSessionStore:
                     session.created_at.isoformat(timespec="milliseconds"),
                 ),
             )
-
-
-async def _after_commit(journal: FileJournal, session: str) -> None:
-    try:
-        await journal.after_commit()
-    except NinePlanError:
-        log.exception(
-            "a file change after commit failed; reconcile will finish it",
-            extra={"session": session},
-        )
 
 
 @attrs.define
