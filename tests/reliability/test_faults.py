@@ -1,0 +1,265 @@
+"""Fault injection at every file step of every mutating tool, database damage, agent damage.
+
+Faults are injected at the real OS-call boundary of the plan-file directory (`OsCalls`).
+"""
+
+import errno
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from mcp import Client
+
+from nineplan_adapters.clock import FixedClock
+from nineplan_adapters.files import DirectoryPlanFiles, OsCalls
+from nineplan_adapters.mcp import build_server
+from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.ports import PlanFiles
+from tests.fakes import PLAN, make_service
+from tests.unit.test_mcp_server import call, error
+
+ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EIO, errno.EROFS]
+STEPS = ["create", "write", "replace", "unlink", "rename"]
+# Which OS steps each tool takes before its commit; a fault there must roll everything back.
+BEFORE_COMMIT = {
+    "9plan_queue_add": {"create", "write", "replace"},
+    "9plan_queue_pull": set(),  # the plan's file is already there
+    "9plan_plan_defer": {"create", "write", "replace"},
+    "9plan_plan_complete": set(),  # only deletes, after the commit
+    "9plan_plan_discard": set(),
+}
+ARGUMENTS: dict[str, dict[str, Any]] = {
+    "9plan_queue_add": PLAN,
+    "9plan_queue_pull": {},
+    "9plan_plan_defer": {"reason": "blocked"},
+    "9plan_plan_complete": {"outcome": "done"},
+    "9plan_plan_discard": {"reason": "obsolete"},
+}
+
+
+@attrs.define
+class FaultyCalls(OsCalls):
+    """OsCalls that fail the armed step with the armed errno."""
+
+    armed: dict[str, int] = attrs.field(factory=dict)
+    injected: int = 0
+
+    def _check(self, step: str) -> None:
+        if step in self.armed:
+            self.injected += 1
+            raise OSError(self.armed[step], os.strerror(self.armed[step]))
+
+    def create(self, path: Path) -> int:
+        self._check("create")
+        return super().create(path)
+
+    def write(self, fd: int, data: bytes) -> None:
+        if "write" in self.armed:
+            os.close(fd)
+        self._check("write")
+        super().write(fd, data)
+
+    def replace(self, source: Path, target: Path) -> None:
+        self._check("replace")
+        super().replace(source, target)
+
+    def unlink(self, path: Path) -> None:
+        self._check("unlink")
+        super().unlink(path)
+
+    def rename(self, source: Path, target: Path) -> None:
+        self._check("rename")
+        super().rename(source, target)
+
+
+@attrs.define
+class Rig:
+    client: Client
+    calls: FaultyCalls
+    root: Path
+
+
+@pytest.fixture
+async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
+    faulty = FaultyCalls()
+
+    def files(folder: Path, recovered: Path) -> PlanFiles:
+        return DirectoryPlanFiles(folder, recovered, calls=faulty)
+
+    catalog = SqliteSessionCatalog(tmp_path, plan_files=files)
+    try:
+        async with Client(build_server(make_service(catalog, FixedClock()))) as client:
+            yield Rig(client, faulty, tmp_path)
+    finally:
+        await catalog.aclose()
+
+
+async def snapshot(client: Client) -> tuple[Any, ...]:
+    state = await call(client, "9plan_admin_state")
+    return state["queue"], state["active_plan"], state["completed_count"], state["plan_files"]
+
+
+@pytest.mark.parametrize("number", ERRNOS, ids=errno.errorcode.get)
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("tool", list(BEFORE_COMMIT))
+async def test_a_file_fault_rolls_back_or_heals(rig: Rig, tool: str, step: str, number: int):
+    """Before the commit: FILE_SYSTEM_ERROR with a suggestion and nothing changed. After it:
+    the change stands and the cleanup heals on the next write. Either way the next call works."""
+    await call(rig.client, "9plan_session_create")
+    await call(rig.client, "9plan_queue_add", **PLAN)
+    await call(rig.client, "9plan_queue_add", **PLAN)
+    if tool != "9plan_queue_pull":
+        await call(rig.client, "9plan_queue_pull")
+    before = await snapshot(rig.client)
+
+    rig.calls.armed = {step: number}
+    result = await rig.client.call_tool(tool, ARGUMENTS[tool])
+    rig.calls.armed = {}
+
+    if step in BEFORE_COMMIT[tool]:
+        category, body = _parsed(result)
+        assert category == "FILE_SYSTEM_ERROR", body
+        assert "Suggested action: " in body
+        assert await snapshot(rig.client) == before
+        assert (await call(rig.client, "9plan_admin_validate"))["valid"]
+        await call(rig.client, tool, **ARGUMENTS[tool])  # the fault cleared: the same call works
+    else:
+        assert not result.is_error
+    await call(rig.client, "9plan_queue_add", **PLAN)  # a later write also retries any cleanup
+    assert (await call(rig.client, "9plan_admin_validate"))["valid"]
+
+
+def _parsed(result: Any) -> tuple[str, str]:
+    assert result.is_error
+    body = result.content[0].text
+    return body.split("\n")[0].split("Error: ")[1], body
+
+
+async def test_faults_were_really_injected(rig: Rig):
+    """The harness can fail: an armed write does reach the OS-call boundary."""
+    await call(rig.client, "9plan_session_create")
+    rig.calls.armed = {"replace": errno.ENOSPC}
+    await rig.client.call_tool("9plan_queue_add", PLAN)
+    assert rig.calls.injected == 1
+    assert not [p for p in rig.root.rglob("*.tmp")]  # the temporary file was removed
+
+
+async def test_a_stray_file_that_cannot_be_moved_is_retried(tmp_path: Path):
+    """Reconcile on open cannot move a stray file: it is retried on the next write."""
+    catalog = SqliteSessionCatalog(tmp_path)
+    name = (await make_service(catalog, FixedClock()).create_session()).session.name
+    await catalog.aclose()
+    (tmp_path / name / "plans" / "stray.txt").write_text("x")
+    faulty = FaultyCalls(armed={"rename": errno.EACCES})
+    catalog = SqliteSessionCatalog(
+        tmp_path, plan_files=lambda f, r: DirectoryPlanFiles(f, r, calls=faulty)
+    )
+    try:
+        async with Client(build_server(make_service(catalog, FixedClock()))) as client:
+            await call(client, "9plan_session_resume", session_name=name)
+            assert not (await call(client, "9plan_admin_validate"))["invariants"][
+                "no_orphaned_files"
+            ]
+            faulty.armed = {}
+            await call(client, "9plan_queue_add", **PLAN)
+            assert (await call(client, "9plan_admin_validate"))["valid"]
+        assert (tmp_path / name / "recovered" / "stray.txt").read_text() == "x"
+    finally:
+        await catalog.aclose()
+
+
+async def test_a_transaction_that_fails_after_writing_restores_the_file(tmp_path: Path):
+    """If anything fails before the commit, the plan file is put back as it was."""
+    catalog = SqliteSessionCatalog(tmp_path)
+    try:
+        service = make_service(catalog, FixedClock())
+        name = (await service.create_session()).session.name
+        placed = await service.add_plan(name, **PLAN)
+        store = await catalog.open(name)
+        original = Path(placed.path).read_text()
+        with pytest.raises(RuntimeError):
+            async with store.transaction() as tx:
+                await tx.write_file(placed.plan.id, "overwritten")
+                await tx.write_file("zzzzz", "new file")
+                raise RuntimeError("fail before commit")
+        assert Path(placed.path).read_text() == original
+        assert not Path(store.plan_path("zzzzz")).exists()
+    finally:
+        await catalog.aclose()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+async def test_a_damaged_database_fails_only_its_session(tmp_path: Path, damage: str):
+    """DATABASE_ERROR for the damaged session; others and admin_sessions keep working."""
+    catalog = SqliteSessionCatalog(tmp_path)
+    service = make_service(catalog, FixedClock())
+    broken = (await service.create_session("broken")).session.name
+    for _ in range(30):
+        await service.add_plan(broken, **PLAN)
+    healthy = (await service.create_session("healthy")).session.name
+    await catalog.aclose()
+    database = tmp_path / broken / "session.db"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{database}{suffix}").unlink(missing_ok=True)
+    size = database.stat().st_size
+    database.write_bytes(
+        {
+            "truncated": database.read_bytes()[: size // 3],
+            "garbage": os.urandom(size),
+            "empty": b"",
+        }[damage]
+    )
+
+    catalog = SqliteSessionCatalog(tmp_path)
+    try:
+        async with Client(build_server(make_service(catalog, FixedClock()))) as client:
+            category, _ = await error(client, "9plan_session_resume", session_name=broken)
+            assert category == "DATABASE_ERROR"
+            assert (await call(client, "9plan_session_resume", session_name=healthy))[
+                "task_description"
+            ] == "healthy"
+            await call(client, "9plan_queue_add", **PLAN)
+            names = [s["name"] for s in (await call(client, "9plan_admin_sessions"))["sessions"]]
+            assert healthy in names
+    finally:
+        await catalog.aclose()
+
+
+DAMAGE = ["deleted", "emptied", "garbled", "symlinked"]
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+@pytest.mark.parametrize("tool", ["9plan_plan_defer", "9plan_plan_complete", "9plan_plan_discard"])
+async def test_agent_damage_to_the_active_plan_file(rig: Rig, tool: str, damage: str, caplog):
+    """The stored copy serves; a symlink is never followed; a warning is logged."""
+    name = (await call(rig.client, "9plan_session_create"))["session_name"]
+    await call(rig.client, "9plan_queue_add", **PLAN)
+    pulled = await call(rig.client, "9plan_queue_pull")
+    path = Path(pulled["plan_path"])
+    outside = rig.root.parent / f"outside-{rig.root.name}.txt"
+    outside.write_text("not yours")
+    if damage == "deleted":
+        path.unlink()
+    elif damage == "emptied":
+        path.write_text("")
+    elif damage == "garbled":
+        path.write_bytes(os.urandom(300))
+    else:
+        path.unlink()
+        path.symlink_to(outside)
+    with caplog.at_level(logging.WARNING, logger="nineplan.service"):
+        await call(rig.client, tool, **ARGUMENTS[tool])
+    assert "using the stored copy" in caplog.text
+    assert outside.read_text() == "not yours"
+    outside.unlink()
+    if tool == "9plan_plan_complete":
+        assert (await call(rig.client, "9plan_history_get", plan_id=pulled["plan_id"]))[
+            "goal"
+        ] == PLAN["goal"]
+    state = await call(rig.client, "9plan_admin_state")
+    assert state["session_name"] == name
+    assert (await call(rig.client, "9plan_admin_validate"))["valid"]
