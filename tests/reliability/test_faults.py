@@ -145,7 +145,7 @@ async def test_faults_were_really_injected(rig: Rig):
     rig.calls.armed = {"replace": errno.ENOSPC}
     await rig.client.call_tool("9plan_queue_add", PLAN)
     assert rig.calls.injected == 1
-    assert not [p for p in rig.root.rglob("*.tmp")]  # the temporary file was removed
+    assert not list(rig.root.rglob("*.tmp"))  # the temporary file was removed
 
 
 async def test_a_stray_file_that_cannot_be_moved_is_retried(tmp_path: Path):
@@ -181,11 +181,15 @@ async def test_a_transaction_that_fails_after_writing_restores_the_file(tmp_path
         placed = await service.add_plan(name, **PLAN)
         store = await catalog.open(name)
         original = Path(placed.path).read_text()
-        with pytest.raises(RuntimeError):
+
+        async def fail_after_writing() -> None:
             async with store.transaction() as tx:
                 await tx.write_file(placed.plan.id, "overwritten")
                 await tx.write_file("zzzzz", "new file")
                 raise RuntimeError("fail before commit")
+
+        with pytest.raises(RuntimeError):
+            await fail_after_writing()
         assert Path(placed.path).read_text() == original
         assert not Path(store.plan_path("zzzzz")).exists()
     finally:
