@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck soak load clean
+.PHONY: demo test lint typecheck soak load torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -37,6 +37,14 @@ soak: $(STAMP)
 # 8 concurrent clients x 100 add/pull/complete cycles, over HTTP and over stdio.
 load: $(STAMP)
 	$(BIN)/python -m benchmarks.load --clients 8 --cycles 100
+
+# 500 rounds of SIGKILL at random moments; prints a table, exits 1 on any loss.
+torture: $(STAMP)
+	$(BIN)/python -m tests.reliability.torture --rounds 500
+
+# 50,000 hostile MCP calls.
+fuzz: $(STAMP)
+	NINEPLAN_FUZZ_CALLS=50000 $(BIN)/pytest tests/reliability/test_fuzz.py -q
 
 clean:
 	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,13 @@
+"""Crash torture at CI size: 20 SIGKILLs, nothing acknowledged lost."""
+
+from pathlib import Path
+
+from tests.reliability.torture import torture
+
+
+async def test_nothing_acknowledged_is_lost_across_sigkills(tmp_path: Path):
+    report = await torture(20, tmp_path, seed=1)
+    assert report.losses == []
+    assert report.kills >= 20
+    assert report.acknowledged > 20
+    assert report.checks == report.rounds + 1 or report.checks >= 20

@@ -1,0 +1,270 @@
+"""Crash torture: kill `nineplan serve` with SIGKILL at random moments, then prove nothing
+acknowledged was lost.
+
+Each round spawns a server over stdio, resumes the session (which reconciles), retries the
+call that was in flight when the last server died (with its request_id, so it applies at most
+once), checks the whole session against a model of every acknowledged call, then runs a random
+workload until a killer task SIGKILLs the server.
+
+    python -m tests.reliability.torture --rounds 500
+"""
+
+import argparse
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+from mcp import Client, MCPError
+
+from tests.integration.servers import stdio_server
+
+SHIM = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
+
+
+class ServerDied(Exception):
+    """The server stopped answering (it was killed)."""
+
+
+@attrs.define
+class Model:
+    """What the acknowledged calls say the session holds."""
+
+    queue: list[str] = attrs.field(factory=list)
+    active: str | None = None
+    completed: dict[str, str] = attrs.field(factory=dict)
+    discarded: set[str] = attrs.field(factory=set)
+
+
+@attrs.define
+class Report:
+    rounds: int = 0
+    kills: int = 0
+    acknowledged: int = 0
+    retried: int = 0
+    checks: int = 0
+    losses: list[str] = attrs.field(factory=list)
+    seconds: float = 0.0
+
+
+@attrs.define
+class Torture:
+    folder: Path
+    rng: random.Random
+    report: Report = attrs.field(factory=Report)
+    model: Model = attrs.field(factory=Model)
+    session: str | None = None
+    in_flight: tuple[str, dict[str, Any]] | None = None
+    counter: int = 0
+
+    def _params(self) -> Any:
+        params = stdio_server(
+            self.folder / "sessions", NINEPLAN_DURABILITY="full", NINEPLAN_LOG_LEVEL="error"
+        )
+        params.args = ["-c", SHIM, str(self.folder / "server.pid"), *params.args]
+        return params
+
+    async def _call(self, client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+        try:
+            result = await client.call_tool(tool, arguments)
+        except Exception as exc:
+            raise ServerDied from exc
+        return result
+
+    def _apply(self, tool: str, arguments: dict[str, Any], result: Any) -> None:
+        """Update the model with an acknowledged call."""
+        out = result.structured_content or {}
+        model = self.model
+        if result.is_error:
+            return
+        self.report.acknowledged += 1
+        if tool == "9plan_queue_add":
+            if arguments.get("position") == "front":
+                model.queue.insert(0, out["plan_id"])
+            else:
+                model.queue.append(out["plan_id"])
+        elif tool == "9plan_queue_pull":
+            front = model.queue.pop(0)
+            if out["plan_id"] != front:
+                self.report.losses.append(f"pull took {out['plan_id']}, not the front plan {front}")
+            model.active = out["plan_id"]
+        elif tool == "9plan_plan_defer" and model.active is not None:
+            if arguments.get("position") == "front":
+                model.queue.insert(0, model.active)
+            else:
+                model.queue.append(model.active)
+            model.active = None
+        elif tool == "9plan_plan_complete" and model.active is not None:
+            model.completed[model.active] = arguments["outcome"]
+            model.active = None
+        elif tool == "9plan_plan_discard" and model.active is not None:
+            model.discarded.add(model.active)
+            model.active = None
+
+    def _next_call(self) -> tuple[str, dict[str, Any]]:
+        self.counter += 1
+        request = {"request_id": f"r{self.counter}", "session_name": self.session}
+        choices = ["9plan_queue_add"] * 3
+        if self.model.active is None and self.model.queue:
+            choices += ["9plan_queue_pull"] * 3
+        if self.model.active is not None:
+            choices += ["9plan_plan_complete"] * 3 + ["9plan_plan_defer", "9plan_plan_discard"]
+        tool = self.rng.choice(choices)
+        where = self.rng.choice(["front", "back"])
+        arguments: dict[str, Any] = {
+            "9plan_queue_add": {
+                "context": "torture",
+                "goal": f"goal {self.counter}",
+                "approach": "a",
+                "success_criteria": "s",
+                "outputs": f"output{self.counter}",
+                "position": where,
+            },
+            "9plan_queue_pull": {},
+            "9plan_plan_defer": {"reason": f"deferred {self.counter}", "position": where},
+            "9plan_plan_complete": {"outcome": f"outcome{self.counter} done"},
+            "9plan_plan_discard": {"reason": f"discarded {self.counter}"},
+        }[tool]
+        return tool, {**arguments, **request}
+
+    async def _verify(self, client: Client) -> None:
+        """Compare the session with the model: every acknowledged call must be there."""
+        state = (
+            await self._call(client, "9plan_admin_state", {"session_name": self.session})
+        ).structured_content
+        validate = (
+            await self._call(client, "9plan_admin_validate", {"session_name": self.session})
+        ).structured_content
+        self.report.checks += 1
+        queue = [entry["id"] for entry in state["queue"]]
+        active = state["active_plan"]["id"] if state["active_plan"] else None
+        problems = []
+        if not validate["valid"]:
+            problems.append(f"invalid after reconcile: {validate['issues']}")
+        if queue != self.model.queue:
+            extra, missing = (
+                sorted(set(queue) - set(self.model.queue)),
+                sorted(set(self.model.queue) - set(queue)),
+            )
+            problems.append(
+                f"queue differs from the acknowledged one: extra {extra}, missing {missing}"
+            )
+        if active != self.model.active:
+            problems.append(f"active {active} != acknowledged {self.model.active}")
+        if state["completed_count"] != len(self.model.completed):
+            problems.append(
+                f"completed_count {state['completed_count']} != {len(self.model.completed)}"
+            )
+        for plan_id, outcome in list(self.model.completed.items())[-5:]:
+            got = await self._call(
+                client, "9plan_history_get", {"plan_id": plan_id, "session_name": self.session}
+            )
+            if got.is_error or got.structured_content["outcome"] != outcome:
+                problems.append(f"completed plan {plan_id} lost its outcome")
+        self.report.losses += [f"round {self.report.rounds}: {problem}" for problem in problems]
+
+    async def _workload(self, client: Client, pid: int) -> None:
+        async def killer() -> None:
+            await anyio.sleep(self.rng.uniform(0.0, 0.25))
+            os.kill(pid, signal.SIGKILL)
+            self.report.kills += 1
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(killer)
+            try:
+                while True:
+                    self.in_flight = self._next_call()
+                    result = await self._call(client, *self.in_flight)
+                    self._apply(*self.in_flight, result)
+                    self.in_flight = None
+            except ServerDied:
+                pass
+
+    async def round(self) -> None:
+        self.report.rounds += 1
+        try:
+            async with Client(self._params(), mode="legacy", read_timeout_seconds=30) as client:
+                pid = int((self.folder / "server.pid").read_text())
+                if self.session is None:
+                    self.counter += 1
+                    created = await self._call(
+                        client, "9plan_session_create", {"request_id": "create"}
+                    )
+                    self.session = created.structured_content["session_name"]
+                else:
+                    await self._call(client, "9plan_session_resume", {"session_name": self.session})
+                if self.in_flight is not None:
+                    # Retried with its request_id: applied before the kill or now, never twice.
+                    result = await self._call(client, *self.in_flight)
+                    self._apply(*self.in_flight, result)
+                    self.in_flight = None
+                    self.report.retried += 1
+                await self._verify(client)
+                await self._workload(client, pid)
+        except Exception as exc:
+            if not _death(exc):
+                raise  # a real failure of the harness or of nineplan
+
+
+_DEATH = (
+    ServerDied,
+    OSError,
+    RuntimeError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    MCPError,
+)
+
+
+def _death(exc: BaseException) -> bool:
+    """Whether `exc` is only what closing a client of a killed server raises."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_death(inner) for inner in exc.exceptions)
+    return isinstance(exc, _DEATH)
+
+
+async def torture(rounds: int, folder: Path, seed: int = 0) -> Report:
+    harness = Torture(folder, random.Random(seed))
+    started = time.perf_counter()
+    for _ in range(rounds):
+        await harness.round()
+    # A last, clean round checks what the final kill left behind.
+    async with Client(harness._params(), mode="legacy") as client:
+        await harness._call(client, "9plan_session_resume", {"session_name": harness.session})
+        if harness.in_flight is not None:
+            harness._apply(*harness.in_flight, await harness._call(client, *harness.in_flight))
+        await harness._verify(client)
+    harness.report.seconds = time.perf_counter() - started
+    return harness.report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="nineplan-torture-") as folder:
+        report = anyio.run(torture, options.rounds, Path(folder), options.seed)
+    print(
+        "| rounds | SIGKILLs | acknowledged calls | in-flight retries | checks | losses | seconds |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| {report.rounds} | {report.kills} | {report.acknowledged} | {report.retried} | {report.checks} | "
+        f"{len(report.losses)} | {report.seconds:.0f} |"
+    )
+    for loss in report.losses:
+        print(f"LOSS: {loss}")
+    sys.exit(1 if report.losses else 0)
+
+
+if __name__ == "__main__":
+    main()
