@@ -28,7 +28,7 @@ from tests.integration.servers import stdio_server
 SHIM = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
 
 
-class ServerDied(Exception):
+class ServerDiedError(Exception):
     """The server stopped answering (it was killed)."""
 
 
@@ -74,7 +74,7 @@ class Torture:
         try:
             result = await client.call_tool(tool, arguments)
         except Exception as exc:
-            raise ServerDied from exc
+            raise ServerDiedError from exc
         return result
 
     def _apply(self, tool: str, arguments: dict[str, Any], result: Any) -> None:
@@ -183,7 +183,7 @@ class Torture:
                     result = await self._call(client, *self.in_flight)
                     self._apply(*self.in_flight, result)
                     self.in_flight = None
-            except ServerDied:
+            except ServerDiedError:
                 pass
 
     async def round(self) -> None:
@@ -213,7 +213,7 @@ class Torture:
 
 
 _DEATH = (
-    ServerDied,
+    ServerDiedError,
     OSError,
     RuntimeError,
     anyio.BrokenResourceError,
