@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck soak load torture fuzz clean
+.PHONY: demo test lint typecheck docs docs-check soak load torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -29,6 +29,14 @@ test: lint typecheck
 	$(BIN)/coverage run -m pytest
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
+
+# Regenerate the tool reference from the live server.
+docs: $(STAMP)
+	$(BIN)/python -m nineplan_adapters.mcp.reference > docs/tools.md
+
+# Run every command the README and docs show, and check docs/tools.md is current (also in make test).
+docs-check: $(STAMP)
+	$(BIN)/pytest -q tests/integration/test_docs.py tests/integration/test_cli.py -k "documented or docs_show or reference or embedding_doc"
 
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)

@@ -11,7 +11,8 @@ import anyio
 
 from nineplan_adapters.config import ConfigError, Settings
 from nineplan_adapters.logging import configure_logging
-from nineplan_core.errors import NinePlanError
+from nineplan_core.errors import NinePlanError, PlanNotFoundError
+from nineplan_core.model import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
 EXAMPLES = """\
@@ -24,52 +25,62 @@ examples:
   nineplan search brave-quiet-otter auth  search its completed plans
   nineplan validate brave-quiet-otter --repair
 """
-
-
-def _settings_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
-    )
-    parser.add_argument(
-        "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
-    )
-    parser.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
+COMMANDS = [
+    ("serve", "run the MCP server (MCP clients spawn this on stdio)",
+     "nineplan serve\n  nineplan serve --transport http --port 8080"),
+    ("demo", "drive a whole session through a freshly spawned server",
+     "nineplan demo\n  nineplan demo --transport http"),
+    ("sessions", "list every session", "nineplan sessions\n  nineplan sessions --json"),
+    ("state", "show a session's queue, active plan and counts", "nineplan state brave-quiet-otter"),
+    ("show", "show one plan of a session in full", "nineplan show brave-quiet-otter a3x9k"),
+    ("search", "search a session's completed plans, best first",
+     'nineplan search brave-quiet-otter "users table" --limit 5'),
+    ("validate", "check a session's invariants; exit 1 when invalid",
+     "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
+]  # fmt: skip
+SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from nineplan_adapters.mcp.server import package_version  # noqa: PLC0415 - only --version needs it
+
     parser = argparse.ArgumentParser(
         prog="nineplan",
         description="A persistent work queue of self-contained plans for AI agents.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from nineplan_adapters.mcp.server import package_version  # noqa: PLC0415 - mcp is heavy; only serve needs it
-
     parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    serve = commands.add_parser("serve", help="run the MCP server")
-    _settings_flags(serve)
-    serve.add_argument(
-        "--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)"
-    )
-    serve.add_argument("--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)")
-    serve.add_argument("--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)")
-
-    demo = commands.add_parser(
-        "demo", help="drive a whole session through a freshly spawned server"
-    )
-    demo.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-
-    for name, help_text in [
-        ("sessions", "list every session"),
-        ("state", "show a session's queue, active plan and counts"),
-        ("show", "show one plan of a session in full"),
-        ("search", "search a session's completed plans"),
-        ("validate", "check a session's invariants (exit 1 when invalid)"),
-    ]:
-        command = commands.add_parser(name, help=help_text)
-        _settings_flags(command)
+    for name, summary, examples in COMMANDS:
+        command = commands.add_parser(
+            name,
+            help=summary,
+            description=f"{summary[0].upper()}{summary[1:]}.",
+            epilog=f"examples:\n  {examples}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if name == "demo":
+            command.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+            continue
+        command.add_argument(
+            "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+        )
+        command.add_argument(
+            "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+        )
+        command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
+        if name == "serve":
+            command.add_argument(
+                "--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)"
+            )
+            command.add_argument(
+                "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
+            )
+            command.add_argument(
+                "--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)"
+            )
+            continue
         command.add_argument("--json", action="store_true", help="print JSON for scripts")
         if name != "sessions":
             command.add_argument("name", help="session name, e.g. brave-quiet-otter")
@@ -79,40 +90,24 @@ def _parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=10, help="at most this many (1-100)"
     )
     commands.choices["validate"].add_argument(
-        "--repair", action="store_true", help="run reconcile first"
+        "--repair", action="store_true", help="reconcile files first"
     )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    flags = {
-        key: getattr(args, key, None)
-        for key in (
-            "sessions_path",
-            "log_level",
-            "durability",
-            "transport",
-            "http_host",
-            "http_port",
-        )
-    }
-    if args.command == "demo":
-        flags = {}
+    flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
         settings = Settings.load(os.environ, **flags)
+        configure_logging(settings.log_level if args.command == "serve" else "warn")
+        if args.command == "serve":
+            from nineplan_adapters.serve import serve  # noqa: PLC0415 - the other commands do not need mcp
+
+            return int(anyio.run(serve, settings))
     except ConfigError as exc:
         print(f"nineplan: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level if args.command == "serve" else "warn")
-    if args.command == "serve":
-        from nineplan_adapters.serve import serve  # noqa: PLC0415 - the inspection commands do not need mcp
-
-        try:
-            return int(anyio.run(serve, settings))
-        except ConfigError as exc:
-            print(f"nineplan: {exc}", file=sys.stderr)
-            return 2
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
@@ -132,7 +127,7 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2) if args.json else text)
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
 
 
 async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
@@ -140,16 +135,10 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
 
     listing = views.session_list(await service.list_sessions())["sessions"]
     rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
-        [
-            s["name"],
-            s["created"],
-            str(s["queue_length"]),
-            str(s["completed_count"]),
-            "yes" if s["has_active_plan"] else "-",
-            (s["task_description"] or "")[:50],
-        ]
+        [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
+         "yes" if s["has_active_plan"] else "-", (s["task_description"] or "")[:50]]
         for s in listing
-    ]
+    ]  # fmt: skip
     _emit(args, listing, _table(rows) if listing else "No sessions yet.")
     return 0
 
@@ -159,16 +148,16 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
 
     state = views.admin_state(await service.session_state(args.name))
     active = state["active_plan"]
+    queue = [["RANK", "ID", "GOAL"]] + [
+        [str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]
+    ]
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
         f"Task: {state['task_description'] or '-'}",
         f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
-        _table(
-            [["RANK", "ID", "GOAL"]]
-            + [[str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]]
-        ),
+        _table(queue) if state["queue"] else "The queue is empty.",
     ]
     _emit(args, state, "\n".join(lines))
     return 0
@@ -176,7 +165,6 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
-    from nineplan_core.errors import PlanNotFoundError  # noqa: PLC0415
 
     try:
         view: dict[str, Any] = dict(
@@ -193,13 +181,16 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
 async def _search(service: NinePlan, args: argparse.Namespace) -> int:
     matches = await service.search_history(args.name, args.query, args.limit)
     data = [
-        {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
+        {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank,
+         "snippet": _highlight(m.snippet, colour=False)}
         for m in matches
-    ]
-    text = (
-        "\n".join(f"{m.rank}. {m.id}  {m.goal}\n   {m.outcome}" for m in matches) or "No matches."
+    ]  # fmt: skip
+    colour = _colour()
+    text = "\n".join(
+        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {m.goal}\n   {_highlight(m.snippet, colour=colour)}"
+        for m in matches
     )
-    _emit(args, data, text)
+    _emit(args, data, text or "No matches.")
     return 0
 
 
@@ -225,9 +216,27 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
 }
 
 
+def _colour() -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _bold(text: str, *, colour: bool) -> str:
+    return f"\x1b[1m{text}\x1b[0m" if colour else text
+
+
+def _highlight(snippet: str, *, colour: bool) -> str:
+    """Matched words bold yellow on a terminal, [bracketed] elsewhere."""
+    on, off = ("\x1b[1;33m", "\x1b[0m") if colour else ("[", "]")
+    return snippet.replace(SNIPPET_MARKS[0], on).replace(SNIPPET_MARKS[1], off).replace("\n", " ")
+
+
 def _table(rows: list[list[str]]) -> str:
+    """Aligned columns; the header row bold on a colour terminal."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join(
+    lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
-    )
+    ]
+    lines[0] = _bold(lines[0], colour=_colour())
+    return "\n".join(lines)

@@ -18,6 +18,7 @@ from nineplan_core.errors import SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
+    SNIPPET_MARKS,
     HistoryMatch,
     Plan,
     QueueEntry,
@@ -165,7 +166,7 @@ class MemorySessionTx:
                 scored.append((-score, order, plan))
         scored.sort(key=lambda item: item[:2])
         return [
-            HistoryMatch(plan.id, plan.goal, plan.outcome, rank)
+            HistoryMatch(plan.id, plan.goal, plan.outcome, rank, _snippet(plan, set(terms)))
             for rank, (_, _, plan) in enumerate(scored[:limit], start=1)
         ]
 
@@ -204,6 +205,26 @@ class MemorySessionTx:
         self.requests[request_id] = (fingerprint, result)
         while len(self.requests) > REMEMBERED:
             self.requests.popitem(last=False)
+
+
+def _snippet(plan: Plan, wanted: set[str]) -> str:
+    """The first field with a match, matched words marked, trimmed around the first one."""
+    fields = [*attrs.asdict(plan.content).values(), plan.outcome or ""]
+    for text in fields:
+        words = text.split()
+        hits = [
+            i
+            for i, word in enumerate(words)
+            if any(w.lower() in wanted for w in _WORD.findall(word))
+        ]
+        if hits:
+            start = max(0, hits[0] - 6)
+            shown = [
+                f"{SNIPPET_MARKS[0]}{w}{SNIPPET_MARKS[1]}" if i in hits else w
+                for i, w in enumerate(words)
+            ]
+            return ("…" if start else "") + " ".join(shown[start : start + 16])
+    return ""
 
 
 def _score(plan: Plan, terms: list[str]) -> float:

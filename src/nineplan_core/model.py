@@ -254,6 +254,12 @@ class HistoryMatch:
     goal: str
     outcome: str | None
     rank: int
+    #: Where the words matched, each match wrapped in SNIPPET_MARKS.
+    snippet: str = ""
+
+
+#: The marks around a matched word in a snippet; a terminal can render them as it likes.
+SNIPPET_MARKS = ("\x02", "\x03")
 
 
 @attrs.frozen(kw_only=True)

@@ -1,6 +1,7 @@
 """The `nineplan` command: inspection commands, the demo, the embedding example, bad input."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -173,3 +174,60 @@ def test_the_demo_runs_over_http(tmp_path: Path):
     )
     assert "over http" in completed.stdout
     assert "Session is valid." in completed.stdout
+
+
+def test_search_highlights_the_matched_words(capsys, tmp_path: Path, session: str):
+    code, out, _ = run(capsys, "search", session, "penguin", "--sessions-path", str(tmp_path))
+    assert code == 0
+    assert "built the [penguin] importer" in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+    _, out, _ = run(
+        capsys, "search", session, "penguin", "--sessions-path", str(tmp_path), "--json"
+    )
+    assert json.loads(out)[0]["snippet"] == "built the [penguin] importer"
+
+
+@pytest.mark.parametrize(("no_color", "coloured"), [("", True), ("1", False)])
+def test_colour_on_a_terminal_unless_no_color(
+    tmp_path: Path, session: str, no_color: str, coloured: bool
+):
+    """A terminal gets colour; NO_COLOR turns it off."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = child_env(tmp_path, NO_COLOR=no_color) if no_color else child_env(tmp_path)
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "search", session, "penguin"],
+        env=env,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=True,
+        cwd=PROJECT,
+    )
+    os.close(follower)
+    out = os.read(leader, 65536).decode()
+    os.close(leader)
+    assert completed.returncode == 0
+    assert ("\x1b[1;33mpenguin\x1b[0m" in out) is coloured
+    assert ("[penguin]" in out) is not coloured
+
+
+@pytest.mark.parametrize(
+    "command", ["serve", "demo", "sessions", "state", "show", "search", "validate"]
+)
+def test_every_command_has_help_with_examples(capsys, command: str):
+    with pytest.raises(SystemExit) as caught:
+        main([command, "--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out
+    assert f"nineplan {command}" in out
+
+
+async def test_the_tool_reference_is_current():
+    """docs/tools.md is what the live server says; regenerate it when this fails:
+    python -m nineplan_adapters.mcp.reference > docs/tools.md"""
+    from nineplan_adapters.mcp.reference import render
+
+    assert (PROJECT / "docs" / "tools.md").read_text() == await render()

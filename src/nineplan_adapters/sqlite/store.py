@@ -23,7 +23,7 @@ from nineplan_adapters.file_journal import Action, FileJournal, run_actions
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session
+from nineplan_core.model import SNIPPET_MARKS, HistoryMatch, Plan, QueueEntry, Session
 from nineplan_core.ports import PlanFiles
 from nineplan_core.requests import REMEMBERED
 
@@ -40,7 +40,9 @@ MIGRATIONS = tuple(
 # what later plans search for, so outputs and outcome weigh most.
 _BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
 _SEARCH = (
-    "SELECT plans.id, plans.goal, plans.outcome FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "  # noqa: S608 - a constant
+    "SELECT plans.id, plans.goal, plans.outcome, "  # noqa: S608 - constants only
+    f"snippet(history_fts, -1, '{SNIPPET_MARKS[0]}', '{SNIPPET_MARKS[1]}', '…', 16) "
+    "FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "
     f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
 )
 _PLAN_COLUMNS = (
@@ -267,7 +269,8 @@ class SqliteSessionTx:
         query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         rows = await self._rows(_SEARCH, (query, limit))
         return [
-            HistoryMatch(row[0], row[1], row[2], rank) for rank, row in enumerate(rows, start=1)
+            HistoryMatch(row[0], row[1], row[2], rank, row[3])
+            for rank, row in enumerate(rows, start=1)
         ]
 
     async def plan_rows(self) -> list[PlanRow]:

@@ -1,0 +1,136 @@
+"""Every shell command shown in the README and docs/ is run here (or named as covered elsewhere)."""
+
+import re
+import shlex
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from nineplan_adapters.clock import FixedClock
+from nineplan_adapters.demo import free_port
+from nineplan_adapters.ids import ThreeWordNames
+from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.model import Session
+from nineplan_core.service import NinePlan
+from tests.fakes import PLAN
+from tests.integration.servers import PROJECT, PYTHON, child_env
+
+DOCUMENTS = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
+# Commands that are not nineplan's to run here, and where they are covered instead.
+ELSEWHERE = {
+    "make demo": "test_cli.py::test_the_demo_shows_a_whole_session runs the same demo",
+    "make test": "CI runs it (.ci/run)",
+    "claude mcp add 9plan -- nineplan serve": "a client's own command; it spawns `nineplan serve`",
+    "python3 -m pip install .": "the Makefile installs the same way (pip install -e)",
+    "pipx install .": "the same package install as above",
+}
+
+
+def shell_commands() -> list[tuple[str, str]]:
+    found = []
+    for document in DOCUMENTS:
+        for block in re.findall(r"```sh\n(.*?)```", document.read_text(), flags=re.DOTALL):
+            for line in block.splitlines():
+                command = line.split("  #")[0].strip()
+                if command:
+                    found.append((document.name, command))
+    return found
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sessions folder holding brave-quiet-otter, whose plan a3x9k is completed."""
+    root = tmp_path_factory.mktemp("docs") / "sessions"
+
+    async def build() -> None:
+        ids = iter(["a3x9k", "b4y0l", "c5z1m"])
+        catalog = SqliteSessionCatalog(root)
+        service = NinePlan(catalog=catalog, clock=FixedClock(), plan_ids=lambda: next(ids),
+                           session_names=ThreeWordNames(seed=3))  # fmt: skip
+        await catalog.create(
+            Session(name="brave-quiet-otter", task_description="docs", created_at=FixedClock()())
+        )
+        await service.add_plan(
+            "brave-quiet-otter", **{**PLAN, "goal": "Build the users table and auth"}
+        )
+        await service.add_plan("brave-quiet-otter", **{**PLAN, "goal": "Build the login form"})
+        await service.pull_plan("brave-quiet-otter")
+        await service.complete_plan("brave-quiet-otter", "users table and login form; auth works")
+        await catalog.aclose()
+
+    anyio.run(build)
+    return root
+
+
+def test_the_docs_show_commands():
+    assert len(shell_commands()) >= 8
+
+
+@pytest.mark.parametrize(("document", "command"), shell_commands())
+def test_each_documented_command_runs(sessions: Path, document: str, command: str):
+    if command in ELSEWHERE:
+        return
+    words = shlex.split(command)
+    env = child_env(sessions)
+    while "=" in words[0]:
+        key, value = words.pop(0).split("=", 1)
+        env[key] = value
+    assert words[0] == "nineplan", f"{document}: no rule to run {command!r}"
+    argv = [PYTHON, "-m", "nineplan_adapters", *words[1:]]
+    if words[1] == "serve":
+        run_server(argv, env)
+        return
+    completed = subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=120, cwd=PROJECT, check=False
+    )
+    assert completed.returncode == 0, f"{document}: {command}\n{completed.stderr}"
+
+
+def run_server(argv: list[str], env: dict[str, str]) -> None:
+    """Start a documented `nineplan serve`; it must come up and stop cleanly."""
+    if "--transport" not in argv:  # stdio: a closed stdin ends it at once
+        completed = subprocess.run(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            cwd=PROJECT,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        return
+    port = free_port()
+    argv = (
+        [*argv[: argv.index("--port")], "--port", str(port)]
+        if "--port" in argv
+        else [*argv, "--port", str(port)]
+    )
+    process = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=PROJECT
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not _listening(port):
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        process.terminate()
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert out == b""
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
