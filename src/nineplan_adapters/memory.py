@@ -21,7 +21,9 @@ from nineplan_core.model import (
     SNIPPET_MARKS,
     HistoryMatch,
     Plan,
+    Progress,
     QueueEntry,
+    QueueShape,
     Session,
     SessionSummary,
     check_plan_id,
@@ -143,15 +145,20 @@ class MemorySessionTx:
             for rank, plan in enumerate(self._queued(), start=1)
         ]
 
-    async def queue_bounds(self) -> tuple[int, int] | None:
+    async def queue_shape(self) -> QueueShape:
         positions = [plan.position or 0 for plan in self._queued()]
-        return (min(positions), max(positions)) if positions else None
+        return QueueShape(
+            len(positions), min(positions, default=None), max(positions, default=None)
+        )
+
+    async def progress(self) -> Progress:
+        front = await self.front_of_queue()
+        return Progress(
+            await self.completed_count(), await self.queue_length(), front.goal if front else None
+        )
 
     async def queue_length(self) -> int:
         return len(self._queued())
-
-    async def rank_of(self, position: int) -> int:
-        return sum(1 for plan in self._queued() if (plan.position or 0) <= position)
 
     async def completed_count(self) -> int:
         return sum(1 for plan in self.plans.values() if plan.status is PlanStatus.COMPLETED)
@@ -182,6 +189,12 @@ class MemorySessionTx:
 
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()
+
+    async def add(self, plan: Plan) -> bool:
+        if plan.id in self.plans:
+            return False
+        self.plans[plan.id] = plan
+        return True
 
     async def save(self, plan: Plan) -> None:
         self.plans[plan.id] = plan

@@ -198,6 +198,24 @@ class Session:
 
 
 @attrs.frozen
+class QueueShape:
+    """How many plans are queued and the lowest and highest stored positions."""
+
+    length: int
+    low: int | None = None
+    high: int | None = None
+
+
+@attrs.frozen
+class Progress:
+    """What is left after a plan is finished."""
+
+    completed_count: int
+    queue_length: int
+    next_goal: str | None
+
+
+@attrs.frozen
 class QueueEntry:
     """A queued plan as callers see it: `rank` 1 is pulled next."""
 

@@ -8,7 +8,15 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
 from nineplan_core.invariants import PlanRow
-from nineplan_core.model import HistoryMatch, Plan, QueueEntry, Session, SessionSummary
+from nineplan_core.model import (
+    HistoryMatch,
+    Plan,
+    Progress,
+    QueueEntry,
+    QueueShape,
+    Session,
+    SessionSummary,
+)
 
 T = TypeVar("T")
 
@@ -26,16 +34,16 @@ class SessionReader(Protocol):
         """Every queued plan, rank 1 first."""
         ...
 
-    async def queue_bounds(self) -> tuple[int, int] | None:
-        """The lowest and highest stored position, or None when nothing is queued."""
+    async def queue_shape(self) -> QueueShape:
+        """How many plans are queued, and the lowest and highest stored positions."""
         ...
 
     async def queue_length(self) -> int: ...
-    async def rank_of(self, position: int) -> int:
-        """The 1-based rank of the queued plan stored at `position`."""
+    async def completed_count(self) -> int: ...
+    async def progress(self) -> Progress:
+        """Completed count, queue length and the next goal, in one read."""
         ...
 
-    async def completed_count(self) -> int: ...
     async def plan(self, plan_id: str) -> Plan | None:
         """Any plan of this session by id, whatever its status."""
         ...
@@ -68,8 +76,12 @@ class SessionTx(SessionReader, Protocol):
     leaving it normally commits, then removes or recovers the files named for that.
     """
 
+    async def add(self, plan: Plan) -> bool:
+        """Insert a new plan; False (and nothing stored) when its id is taken. Raises StorageError."""
+        ...
+
     async def save(self, plan: Plan) -> None:
-        """Insert or replace a plan. Raises StorageError."""
+        """Replace a stored plan (or insert it). Raises StorageError."""
         ...
 
     async def write_file(self, plan_id: str, text: str) -> None:

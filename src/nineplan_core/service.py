@@ -47,7 +47,7 @@ from nineplan_core.ports import (
     SessionStore,
     SessionTx,
 )
-from nineplan_core.queue import insert_position
+from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.requests import check_replay, check_request_id, fingerprint
 
 log = logging.getLogger("nineplan.service")
@@ -194,22 +194,17 @@ class NinePlan:
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
-            if await tx.queue_length() >= self.limits.max_queue:
+            shape = await tx.queue_shape()
+            if shape.length >= self.limits.max_queue:
                 raise InvalidInputError(
                     "queue",
                     f"is full: {self.limits.max_queue} plans are queued, the limit; "
                     "complete or discard plans before adding more",
                 )
-            plan = Plan(
-                id=await self._new_plan_id(tx),
-                content=content,
-                position=insert_position(await tx.queue_bounds(), where),
-                created_at=self.clock(),
-            )
-            await tx.save(plan)
+            plan = await self._insert(tx, content, insert_position(shape, where))
             await tx.write_file(plan.id, render(content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=await tx.rank_of(_position(plan))
+                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
             )
             await _remember(tx, request, placed)
         log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
@@ -262,15 +257,14 @@ class NinePlan:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
             active = await self._active_with_edits(tx, name)
+            shape = await tx.queue_shape()
             plan = active.defer(
-                reason=reason.strip(),
-                position=insert_position(await tx.queue_bounds(), where),
-                at=self.clock(),
+                reason=reason.strip(), position=insert_position(shape, where), at=self.clock()
             )
             await tx.save(plan)
             await tx.write_file(plan.id, render(plan.content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=await tx.rank_of(_position(plan))
+                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
             )
             await _remember(tx, request, placed)
         log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
@@ -295,12 +289,12 @@ class NinePlan:
             )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
-            next_plan = await tx.front_of_queue()
+            progress = await tx.progress()
             completion = Completion(
                 plan=plan,
-                completed_count=await tx.completed_count(),
-                queue_length=await tx.queue_length(),
-                next_goal=next_plan.goal if next_plan else None,
+                completed_count=progress.completed_count,
+                queue_length=progress.queue_length,
+                next_goal=progress.next_goal,
             )
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
@@ -447,12 +441,18 @@ class NinePlan:
                 plan_files=sorted(await reader.file_sizes()),
             )
 
-    async def _new_plan_id(self, tx: SessionTx) -> str:
+    async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
+        """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
         for _ in range(_ATTEMPTS):
-            plan_id = check_plan_id(self.plan_ids())
-            if await tx.plan(plan_id) is None:
-                return plan_id
-            log.warning("plan id collision, drawing another", extra={"plan_id": plan_id})
+            plan = Plan(
+                id=check_plan_id(self.plan_ids()),
+                content=content,
+                position=position,
+                created_at=self.clock(),
+            )
+            if await tx.add(plan):
+                return plan
+            log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
         raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
 
     async def _active_with_edits(self, tx: SessionTx, name: str) -> Plan:
@@ -507,12 +507,6 @@ async def _remember(tx: SessionTx, request: _Request | None, result: object) -> 
 def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
     for field, value in [*attrs.asdict(content).items(), ("notes", notes)]:
         check_text(field, value, max_chars=limits.max_text_chars, required=False)
-
-
-def _position(plan: Plan) -> int:
-    if plan.position is None:  # pragma: no cover - queued plans always hold a position
-        raise DatabaseError(f"Queued plan {plan.id} has no position.")
-    return plan.position
 
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair | None:

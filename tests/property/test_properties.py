@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nineplan_core.history import search_terms
-from nineplan_core.model import PlanContent, Position
+from nineplan_core.model import PlanContent, Position, QueueShape
 from nineplan_core.plan_file import parse, render
-from nineplan_core.queue import insert_position, ranks
+from nineplan_core.queue import insert_position, insert_rank, ranks
 from nineplan_core.testing import free_text, plan_contents
 
 
@@ -40,7 +40,11 @@ def test_positions_stay_distinct_and_ranks_contiguous(moves: list[Position]):
     positions: list[int] = []
     order: list[int] = []
     for index, where in enumerate(moves):
-        position = insert_position((min(positions), max(positions)) if positions else None, where)
+        shape = QueueShape(
+            len(positions), min(positions, default=None), max(positions, default=None)
+        )
+        position = insert_position(shape, where)
+        assert ranks([*positions, position])[position] == insert_rank(shape, where)
         positions.append(position)
         order.insert(0 if where is Position.FRONT else len(order), index)
     assert len(set(positions)) == len(positions)

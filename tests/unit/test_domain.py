@@ -13,6 +13,7 @@ from nineplan_core.model import (
     PlanContent,
     Position,
     QueueEntry,
+    QueueShape,
     Session,
     SessionState,
     check_plan_id,
@@ -21,7 +22,7 @@ from nineplan_core.model import (
     check_text,
     format_timestamp,
 )
-from nineplan_core.queue import insert_position, ranks
+from nineplan_core.queue import insert_position, insert_rank, ranks
 
 AT = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
 CONTENT = PlanContent(context="c", goal="g", approach="a", success_criteria="s")
@@ -33,10 +34,15 @@ def make_plan(status=PlanStatus.QUEUED, position: int | None = 1) -> Plan:
 
 def test_front_inserts_before_the_minimum_and_back_after_the_maximum():
     """Positions are O(1): min - 1 for front, max + 1 for back, 1 when empty."""
-    assert insert_position(None, Position.FRONT) == 1
-    assert insert_position(None, Position.BACK) == 1
-    assert insert_position((-3, 7), Position.FRONT) == -4
-    assert insert_position((-3, 7), Position.BACK) == 8
+    assert insert_position(QueueShape(0), Position.FRONT) == 1
+    assert insert_position(QueueShape(0), Position.BACK) == 1
+    assert insert_position(QueueShape(4, -3, 7), Position.FRONT) == -4
+    assert insert_position(QueueShape(4, -3, 7), Position.BACK) == 8
+
+
+def test_an_inserted_plan_is_first_at_the_front_and_last_at_the_back():
+    assert insert_rank(QueueShape(4, -3, 7), Position.FRONT) == 1
+    assert insert_rank(QueueShape(4, -3, 7), Position.BACK) == 5
 
 
 def test_ranks_are_one_based_in_position_order():

@@ -23,7 +23,15 @@ from nineplan_adapters.file_journal import Action, FileJournal, run_actions
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import SNIPPET_MARKS, HistoryMatch, Plan, QueueEntry, Session
+from nineplan_core.model import (
+    SNIPPET_MARKS,
+    HistoryMatch,
+    Plan,
+    Progress,
+    QueueEntry,
+    QueueShape,
+    Session,
+)
 from nineplan_core.ports import PlanFiles
 from nineplan_core.requests import REMEMBERED
 
@@ -48,6 +56,11 @@ _SEARCH = (
 _PLAN_COLUMNS = (
     "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
     "notes, outcome, created_at, completed_at"
+)
+_INSERT = (
+    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES"  # noqa: S608 - column names are constants
+    " (:id, :status, :queue_position, :goal, :context, :inputs, :outputs, :approach, :success_criteria,"
+    " :notes, :outcome, :created_at, :completed_at)"
 )
 _SAVE = (
     f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES"  # noqa: S608 - column names are constants
@@ -246,17 +259,22 @@ class SqliteSessionTx:
         )
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
 
-    async def queue_bounds(self) -> tuple[int, int] | None:
+    async def queue_shape(self) -> QueueShape:
         row = await self._one(
-            "SELECT min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'"
+            "SELECT count(*), min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'"
         )
-        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+        return QueueShape(0) if row is None else QueueShape(int(row[0]), row[1], row[2])
+
+    async def progress(self) -> Progress:
+        row = await self._one(
+            "SELECT (SELECT count(*) FROM plans WHERE status = 'completed'), "
+            "(SELECT count(*) FROM plans WHERE status = 'queued'), "
+            "(SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
+        )
+        return Progress(0, 0, None) if row is None else Progress(int(row[0]), int(row[1]), row[2])
 
     async def queue_length(self) -> int:
         return await self._count("status = 'queued'")
-
-    async def rank_of(self, position: int) -> int:
-        return await self._count("status = 'queued' AND queue_position <= ?", (position,))
 
     async def completed_count(self) -> int:
         return await self._count("status = 'completed'")
@@ -285,6 +303,15 @@ class SqliteSessionTx:
 
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()
+
+    async def add(self, plan: Plan) -> bool:
+        try:
+            await self.db.execute(_INSERT, plan_to_row(plan))
+        except sqlite3.IntegrityError as exc:
+            if "plans.id" in str(exc):
+                return False
+            raise
+        return True
 
     async def save(self, plan: Plan) -> None:
         await self.db.execute(_SAVE, plan_to_row(plan))

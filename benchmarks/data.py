@@ -1,0 +1,162 @@
+"""Seeded data sets for the benchmarks: sessions with many queued and completed plans."""
+
+import random
+import sqlite3
+from pathlib import Path
+
+from nineplan_adapters.clock import utc_now
+from nineplan_adapters.ids import PLAN_ID_ALPHABET
+from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.model import PlanContent, Session
+from nineplan_core.plan_file import render
+
+WORDS = [
+    "auth",
+    "login",
+    "token",
+    "session",
+    "user",
+    "account",
+    "password",
+    "hash",
+    "schema",
+    "table",
+    "index",
+    "migration",
+    "query",
+    "cache",
+    "api",
+    "endpoint",
+    "route",
+    "handler",
+    "request",
+    "response",
+    "json",
+    "parse",
+    "render",
+    "template",
+    "page",
+    "form",
+    "button",
+    "style",
+    "test",
+    "fixture",
+    "mock",
+    "benchmark",
+    "profile",
+    "latency",
+    "throughput",
+    "memory",
+    "disk",
+    "file",
+    "folder",
+    "path",
+    "config",
+    "deploy",
+    "build",
+    "release",
+    "docker",
+    "image",
+    "container",
+    "server",
+    "client",
+    "socket",
+    "stream",
+    "queue",
+    "worker",
+    "job",
+    "retry",
+    "timeout",
+    "error",
+    "log",
+    "metric",
+    "trace",
+    "alert",
+    "report",
+    "export",
+    "import",
+    "csv",
+    "pdf",
+    "chart",
+    "graph",
+    "search",
+    "rank",
+    "filter",
+    "sort",
+    "page",
+    "limit",
+    "offset",
+    "cursor",
+    "batch",
+    "bulk",
+    "sync",
+    "async",
+    "lock",
+    "mutex",
+    "thread",
+    "process",
+]
+
+
+def sentence(rng: random.Random, length: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(length)).capitalize() + "."
+
+
+def plan_id(rng: random.Random, taken: set[str]) -> str:
+    while True:
+        candidate = "".join(rng.choice(PLAN_ID_ALPHABET) for _ in range(5))
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+
+
+async def create_session(root: Path, name: str) -> None:
+    catalog = SqliteSessionCatalog(root, durability="normal")
+    try:
+        await catalog.create(Session(name=name, task_description="benchmark", created_at=utc_now()))
+    finally:
+        await catalog.aclose()
+
+
+async def seed_session(
+    root: Path, name: str, *, completed: int, queued: int, seed: int = 7
+) -> list[str]:
+    """A session with `completed` plans in history and `queued` in the queue (with files).
+
+    Rows go in with one bulk transaction, so the FTS triggers index the history as they
+    would have one plan at a time. Returns the queued ids in order.
+    """
+    await create_session(root, name)
+    rng = random.Random(seed)
+    taken: set[str] = set()
+    now = utc_now().isoformat(timespec="milliseconds")
+    rows = []
+    queued_ids = []
+    for index in range(completed + queued):
+        content = PlanContent(
+            context=sentence(rng, 20), goal=sentence(rng, 8), approach=sentence(rng, 25),
+            success_criteria=sentence(rng, 10), inputs=sentence(rng, 6), outputs=sentence(rng, 8),
+        )  # fmt: skip
+        done = index < completed
+        pid = plan_id(rng, taken)
+        rows.append((
+            pid, "completed" if done else "queued", None if done else index, content.goal, content.context,
+            content.inputs, content.outputs, content.approach, content.success_criteria, "",
+            sentence(rng, 15) if done else None, now, now if done else None,
+        ))  # fmt: skip
+        if not done:
+            queued_ids.append(pid)
+            (root / name / "plans" / f"{pid}.txt").write_text(render(content, ""))
+    with sqlite3.connect(root / name / "session.db") as db:
+        db.executemany(
+            "INSERT INTO plans (id, status, queue_position, goal, context, inputs, outputs, approach, "
+            "success_criteria, notes, outcome, created_at, completed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+    return queued_ids
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    """Realistic history searches: three or four words each."""
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(WORDS, rng.choice([3, 4]))) for _ in range(count)]

@@ -1,0 +1,358 @@
+"""nineplan against its physical floors, each ratio taken in one run.
+
+    python -m benchmarks.run [--size tiny|full]
+
+Writes benchmarks/results/latest.md and latest.json and prints the table. Timings never fail
+anything: the table says whether each target is met.
+"""
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+from mcp import Client, StdioServerParameters
+
+from benchmarks.data import queries, seed_session
+from nineplan_adapters import open_nineplan
+from nineplan_adapters.demo import server_command
+
+RESULTS = Path(__file__).parent / "results"
+MINIMAL_SERVER = """\
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("minimal")
+
+@server.tool()
+async def noop() -> str:
+    return "ok"
+
+server.run()
+"""
+SIZES = {
+    "tiny": {"repeat": 15, "completed": 2_000, "queued": 200, "sessions": 20, "spawns": 3},
+    "full": {
+        "repeat": 200,
+        "completed": 100_000,
+        "queued": 10_000,
+        "sessions": 1_000,
+        "spawns": 15,
+    },
+}
+PLAN = {
+    "context": "bench",
+    "goal": "a unit of work",
+    "approach": "steps",
+    "success_criteria": "done",
+}
+INITIALIZE = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+})  # fmt: skip
+
+
+@attrs.define
+class Row:
+    number: int
+    measure: str
+    value: list[float]  # seconds (or bytes for memory)
+    floor: list[float] | None
+    target: str
+    unit: str = "ms"
+    limit_ratio: float | None = None
+    limit_absolute: float | None = None  # in the unit shown
+
+    def _shown(self, samples: list[float]) -> str:
+        scale = 1000 if self.unit == "ms" else 1 / 2**20
+        return f"{statistics.median(samples) * scale:.2f} ({min(samples) * scale:.2f}-{max(samples) * scale:.2f})"
+
+    @property
+    def ratio(self) -> float | None:
+        return statistics.median(self.value) / statistics.median(self.floor) if self.floor else None
+
+    @property
+    def met(self) -> bool:
+        scale = 1000 if self.unit == "ms" else 1 / 2**20
+        ok = True
+        if self.limit_ratio is not None and self.ratio is not None:
+            ok = ok and self.ratio <= self.limit_ratio
+        if self.limit_absolute is not None:
+            ok = ok and statistics.median(self.value) * scale < self.limit_absolute
+        return ok
+
+    def markdown(self) -> str:
+        floor = self._shown(self.floor) if self.floor else "—"
+        ratio = f"{self.ratio:.2f}" if self.ratio is not None else "—"
+        return (
+            f"| {self.number} | {self.measure} | {self._shown(self.value)} {self.unit} | {floor} | {ratio} | "
+            f"{self.target} | {'yes' if self.met else 'NO'} |"
+        )
+
+
+async def timed(action: Callable[[], Awaitable[Any]]) -> float:
+    start = time.perf_counter()
+    await action()
+    return time.perf_counter() - start
+
+
+# -- row 1: one add -> pull -> complete cycle over stdio ------------------------------------
+
+
+def raw_durable_work(folder: Path, repeat: int) -> list[float]:
+    """3 SQLite commits at synchronous=FULL, 2 atomic file writes and 1 unlink, done directly."""
+    db = sqlite3.connect(folder / "floor.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, status TEXT, body TEXT)")
+    samples = []
+    for index in range(repeat):
+        start = time.perf_counter()
+        for statement in ("INSERT INTO t VALUES (?, 'queued', 'x')", "UPDATE t SET status = 'active' WHERE id = ?",
+                          "UPDATE t SET status = 'completed' WHERE id = ?"):  # fmt: skip
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(statement, (index,))
+            db.execute("COMMIT")
+            if statement.startswith("INSERT") or statement.startswith(
+                "UPDATE t SET status = 'active'"
+            ):
+                temp = folder / f".plan{index}.tmp"
+                temp.write_text("plan text " * 50)
+                temp.replace(folder / f"plan{index}.txt")
+        (folder / f"plan{index}.txt").unlink()
+        samples.append(time.perf_counter() - start)
+    db.close()
+    return samples
+
+
+async def row_cycle(folder: Path, repeat: int) -> Row:
+    minimal = folder / "minimal_server.py"
+    minimal.write_text(MINIMAL_SERVER)
+    noop_samples: list[float] = []
+    async with Client(
+        StdioServerParameters(command=sys.executable, args=[str(minimal)]), mode="legacy"
+    ) as client:
+        for _ in range(5):
+            await client.call_tool("noop", {})
+        for _ in range(repeat):
+            noop_samples.append(await timed(lambda: _noops(client)))
+    cycle_samples: list[float] = []
+    async with Client(server_command(folder / "sessions"), mode="legacy") as client:
+        name = (await client.call_tool("9plan_session_create", {})).structured_content[
+            "session_name"
+        ]
+        for index in range(repeat + 5):
+            sample = await timed(lambda: _cycle(client, name))
+            if index >= 5:
+                cycle_samples.append(sample)
+    raw = raw_durable_work(folder, repeat)
+    floor = [statistics.median(noop_samples) + statistics.median(raw)]
+    return Row(1, "add → pull → complete over stdio", cycle_samples, floor,
+               "≤ 1.25 × (3 no-op calls + raw durable work)", limit_ratio=1.25)  # fmt: skip
+
+
+async def _noops(client: Client) -> None:
+    for _ in range(3):
+        await client.call_tool("noop", {})
+
+
+async def _cycle(client: Client, name: str) -> None:
+    await client.call_tool("9plan_queue_add", {**PLAN, "session_name": name})
+    await client.call_tool("9plan_queue_pull", {"session_name": name})
+    await client.call_tool("9plan_plan_complete", {"outcome": "done", "session_name": name})
+
+
+# -- row 2: history search at many completed plans ------------------------------------------
+
+
+async def row_search(folder: Path, size: dict[str, int]) -> tuple[Row, Path, str]:
+    root = folder / "search"
+    name = "search-bench-session"
+    await seed_session(root, name, completed=size["completed"], queued=0)
+    asked = queries(size["repeat"])
+    ours: list[float] = []
+    async with open_nineplan(root, durability="normal") as nineplan:
+        await nineplan.search_history(name, "warm up the cache")
+        for query in asked:
+            ours.append(await timed(lambda q=query: nineplan.search_history(name, q, 10)))  # type: ignore[misc]
+    raw: list[float] = []
+    with sqlite3.connect(root / name / "session.db") as db:
+        for query in asked:
+            match = " OR ".join(f'"{word}"' for word in query.split())
+            start = time.perf_counter()
+            db.execute("SELECT rowid FROM history_fts WHERE history_fts MATCH ? ORDER BY bm25(history_fts) LIMIT 10",
+                       (match,)).fetchall()  # fmt: skip
+            raw.append(time.perf_counter() - start)
+    row = Row(2, f"history_search at {size['completed']:,} completed (library)", ours, raw,
+              "≤ 1.5 × raw FTS5 query, p50 < 10 ms", limit_ratio=1.5, limit_absolute=10)  # fmt: skip
+    return row, root, name
+
+
+# -- row 3: the queue at 10,000 vs 10 ----------------------------------------------------------
+
+
+async def row_queue(folder: Path, size: dict[str, int]) -> Row:
+    samples: dict[int, list[float]] = {}
+    for queued in (10, size["queued"]):
+        root = folder / f"queue{queued}"
+        name = "queue-bench-session"
+        await seed_session(root, name, completed=0, queued=queued)
+        samples[queued] = []
+        async with open_nineplan(root) as nineplan:
+            await nineplan.session_state(name)
+            for index in range(size["repeat"] + 5):
+                start = time.perf_counter()
+                await nineplan.add_plan(name, **PLAN, position="front")
+                await nineplan.pull_plan(name)
+                elapsed = time.perf_counter() - start
+                await nineplan.discard_plan(name, "benchmark")
+                if index >= 5:
+                    samples[queued].append(elapsed)
+    return Row(3, f"add at front + pull, {size['queued']:,} queued vs 10", samples[size["queued"]], samples[10],
+               "≤ 1.2", limit_ratio=1.2)  # fmt: skip
+
+
+# -- rows 4 and 5: start-up and memory -------------------------------------------------------
+
+
+def spawn_and_initialize(
+    argv: list[str], env: dict[str, str], requests: list[str] = ()
+) -> tuple[float, int]:  # type: ignore[assignment]
+    """Seconds from spawn to the initialize answer, and the peak RSS after `requests`."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        text=True,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(INITIALIZE + "\n")
+    process.stdin.flush()
+    process.stdout.readline()
+    elapsed = time.perf_counter() - start
+    process.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+    )
+    for number, request in enumerate(requests, start=2):
+        process.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": number, **json.loads(request)}) + "\n"
+        )
+        process.stdin.flush()
+        process.stdout.readline()
+    status = Path(f"/proc/{process.pid}/status").read_text()
+    peak = (
+        int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+        * 1024
+    )
+    process.stdin.close()
+    process.wait(timeout=30)
+    return elapsed, peak
+
+
+def rows_startup_memory(
+    folder: Path, size: dict[str, int], search_root: Path, search_name: str
+) -> list[Row]:
+    minimal = folder / "minimal_server.py"
+    env = {**server_command(search_root).env}  # type: ignore[dict-item]
+    ours_argv = [sys.executable, "-m", "nineplan_adapters", "serve"]
+    minimal_argv = [sys.executable, str(minimal)]
+    ours: list[float] = []
+    floor: list[float] = []
+    for _ in range(size["spawns"]):
+        ours.append(spawn_and_initialize(ours_argv, env)[0])
+        floor.append(spawn_and_initialize(minimal_argv, env)[0])
+    searches = [json.dumps({"method": "tools/call", "params": {"name": "9plan_history_search",
+                "arguments": {"query": query, "session_name": search_name}}}) for query in queries(50)]  # fmt: skip
+    noop = [json.dumps({"method": "tools/call", "params": {"name": "noop", "arguments": {}}})]
+    rss = [float(spawn_and_initialize(ours_argv, env, tuple(searches))[1]) for _ in range(3)]
+    rss_floor = [float(spawn_and_initialize(minimal_argv, env, tuple(noop))[1]) for _ in range(3)]
+    return [
+        Row(4, "spawn nineplan serve → initialize answered", ours, floor, "≤ 1.3 × minimal MCPServer", limit_ratio=1.3),
+        Row(5, f"peak RSS after 50 searches of {size['completed']:,} plans", rss, rss_floor,
+            "≤ 1.5 × minimal MCPServer", unit="MiB", limit_ratio=1.5),
+    ]  # fmt: skip
+
+
+# -- rows 6 and 7: many sessions, a big session ------------------------------------------------
+
+
+async def row_sessions(folder: Path, size: dict[str, int]) -> Row:
+    root = folder / "many"
+    async with open_nineplan(root, durability="normal") as nineplan:
+        for _ in range(size["sessions"]):
+            await nineplan.create_session("one of many")
+    samples = []
+    for _ in range(5):
+        async with open_nineplan(root) as nineplan:
+            samples.append(await timed(nineplan.list_sessions))
+    return Row(6, f"admin_sessions over {size['sessions']:,} sessions (library, cold)", samples, None, "< 1 s",
+               limit_absolute=1000)  # fmt: skip
+
+
+async def row_resume(folder: Path, size: dict[str, int]) -> Row:
+    root = folder / "big"
+    name = "big-bench-session"
+    await seed_session(root, name, completed=size["completed"], queued=size["queued"])
+    samples = []
+    for _ in range(5):
+        async with open_nineplan(
+            root
+        ) as nineplan:  # a new process's first resume: open + reconcile
+            samples.append(await timed(lambda n=nineplan: n.session_state(name)))  # type: ignore[misc]
+    return Row(7, f"session_resume, {size['queued']:,} queued + {size['completed']:,} completed (cold)",
+               samples, None, "< 100 ms", limit_absolute=100)  # fmt: skip
+
+
+async def run(size_name: str) -> list[Row]:
+    size = SIZES[size_name]
+    with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
+        folder = Path(temporary)
+        rows = [await row_cycle(folder, size["repeat"])]
+        search_row, search_root, search_name = await row_search(folder, size)
+        rows.append(search_row)
+        rows.append(await row_queue(folder, size))
+        rows += rows_startup_memory(folder, size, search_root, search_name)
+        rows.append(await row_sessions(folder, size))
+        rows.append(await row_resume(folder, size))
+    return rows
+
+
+def write(rows: list[Row], size_name: str) -> str:
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
+    table = "\n".join([
+        f"Size `{size_name}` on {machine}. Medians with (min-max); each ratio is taken within this run.",
+        "",
+        "| # | measure | nineplan | floor | ratio | target | met |",
+        "|---|---|---|---|---|---|---|",
+        *(row.markdown() for row in rows),
+    ])  # fmt: skip
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.md").write_text(table + "\n")
+    (RESULTS / "latest.json").write_text(
+        json.dumps(
+            [attrs.asdict(row) | {"ratio": row.ratio, "met": row.met} for row in rows], indent=2
+        )
+    )
+    return table
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--size", choices=list(SIZES), default="full")
+    options = parser.parse_args()
+    print(write(anyio.run(run, options.size), options.size))
