@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck docs docs-check soak load torture fuzz clean
+.PHONY: demo test lint typecheck docs docs-check soak load bench torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -46,13 +46,18 @@ soak: $(STAMP)
 load: $(STAMP)
 	$(BIN)/python -m benchmarks.load --clients 8 --cycles 100
 
+# nineplan against its floors (docs/performance.md); BENCH_SIZE=tiny for a quick run.
+BENCH_SIZE ?= full
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run --size $(BENCH_SIZE)
+
 # 500 rounds of SIGKILL at random moments; prints a table, exits 1 on any loss.
 torture: $(STAMP)
 	$(BIN)/python -m tests.reliability.torture --rounds 500
 
 # 50,000 hostile MCP calls.
 fuzz: $(STAMP)
-	NINEPLAN_FUZZ_CALLS=50000 $(BIN)/pytest tests/reliability/test_fuzz.py -q
+	NINEPLAN_FUZZ_CALLS=50000 $(BIN)/pytest tests/reliability/test_fuzz.py -q -o timeout=3600
 
 clean:
 	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -328,7 +328,7 @@ async def run(size_name: str) -> list[Row]:
     return rows
 
 
-def write(rows: list[Row], size_name: str) -> str:
+def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
     table = "\n".join([
         f"Size `{size_name}` on {machine}. Medians with (min-max); each ratio is taken within this run.",
@@ -337,9 +337,9 @@ def write(rows: list[Row], size_name: str) -> str:
         "|---|---|---|---|---|---|---|",
         *(row.markdown() for row in rows),
     ])  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "latest.md").write_text(table + "\n")
-    (RESULTS / "latest.json").write_text(
+    folder.mkdir(exist_ok=True)
+    (folder / "latest.md").write_text(table + "\n")
+    (folder / "latest.json").write_text(
         json.dumps(
             [attrs.asdict(row) | {"ratio": row.ratio, "met": row.met} for row in rows], indent=2
         )

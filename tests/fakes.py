@@ -2,6 +2,8 @@
 
 import datetime as dt
 import errno
+import os
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -95,12 +97,50 @@ def make_service(catalog: SessionCatalog, clock: FixedClock) -> NinePlan:
     )
 
 
+def postgres_url() -> str | None:
+    """The throw-away server's URL that .ci/run (or a developer) provides, if any."""
+    return os.environ.get("NINEPLAN_TEST_DATABASE_URL")
+
+
+@asynccontextmanager
+async def postgres_schema() -> AsyncIterator[str]:
+    """A fresh schema on the test server, as a URL that makes it the search path; dropped after."""
+    import asyncpg
+
+    url = postgres_url()
+    assert url, "NINEPLAN_TEST_DATABASE_URL is not set"
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute(f"CREATE SCHEMA {schema}")
+        yield f"{url}{'&' if '?' in url else '?'}search_path={schema}"
+    finally:
+        await connection.execute(f"DROP SCHEMA {schema} CASCADE")
+        await connection.close()
+
+
+@asynccontextmanager
+async def postgres_catalog(root: Path) -> AsyncIterator[SessionCatalog]:
+    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool
+
+    async with postgres_schema() as url:
+        catalog = PostgresSessionCatalog(await connect_pool(url), root)
+        try:
+            yield catalog
+        finally:
+            await catalog.aclose()
+
+
 @asynccontextmanager
 async def open_backend(
     kind: str, root: Path, *, failing: FailingPlanFiles | None = None
 ) -> AsyncIterator[Backend]:
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
-    catalog: MemorySessionCatalog | SqliteSessionCatalog
+    catalog: SessionCatalog
+    if kind == "postgres":
+        async with postgres_catalog(root) as pg_catalog:
+            yield Backend(kind, make_service(pg_catalog, clock), pg_catalog, clock, root)
+        return
     if kind == "memory":
         catalog = MemorySessionCatalog()
     else:

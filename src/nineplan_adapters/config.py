@@ -40,6 +40,7 @@ class Settings:
     http_allowed_hosts: tuple[str, ...] = ()
     http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
+    database_url: str | None = None
     max_text_chars: int = 100_000
     max_queue: int = 10_000
 
@@ -71,6 +72,12 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 def _convert(variable: str, name: str, raw: object) -> object:
+    if name == "database_url":
+        if not str(raw).startswith(("postgresql://", "postgres://")):
+            raise ConfigError(
+                variable, "must be a postgresql://user:password@host:port/database URL"
+            )
+        return raw
     if name in {"http_allowed_hosts", "http_allowed_origins"}:
         items = raw.split(",") if isinstance(raw, str) else list(cast("list[str]", raw))
         return tuple(item.strip() for item in items if item.strip())

@@ -8,13 +8,10 @@ from dependency_injector import containers, providers
 
 from nineplan_adapters.clock import utc_now
 from nineplan_adapters.config import Durability, Settings
+from nineplan_adapters.files import PlanFilesFactory, directory_plan_files
 from nineplan_adapters.ids import ThreeWordNames, random_plan_id
 from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_adapters.sqlite.catalog import (
-    PlanFilesFactory,
-    SqliteSessionCatalog,
-    directory_plan_files,
-)
+from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.model import Limits
 from nineplan_core.ports import SessionCatalog
 from nineplan_core.service import NinePlan
@@ -24,6 +21,19 @@ async def sqlite_catalog(
     root: Path, durability: Durability, plan_files: PlanFilesFactory
 ) -> AsyncIterator[SessionCatalog]:
     catalog = SqliteSessionCatalog(root, durability=durability, plan_files=plan_files)
+    try:
+        yield catalog
+    finally:
+        await catalog.aclose()
+
+
+async def postgres_catalog(
+    url: str, root: Path, plan_files: PlanFilesFactory
+) -> AsyncIterator[SessionCatalog]:
+    # Imported here: asyncpg is only loaded when a database URL asks for it.
+    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool  # noqa: PLC0415
+
+    catalog = PostgresSessionCatalog(await connect_pool(url), root, plan_files=plan_files)
     try:
         yield catalog
     finally:
@@ -43,6 +53,19 @@ class SqliteStorage(containers.DeclarativeContainer):
         sqlite_catalog,
         root=settings.provided.sessions_path,
         durability=settings.provided.durability,
+        plan_files=plan_files,
+    )
+
+
+class PostgresStorage(containers.DeclarativeContainer):
+    """Every session in one PostgreSQL database; plan files mirrored on this machine."""
+
+    settings = providers.Dependency(instance_of=Settings)
+    plan_files = providers.Object(directory_plan_files)
+    catalog = providers.Resource(
+        postgres_catalog,
+        url=settings.provided.database_url,
+        root=settings.provided.sessions_path,
         plan_files=plan_files,
     )
 
@@ -79,11 +102,13 @@ class App(containers.DeclarativeContainer):
 
 def build_container(settings: Settings) -> App:
     """An App container over the storage backend the settings choose."""
-    storage = (
-        MemoryStorage(settings=settings)
-        if settings.storage == "memory"
-        else SqliteStorage(settings=settings)
-    )
+    storage: containers.DeclarativeContainer
+    if settings.database_url:
+        storage = PostgresStorage(settings=settings)
+    elif settings.storage == "memory":
+        storage = MemoryStorage(settings=settings)
+    else:
+        storage = SqliteStorage(settings=settings)
     app = App(settings=settings, storage=storage)
     app.service.enable_async_mode()
     app.check_dependencies()
@@ -94,8 +119,8 @@ def build_container(settings: Settings) -> App:
 async def running(app: App) -> AsyncIterator[NinePlan]:
     """Open the container's resources, yield the use cases, and close everything after."""
     storage = app.storage()
-    await storage.init_resources()
     try:
+        await storage.init_resources()
         service: NinePlan = await app.service()  # type: ignore[misc] # async mode: the provider returns a Future
         yield service
     finally:

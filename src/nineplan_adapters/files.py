@@ -4,12 +4,14 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
 from nineplan_core.errors import FileSystemError
 from nineplan_core.model import check_plan_id
+from nineplan_core.ports import PlanFiles
 
 # A file larger than this is not a plan file an agent edited by hand; reading it would only
 # let a runaway write exhaust memory. (Seven sections at the default 100,000-char limit.)
@@ -27,6 +29,14 @@ def file_system_error(action: str, exc: OSError) -> FileSystemError:
         errno.EROFS: "The sessions folder is on a read-only file system; point NINEPLAN_SESSIONS_PATH elsewhere.",
     }.get(exc.errno or 0)
     return FileSystemError(f"Could not {action}: {reason}.", suggestion=suggestion)
+
+
+PlanFilesFactory = Callable[[Path, Path], PlanFiles]
+
+
+def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
+    """The default PlanFiles: a real folder (and where stray files are moved)."""
+    return DirectoryPlanFiles(folder, recovered)
 
 
 class OsCalls:

@@ -76,6 +76,8 @@ class MemorySessionStore:
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
+    files_mirror = False
+
     @property
     def name(self) -> str:
         return self.session.name

@@ -111,6 +111,10 @@ class SessionTx(SessionReader, Protocol):
 class SessionStore(Protocol):
     """One session's storage. Writers are serialised, across processes too."""
 
+    #: True when the plan files are only this machine's copy of a shared database: resume, pull
+    #: and validate then refresh them first.
+    files_mirror: bool
+
     @property
     def name(self) -> str: ...
     @property

@@ -142,7 +142,9 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        return await self._state(await self._open(name))
+        store = await self._open(name)
+        await self._refresh_mirror(store)
+        return await self._state(store)
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
@@ -220,6 +222,7 @@ class NinePlan:
         """
         request = _request(request_id, "pull_plan")
         store = await self._open(name)
+        await self._refresh_mirror(store)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
@@ -386,6 +389,7 @@ class NinePlan:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         store = await self.catalog.open(check_session_name(name))
+        await self._refresh_mirror(store)
         async with store.reading() as reader:
             return check(await reader.plan_rows(), list(await reader.file_sizes()))
 
@@ -408,7 +412,12 @@ class NinePlan:
             self._reconciled.add(name)
         return store
 
-    async def _reconcile(self, store: SessionStore) -> list[Repair]:
+    async def _refresh_mirror(self, store: SessionStore) -> None:
+        """Bring this machine's copy of the plan files up to date with a shared database."""
+        if store.files_mirror:
+            await self._reconcile(store, level=logging.INFO)
+
+    async def _reconcile(self, store: SessionStore, level: int = logging.WARNING) -> list[Repair]:
         repairs: list[Repair] = []
         async with store.transaction() as tx:
             sizes = await tx.file_sizes()
@@ -423,8 +432,12 @@ class NinePlan:
                 if repair is not None:
                     repairs.append(repair)
         for repair in repairs:
-            log.warning(
-                "reconcile: %s %s", repair.action, repair.file_name, extra={"session": store.name}
+            log.log(
+                level,
+                "reconcile: %s %s",
+                repair.action,
+                repair.file_name,
+                extra={"session": store.name},
             )
         return repairs
 

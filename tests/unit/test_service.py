@@ -321,6 +321,11 @@ async def test_validate_reports_damage_without_repairing(backend: Backend):
     placed = await add(backend, name, "a")
     await backend.delete_plan_file(name, placed.plan.id)
     report = await backend.service.validate_session(name)
+    if (
+        backend.kind == "postgres"
+    ):  # files are a mirror of the shared database: validate refreshes them
+        assert report.valid
+        return
     assert not report.files_match_database
     assert report.issues == [f"missing plan file: {placed.plan.id}.txt"]
     assert not (await backend.service.validate_session(name)).valid
@@ -401,6 +406,7 @@ async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
     """The record is bounded: the oldest ids are forgotten."""
     monkeypatch.setattr("nineplan_adapters.memory.REMEMBERED", 2)
     monkeypatch.setattr("nineplan_adapters.sqlite.store.REMEMBERED", 2)
+    monkeypatch.setattr("nineplan_adapters.postgres.store.REMEMBERED", 2)
     name = await backend.session()
     for index in range(3):
         await add(backend, name, f"g{index}", request_id=f"r{index}")

@@ -5,13 +5,12 @@ import json
 import logging
 import secrets
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import attrs
 
-from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
+from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.sqlite.store import Durability, SqliteSessionStore, connect, database_errors
 from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
@@ -20,13 +19,8 @@ from nineplan_core.requests import REMEMBERED
 
 log = logging.getLogger("nineplan.sqlite")
 
-PlanFilesFactory = Callable[[Path, Path], PlanFiles]
 DATABASE = "session.db"
 CREATIONS = ".requests"  # not a three-word name, so never taken for a session
-
-
-def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
-    return DirectoryPlanFiles(folder, recovered)
 
 
 @attrs.define

@@ -143,6 +143,8 @@ class SqliteSessionStore:
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
+    files_mirror = False
+
     @property
     def path(self) -> str:
         return str(self.folder)

@@ -1,0 +1,170 @@
+"""The PostgreSQL session catalog: one connection pool, a local folder per session for its files."""
+
+import logging
+from importlib import resources
+from pathlib import Path
+
+import asyncpg
+import attrs
+
+from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
+from nineplan_adapters.postgres.store import PostgresSessionStore, database_errors
+from nineplan_core.errors import DatabaseError, SessionExistsError, SessionNotFoundError
+from nineplan_core.model import Session, SessionSummary, check_session_name
+from nineplan_core.requests import REMEMBERED
+
+log = logging.getLogger("nineplan.postgres")
+
+MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("utf-8"),)
+_MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
+
+
+async def connect_pool(url: str) -> asyncpg.Pool:
+    """A connection pool on `url`, with the schema migrated forward.
+
+    Raises:
+        DatabaseError: the server cannot be reached, refuses the login, or has a newer schema.
+    """
+    try:
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=8, command_timeout=60)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        raise DatabaseError(
+            f"Could not connect to the PostgreSQL server in NINEPLAN_DATABASE_URL: {exc}.",
+            suggestion="Check that the server is running and the URL (host, port, user, database) is right.",
+        ) from exc
+    try:
+        await _migrate(pool)
+    except BaseException:
+        await pool.close()
+        raise
+    return pool
+
+
+async def _migrate(pool: asyncpg.Pool) -> None:
+    with database_errors("migrate the database"):
+        async with pool.acquire() as connection:
+            await connection.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+            try:
+                await connection.execute(
+                    "CREATE TABLE IF NOT EXISTS nineplan_schema (version INTEGER NOT NULL)"
+                )
+                version = await connection.fetchval("SELECT max(version) FROM nineplan_schema") or 0
+                if version > len(MIGRATIONS):
+                    raise DatabaseError(
+                        f"The database has nineplan schema version {version}, newer than this nineplan knows.",
+                        suggestion="Upgrade nineplan on this machine.",
+                    )
+                for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                    async with connection.transaction():
+                        await connection.execute(script)
+                        await connection.execute(
+                            "INSERT INTO nineplan_schema (version) VALUES ($1)", number
+                        )
+                    log.info("migrated the database to nineplan schema version %d", number)
+            finally:
+                await connection.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+
+
+@attrs.define
+class PostgresSessionCatalog:
+    """Sessions in PostgreSQL; each machine keeps plan files under its own `mirror_root`."""
+
+    pool: asyncpg.Pool
+    mirror_root: Path
+    plan_files: PlanFilesFactory = directory_plan_files
+    _stores: dict[str, PostgresSessionStore] = attrs.field(factory=dict, init=False)
+
+    def _store(self, name: str) -> PostgresSessionStore:
+        if (store := self._stores.get(name)) is None:
+            folder = self.mirror_root / check_session_name(name)
+            try:
+                (folder / "plans").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise file_system_error("create the local plan folder", exc) from exc
+            files = self.plan_files(folder / "plans", folder / "recovered")
+            store = self._stores[name] = PostgresSessionStore(name, folder, files, self.pool)
+        return store
+
+    async def create(self, session: Session) -> PostgresSessionStore:
+        check_session_name(session.name)
+        with database_errors("create the session"):
+            created = await self.pool.fetchval(
+                "INSERT INTO nineplan_sessions (name, task_description, created_at) VALUES ($1, $2, $3) "
+                "ON CONFLICT (name) DO NOTHING RETURNING name",
+                session.name,
+                session.task_description,
+                session.created_at,
+            )
+        if created is None:
+            raise SessionExistsError(session.name)
+        return self._store(session.name)
+
+    async def open(self, name: str) -> PostgresSessionStore:
+        check_session_name(name)
+        if name not in self._stores:
+            with database_errors("open the session"):
+                exists = await self.pool.fetchval(
+                    "SELECT 1 FROM nineplan_sessions WHERE name = $1", name
+                )
+            if not exists:
+                raise SessionNotFoundError(name)
+        return self._store(name)
+
+    async def names(self) -> list[str]:
+        with database_errors("list the sessions"):
+            return [
+                r["name"]
+                for r in await self.pool.fetch("SELECT name FROM nineplan_sessions ORDER BY name")
+            ]
+
+    async def summary(self, name: str) -> SessionSummary:
+        with database_errors("count the session's plans"):
+            record = await self.pool.fetchrow(
+                "SELECT s.name, s.task_description, s.created_at, "
+                "count(p.id) FILTER (WHERE p.status = 'queued') AS queued, "
+                "count(p.id) FILTER (WHERE p.status = 'completed') AS completed, "
+                "count(p.id) FILTER (WHERE p.status = 'active') AS active "
+                "FROM nineplan_sessions s LEFT JOIN nineplan_plans p ON p.session_name = s.name "
+                "WHERE s.name = $1 GROUP BY s.name",
+                check_session_name(name),
+            )
+        if record is None:
+            raise SessionNotFoundError(name)
+        session = Session(
+            name=record["name"],
+            task_description=record["task_description"],
+            created_at=record["created_at"],
+        )
+        return SessionSummary(
+            session=session,
+            queue_length=int(record["queued"]),
+            completed_count=int(record["completed"]),
+            has_active_plan=bool(record["active"]),
+        )
+
+    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
+        with database_errors("look up a request"):
+            record = await self.pool.fetchrow(
+                "SELECT fingerprint, session_name FROM nineplan_creations WHERE request_id = $1",
+                request_id,
+            )
+        return None if record is None else (record[0], record[1])
+
+    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
+        with database_errors("record a request"):
+            await self.pool.execute(
+                "INSERT INTO nineplan_creations (request_id, fingerprint, session_name) VALUES ($1, $2, $3) "
+                "ON CONFLICT (request_id) DO NOTHING",
+                request_id,
+                fingerprint,
+                name,
+            )
+            await self.pool.execute(
+                "DELETE FROM nineplan_creations WHERE seq <= (SELECT max(seq) FROM nineplan_creations) - $1",
+                REMEMBERED,
+            )
+
+    async def aclose(self) -> None:
+        """Close the pool."""
+        self._stores = {}
+        await self.pool.close()
