@@ -156,6 +156,18 @@ async def seed_session(
     return queued_ids
 
 
+def plan_records(completed: int, seed: int = 7) -> list[tuple[object, ...]]:
+    """Completed plans as rows for a bulk load: (id, goal, context, inputs, outputs, approach,
+    success_criteria, outcome)."""
+    rng = random.Random(seed)
+    taken: set[str] = set()
+    return [
+        (plan_id(rng, taken), sentence(rng, 8), sentence(rng, 20), sentence(rng, 6), sentence(rng, 8),
+         sentence(rng, 25), sentence(rng, 10), sentence(rng, 15))
+        for _ in range(completed)
+    ]  # fmt: skip
+
+
 def queries(count: int, seed: int = 11) -> list[str]:
     """Realistic history searches: three or four words each."""
     rng = random.Random(seed)

@@ -7,6 +7,7 @@ anything: the table says whether each target is met.
 """
 
 import argparse
+import datetime as dt
 import json
 import os
 import platform
@@ -169,6 +170,28 @@ async def _cycle(client: Client, name: str) -> None:
     await client.call_tool("9plan_plan_complete", {"outcome": "done", "session_name": name})
 
 
+async def row_handoff(folder: Path, repeat: int) -> Row:
+    """What one aiosqlite statement costs over the same statement on sqlite3 directly: the
+    thread handoff every statement of the store pays (a cycle makes 14)."""
+    import aiosqlite
+
+    ours, floor = [], []
+    async with aiosqlite.connect(folder / "handoff.db", isolation_level=None) as db:
+        for _ in range(repeat * 10):
+            start = time.perf_counter()
+            await db.execute_fetchall("SELECT 1")
+            ours.append(time.perf_counter() - start)
+    direct = sqlite3.connect(folder / "handoff.db")
+    for _ in range(repeat * 10):
+        start = time.perf_counter()
+        direct.execute("SELECT 1").fetchall()
+        floor.append(time.perf_counter() - start)
+    direct.close()
+    return Row(
+        10, "one statement through aiosqlite vs sqlite3 directly", ours, floor, "— (explains row 1)"
+    )
+
+
 # -- row 2: history search at many completed plans ------------------------------------------
 
 
@@ -314,6 +337,72 @@ async def row_resume(folder: Path, size: dict[str, int]) -> Row:
                samples, None, "< 100 ms", limit_absolute=100)  # fmt: skip
 
 
+# -- rows 8 and 9: PostgreSQL beside SQLite (when a server is given) ---------------------------
+
+
+async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Row]:
+    """The library's cycle on PostgreSQL against the same on SQLite, and search at the same size."""
+    import asyncpg
+
+    from benchmarks.data import plan_records
+
+    schema = f"bench_{os.getpid()}"
+    admin = await asyncpg.connect(url)
+    await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+    scoped = f"{url}{'&' if '?' in url else '?'}search_path={schema}"
+    try:
+        cycles: dict[str, list[float]] = {}
+        for label, settings in (("sqlite", {}), ("postgres", {"database_url": scoped})):
+            async with open_nineplan(folder / f"cycle-{label}", **settings) as nineplan:
+                name = (await nineplan.create_session()).session.name
+                cycles[label] = []
+                for index in range(size["repeat"] + 5):
+                    start = time.perf_counter()
+                    await nineplan.add_plan(name, **PLAN)
+                    await nineplan.pull_plan(name)
+                    await nineplan.complete_plan(name, "done")
+                    if index >= 5:
+                        cycles[label].append(time.perf_counter() - start)
+        asked = queries(size["repeat"])
+        async with open_nineplan(folder / "pg-search", database_url=scoped) as nineplan:
+            name = (await nineplan.create_session()).session.name
+            stamp = dt.datetime.now(dt.UTC)
+            rows = [(name, r[0], "completed", r[1], r[2], r[3], r[4], r[5], r[6], "", r[7], stamp, stamp)
+                    for r in plan_records(size["completed"])]  # fmt: skip
+            connection = await asyncpg.connect(scoped)
+            await connection.copy_records_to_table(
+                "nineplan_plans", records=rows,
+                columns=["session_name", "id", "status", "goal", "context", "inputs", "outputs", "approach",
+                         "success_criteria", "notes", "outcome", "created_at", "completed_at"],
+            )  # fmt: skip
+            await connection.execute("ANALYZE nineplan_plans")
+            await nineplan.search_history(name, "warm up")
+            ours = []
+            for query in asked:
+                start = time.perf_counter()
+                await nineplan.search_history(name, query, 10)
+                ours.append(time.perf_counter() - start)
+            raw = []
+            for query in asked:
+                start = time.perf_counter()
+                await connection.fetch(
+                    "SELECT id FROM nineplan_plans, to_tsquery('english', $2) q WHERE session_name = $1 "
+                    "AND search @@ q ORDER BY ts_rank(search, q) DESC LIMIT 10",
+                    name, " | ".join(query.split()),
+                )  # fmt: skip
+                raw.append(time.perf_counter() - start)
+            await connection.close()
+    finally:
+        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await admin.close()
+    return [
+        Row(8, "add → pull → complete (library), PostgreSQL vs SQLite", cycles["postgres"], cycles["sqlite"],
+            "— (informational)"),
+        Row(9, f"history_search at {size['completed']:,} completed, PostgreSQL (library)", ours, raw,
+            "≤ 1.5 × raw tsquery, p50 < 10 ms", limit_ratio=1.5, limit_absolute=10),
+    ]  # fmt: skip
+
+
 async def run(size_name: str) -> list[Row]:
     size = SIZES[size_name]
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
@@ -325,6 +414,11 @@ async def run(size_name: str) -> list[Row]:
         rows += rows_startup_memory(folder, size, search_root, search_name)
         rows.append(await row_sessions(folder, size))
         rows.append(await row_resume(folder, size))
+        rows.append(await row_handoff(folder, size["repeat"]))
+        if url := os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
+            "NINEPLAN_TEST_DATABASE_URL"
+        ):
+            rows += await rows_postgres(folder, size, url)
     return rows
 
 
