@@ -250,36 +250,36 @@ def spawn_and_initialize(
 ) -> tuple[float, int]:
     """Seconds from spawn to the initialize answer, and the peak RSS after `requests`."""
     start = time.perf_counter()
-    process = subprocess.Popen(
+    with subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
         text=True,
-    )
-    assert process.stdin is not None
-    assert process.stdout is not None
-    process.stdin.write(INITIALIZE + "\n")
-    process.stdin.flush()
-    process.stdout.readline()
-    elapsed = time.perf_counter() - start
-    process.stdin.write(
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
-    )
-    for number, request in enumerate(requests, start=2):
-        process.stdin.write(
-            json.dumps({"jsonrpc": "2.0", "id": number, **json.loads(request)}) + "\n"
-        )
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(INITIALIZE + "\n")
         process.stdin.flush()
         process.stdout.readline()
-    status = Path(f"/proc/{process.pid}/status").read_text()
-    peak = (
-        int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
-        * 1024
-    )
-    process.stdin.close()
-    process.wait(timeout=30)
+        elapsed = time.perf_counter() - start
+        process.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
+        for number, request in enumerate(requests, start=2):
+            process.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": number, **json.loads(request)}) + "\n"
+            )
+            process.stdin.flush()
+            process.stdout.readline()
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        peak = (
+            int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+            * 1024
+        )
+        process.stdin.close()
+        process.wait(timeout=30)
     return elapsed, peak
 
 
