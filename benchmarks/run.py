@@ -228,7 +228,9 @@ async def row_queue(folder: Path, size: dict[str, int]) -> Row:
         name = "queue-bench-session"
         await seed_session(root, name, completed=0, queued=queued)
         samples[queued] = []
-        async with open_nineplan(root) as nineplan:
+        async with open_nineplan(
+            root, max_queue=1_000_000
+        ) as nineplan:  # 10,000 is the default limit
             await nineplan.session_state(name)
             for index in range(size["repeat"] + 5):
                 start = time.perf_counter()

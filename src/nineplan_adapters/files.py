@@ -85,9 +85,10 @@ class DirectoryPlanFiles:
         except OSError:
             return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None  # a FIFO or a device where a plan file belongs
-            data = handle.read(MAX_FILE_BYTES + 1)
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+                return None  # a FIFO or a device where a plan file belongs, or a runaway file
+            data = handle.read(info.st_size + 1)  # sized from fstat: no 8 MiB buffer per read
         if len(data) > MAX_FILE_BYTES:
             return None
         try:

@@ -232,9 +232,9 @@ class SqliteSessionTx:
         return list(await self.db.execute_fetchall(sql, parameters))
 
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
-        async with self.db.execute(sql, parameters) as cursor:
-            row: sqlite3.Row | None = await cursor.fetchone()
-            return row
+        # One thread handoff; a cursor's execute, fetchone and close would be three.
+        rows = await self._rows(sql, parameters)
+        return rows[0] if rows else None
 
     async def _plan_where(self, condition: str, parameters: tuple[Any, ...] = ()) -> Plan | None:
         row = await self._one(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE {condition}", parameters)  # noqa: S608 - fixed fragments only
