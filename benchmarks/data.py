@@ -1,5 +1,6 @@
 """Seeded data sets for the benchmarks: sessions with many queued and completed plans."""
 
+import itertools
 import random
 import sqlite3
 from pathlib import Path
@@ -98,8 +99,25 @@ WORDS = [
 ]
 
 
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "pe", "da", "gu", "ri", "mo", "za", "fe", "li", "no", "bu", "sa", "te"]
+
+
+def vocabulary(size: int = 8_000, seed: int = 3) -> list[str]:
+    """The domain words first, then made-up words: a realistic spread of rare terms."""
+    rng = random.Random(seed)
+    words = dict.fromkeys(WORDS)
+    while len(words) < size:
+        words["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))] = None
+    return list(words)
+
+
+VOCABULARY = vocabulary()
+# Word frequencies follow Zipf's law, as in real text: the n-th word is used about 1/n as often.
+ZIPF = list(itertools.accumulate(1 / rank for rank in range(1, len(VOCABULARY) + 1)))
+
+
 def sentence(rng: random.Random, length: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(length)).capitalize() + "."
+    return " ".join(rng.choices(VOCABULARY, cum_weights=ZIPF, k=length)).capitalize() + "."
 
 
 def plan_id(rng: random.Random, taken: set[str]) -> str:
@@ -171,4 +189,5 @@ def plan_records(completed: int, seed: int = 7) -> list[tuple[object, ...]]:
 def queries(count: int, seed: int = 11) -> list[str]:
     """Realistic history searches: three or four words each."""
     rng = random.Random(seed)
-    return [" ".join(rng.sample(WORDS, rng.choice([3, 4]))) for _ in range(count)]
+    # What an agent searches for: three or four content words, neither the commonest nor unheard of.
+    return [" ".join(rng.sample(VOCABULARY[20:2_000], rng.choice([3, 4]))) for _ in range(count)]

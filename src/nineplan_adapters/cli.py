@@ -179,7 +179,7 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
 
 
 async def _search(service: NinePlan, args: argparse.Namespace) -> int:
-    matches = await service.search_history(args.name, args.query, args.limit)
+    matches = await service.search_history(args.name, args.query, args.limit, snippets=True)
     data = [
         {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank,
          "snippet": _highlight(m.snippet, colour=False)}

@@ -95,7 +95,7 @@ class MemorySessionStore:
         )
 
     @asynccontextmanager
-    async def reading(self) -> AsyncIterator["MemorySessionTx"]:
+    async def reading(self, *, snapshot: bool = True) -> AsyncIterator["MemorySessionTx"]:  # noqa: ARG002 - always a snapshot
         async with self._lock:
             yield self._tx()
 
@@ -168,14 +168,22 @@ class MemorySessionTx:
     async def plan(self, plan_id: str) -> Plan | None:
         return self.plans.get(plan_id)
 
-    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+    async def search(
+        self, terms: list[str], limit: int, *, snippets: bool = False
+    ) -> list[HistoryMatch]:
         scored = []
         for order, plan in enumerate(self.plans.values()):
             if plan.status is PlanStatus.COMPLETED and (score := _score(plan, terms)) > 0:
                 scored.append((-score, order, plan))
         scored.sort(key=lambda item: item[:2])
         return [
-            HistoryMatch(plan.id, plan.goal, plan.outcome, rank, _snippet(plan, set(terms)))
+            HistoryMatch(
+                plan.id,
+                plan.goal,
+                plan.outcome,
+                rank,
+                _snippet(plan, set(terms)) if snippets else "",
+            )
             for rank, (_, _, plan) in enumerate(scored[:limit], start=1)
         ]
 

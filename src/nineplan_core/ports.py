@@ -48,11 +48,13 @@ class SessionReader(Protocol):
         """Any plan of this session by id, whatever its status."""
         ...
 
-    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+    async def search(
+        self, terms: list[str], limit: int, *, snippets: bool = False
+    ) -> list[HistoryMatch]:
         """Completed plans matching any of `terms` (plain words), best first.
 
         Goal, context, inputs, outputs and outcome are searched, outputs and outcome
-        weighted up; words match their stems.
+        weighted up; words match their stems. With `snippets`, each match says where.
         """
         ...
 
@@ -126,8 +128,9 @@ class SessionStore(Protocol):
         """Where the agent finds the plan's file."""
         ...
 
-    def reading(self) -> AbstractAsyncContextManager[SessionReader]:
-        """A read snapshot. Raises StorageError."""
+    def reading(self, *, snapshot: bool = True) -> AbstractAsyncContextManager[SessionReader]:
+        """A read view; with `snapshot`, every read in it sees one consistent state (a caller
+        that makes a single read may skip that). Raises StorageError."""
         ...
 
     def transaction(self) -> AbstractAsyncContextManager[SessionTx]:

@@ -330,7 +330,7 @@ class NinePlan:
     # -- history -------------------------------------------------------------------
 
     async def search_history(
-        self, name: str, query: str, max_results: int = 10
+        self, name: str, query: str, max_results: int = 10, *, snippets: bool = False
     ) -> list[HistoryMatch]:
         """Completed plans matching the words of `query`, best first.
 
@@ -346,8 +346,8 @@ class NinePlan:
         if not (terms := search_terms(query)):
             raise InvalidInputError("query", "has no searchable word (only punctuation or spaces)")
         store = await self._open(name)
-        async with store.reading() as reader:
-            return await reader.search(terms, max_results)
+        async with store.reading(snapshot=False) as reader:
+            return await reader.search(terms, max_results, snippets=snippets)
 
     async def get_history(self, name: str, plan_id: str) -> Plan:
         """A completed plan, whole.
@@ -358,7 +358,7 @@ class NinePlan:
         """
         check_plan_id(plan_id)
         store = await self._open(name)
-        async with store.reading() as reader:
+        async with store.reading(snapshot=False) as reader:
             plan = await reader.plan(plan_id)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
@@ -421,16 +421,15 @@ class NinePlan:
         repairs: list[Repair] = []
         async with store.transaction() as tx:
             sizes = await tx.file_sizes()
-            for row in await tx.plan_rows():
-                if row.status in LIVE and not sizes.get(file_name(row.id)):
-                    plan = await tx.plan(row.id)
-                    if plan is not None:
-                        await tx.write_file(plan.id, render(plan.content, plan.notes))
-                        repairs.append(Repair("rendered", file_name(plan.id)))
-            for entry in sizes:
-                repair = await _stray_file_repair(tx, entry)
-                if repair is not None:
-                    repairs.append(repair)
+            live = {file_name(row.id): row.id for row in await tx.plan_rows() if row.status in LIVE}
+            for name, plan_id in live.items():
+                if not sizes.get(name) and (plan := await tx.plan(plan_id)) is not None:
+                    await tx.write_file(plan.id, render(plan.content, plan.notes))
+                    repairs.append(Repair("rendered", name))
+            # Only files that belong to no live plan need a look at the database.
+            repairs += [
+                await _stray_file_repair(tx, entry) for entry in sorted(sizes.keys() - live.keys())
+            ]
         for repair in repairs:
             log.log(
                 level,
@@ -522,11 +521,10 @@ def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
         check_text(field, value, max_chars=limits.max_text_chars, required=False)
 
 
-async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair | None:
+async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
+    """A file of a finished plan is removed; anything else is moved to recovered/."""
     plan_id = entry.removesuffix(".txt")
     plan = await tx.plan(plan_id) if entry.endswith(".txt") and PLAN_ID.fullmatch(plan_id) else None
-    if plan is not None and plan.status in LIVE:
-        return None
     if plan is not None:
         tx.remove_file_after_commit(plan.id)
         return Repair("removed", entry)

@@ -57,6 +57,12 @@ _SEARCH = (
 )
 
 
+_SEARCH_PLAIN = (
+    "SELECT id, goal, outcome, '' FROM nineplan_plans, to_tsquery('english', $2) AS q "
+    "WHERE session_name = $1 AND search @@ q ORDER BY ts_rank(search, q) DESC, seq LIMIT $3"
+)
+
+
 @contextmanager
 def database_errors(action: str) -> Iterator[None]:
     """Turn a driver or connection error into a categorized DatabaseError."""
@@ -102,13 +108,14 @@ class PostgresSessionStore:
         return self.files.path(plan_id)
 
     @asynccontextmanager
-    async def reading(self) -> AsyncIterator["PostgresSessionTx"]:
+    async def reading(self, *, snapshot: bool = True) -> AsyncIterator["PostgresSessionTx"]:
         with database_errors("read the session"):
-            async with (
-                self.pool.acquire() as connection,
-                connection.transaction(isolation="repeatable_read", readonly=True),
-            ):
-                yield PostgresSessionTx(self.name, connection, FileJournal(self.files))
+            async with self.pool.acquire() as connection:
+                if not snapshot:  # a single statement: no BEGIN and COMMIT round trips
+                    yield PostgresSessionTx(self.name, connection, FileJournal(self.files))
+                    return
+                async with connection.transaction(isolation="repeatable_read", readonly=True):
+                    yield PostgresSessionTx(self.name, connection, FileJournal(self.files))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["PostgresSessionTx"]:
@@ -212,11 +219,18 @@ class PostgresSessionTx:
         )
         return Progress(int(record[0]), int(record[1]), record[2])
 
-    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+    async def search(
+        self, terms: list[str], limit: int, *, snippets: bool = False
+    ) -> list[HistoryMatch]:
         # Terms are plain words (letters and digits only), so OR-ing them cannot be syntax.
-        records = await self.connection.fetch(
-            _SEARCH, self.session_name, " | ".join(terms), limit, _HEADLINE
+        sql = _SEARCH if snippets else _SEARCH_PLAIN
+        arguments = (
+            self.session_name,
+            " | ".join(terms),
+            limit,
+            *((_HEADLINE,) if snippets else ()),
         )
+        records = await self.connection.fetch(sql, *arguments)
         return [
             HistoryMatch(r[0], r[1], r[2], rank, r[3]) for rank, r in enumerate(records, start=1)
         ]

@@ -5,14 +5,27 @@ import json
 import logging
 import secrets
 import shutil
+import sqlite3
 from pathlib import Path
 
 import anyio
 import attrs
 
+from nineplan_adapters.converters import row_to_session
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
-from nineplan_adapters.sqlite.store import Durability, SqliteSessionStore, connect, database_errors
-from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
+from nineplan_adapters.sqlite.store import (
+    MIGRATIONS,
+    Durability,
+    SqliteSessionStore,
+    connect,
+    database_errors,
+)
+from nineplan_core.errors import (
+    DatabaseError,
+    NinePlanError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
 from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
 from nineplan_core.ports import PlanFiles
 from nineplan_core.requests import REMEMBERED
@@ -115,14 +128,16 @@ class SqliteSessionCatalog:
         ]
 
     async def summary(self, name: str) -> SessionSummary:
-        if (store := self._stores.get(name)) is not None:
-            return await _summary(store)
-        # Listing many sessions must not leave a connection open for each of them.
-        store = await self._connect(name)
-        try:
-            return await _summary(store)
-        finally:
-            await store.close()
+        database = self._folder(name) / DATABASE
+        if not database.is_file():
+            raise SessionNotFoundError(name)
+        summary = await anyio.to_thread.run_sync(_read_summary, database, self.busy_timeout)
+        if summary is None:  # an older schema: opening migrates it
+            await self.open(name)
+            summary = await anyio.to_thread.run_sync(_read_summary, database, self.busy_timeout)
+        if summary is None:  # pragma: no cover - open() migrated it
+            raise DatabaseError(f"Session {name} could not be migrated.")
+        return summary
 
     def _creation_record(self, request_id: str) -> Path:
         digest = hashlib.sha256(request_id.encode()).hexdigest()
@@ -162,18 +177,29 @@ class SqliteSessionCatalog:
             await store.close()
 
 
-async def _summary(store: SqliteSessionStore) -> SessionSummary:
-    async with store.reading() as reader:
-        with database_errors("count the session's plans"):
-            rows = await reader.db.execute_fetchall(
-                "SELECT count(*) FILTER (WHERE status = 'queued'), "
-                "count(*) FILTER (WHERE status = 'completed'), "
-                "count(*) FILTER (WHERE status = 'active') FROM plans"
-            )
-        queued, completed, active = next(iter(rows))
-        return SessionSummary(
-            session=await reader.session(),
-            queue_length=int(queued),
-            completed_count=int(completed),
-            has_active_plan=bool(active),
+def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
+    """One session's counts, read-only with plain sqlite3 in a worker thread: listing a thousand
+    sessions must not start a thousand connection threads. None for an older schema."""
+    with database_errors("read the session's counts"):
+        db = sqlite3.connect(
+            f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout
         )
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] != len(MIGRATIONS):
+                return None
+            session = db.execute(
+                "SELECT name, task_description, created_at FROM sessions"
+            ).fetchone()
+            if session is None:
+                raise DatabaseError("The session database has no session row.")
+            counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
+        finally:
+            db.close()
+    return SessionSummary(
+        session=row_to_session(
+            dict(zip(("name", "task_description", "created_at"), session, strict=True))
+        ),
+        queue_length=int(counts.get("queued", 0)),
+        completed_count=int(counts.get("completed", 0)),
+        has_active_plan=bool(counts.get("active", 0)),
+    )

@@ -42,7 +42,7 @@ log = logging.getLogger("nineplan.sqlite")
 Durability = Literal["full", "normal"]
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2)
+    for number in (1, 2, 3)
 )
 # Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
 # what later plans search for, so outputs and outcome weigh most.
@@ -53,6 +53,15 @@ _SEARCH = (
     "FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "
     f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
 )
+_SEARCH_PLAIN = (
+    "SELECT plans.id, plans.goal, plans.outcome, '' FROM history_fts "  # noqa: S608 - constants only
+    f"JOIN plans ON plans.seq = history_fts.rowid WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
+)
+# Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
+_QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
+_COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
+_FRONT = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
+_BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
 _PLAN_COLUMNS = (
     "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
     "notes, outcome, created_at, completed_at"
@@ -156,9 +165,13 @@ class SqliteSessionStore:
         await self._db.close()
 
     @asynccontextmanager
-    async def reading(self) -> AsyncIterator["SqliteSessionTx"]:
+    async def reading(self, *, snapshot: bool = True) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
             await self._recover_connection()
+            if not snapshot:  # one statement is atomic by itself: no BEGIN and ROLLBACK handoffs
+                with database_errors("read the session"):
+                    yield SqliteSessionTx(self._db, FileJournal(self.files))
+                return
             with database_errors("read the session"):
                 await self._db.execute("BEGIN")
             try:
@@ -262,32 +275,28 @@ class SqliteSessionTx:
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
 
     async def queue_shape(self) -> QueueShape:
-        row = await self._one(
-            "SELECT count(*), min(queue_position), max(queue_position) FROM plans WHERE status = 'queued'"
-        )
+        row = await self._one(f"SELECT {_QUEUED}, {_FRONT.format('queue_position')}, {_BACK}")
         return QueueShape(0) if row is None else QueueShape(int(row[0]), row[1], row[2])
 
     async def progress(self) -> Progress:
-        row = await self._one(
-            "SELECT (SELECT count(*) FROM plans WHERE status = 'completed'), "
-            "(SELECT count(*) FROM plans WHERE status = 'queued'), "
-            "(SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
-        )
+        row = await self._one(f"SELECT {_COMPLETED}, {_QUEUED}, {_FRONT.format('goal')}")
         return Progress(0, 0, None) if row is None else Progress(int(row[0]), int(row[1]), row[2])
 
     async def queue_length(self) -> int:
-        return await self._count("status = 'queued'")
+        return await self._count("queued")
 
     async def completed_count(self) -> int:
-        return await self._count("status = 'completed'")
+        return await self._count("completed")
 
-    async def _count(self, condition: str, parameters: tuple[Any, ...] = ()) -> int:
-        row = await self._one(f"SELECT count(*) FROM plans WHERE {condition}", parameters)  # noqa: S608 - fixed fragments only
+    async def _count(self, status: str) -> int:
+        row = await self._one("SELECT n FROM plan_counts WHERE status = ?", (status,))
         return int(row[0]) if row else 0
 
-    async def search(self, terms: list[str], limit: int) -> list[HistoryMatch]:
+    async def search(
+        self, terms: list[str], limit: int, *, snippets: bool = False
+    ) -> list[HistoryMatch]:
         query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = await self._rows(_SEARCH, (query, limit))
+        rows = await self._rows(_SEARCH if snippets else _SEARCH_PLAIN, (query, limit))
         return [
             HistoryMatch(row[0], row[1], row[2], rank, row[3])
             for rank, row in enumerate(rows, start=1)
@@ -295,8 +304,9 @@ class SqliteSessionTx:
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self._rows(
-            "SELECT id, status, queue_position FROM plans "
-            "WHERE status IN ('queued', 'active') OR queue_position IS NOT NULL"
+            "SELECT id, status, queue_position FROM plans WHERE queue_position IS NOT NULL "
+            "UNION ALL SELECT id, status, queue_position FROM plans WHERE status = 'active' "
+            "AND queue_position IS NULL"
         )
         return [PlanRow(row[0], PlanStatus(row[1]), row[2]) for row in rows]
 
