@@ -83,6 +83,9 @@ class FailingPlanFiles:
     async def sizes(self) -> dict[str, int]:
         return await self.inner.sizes()
 
+    async def names(self) -> list[str]:
+        return await self.inner.names()
+
     async def recover(self, file_name: str) -> None:
         self._maybe_fail("recover")
         await self.inner.recover(file_name)

@@ -121,6 +121,14 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("list the plan folder", exc) from exc
 
+    async def names(self) -> list[str]:
+        try:
+            return os.listdir(self.folder)  # noqa: PTH208 - names only; iterdir builds a Path per entry
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise file_system_error("list the plan folder", exc) from exc
+
     async def recover(self, file_name: str) -> None:
         source = self.folder / Path(file_name).name
         try:

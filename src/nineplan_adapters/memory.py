@@ -60,6 +60,9 @@ class MemoryPlanFiles:
     async def sizes(self) -> dict[str, int]:
         return {name: len(text.encode()) for name, text in self.texts.items()}
 
+    async def names(self) -> list[str]:
+        return list(self.texts)
+
     async def recover(self, file_name: str) -> None:
         if file_name in self.texts:
             self.recovered[file_name] = self.texts.pop(file_name)
@@ -199,6 +202,9 @@ class MemorySessionTx:
 
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()
+
+    async def file_names(self) -> list[str]:
+        return await self.journal.files.names()
 
     async def add(self, plan: Plan) -> bool:
         if plan.id in self.plans:

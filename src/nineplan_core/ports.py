@@ -70,6 +70,10 @@ class SessionReader(Protocol):
         """Every entry in the session's plan folder, with its size in bytes."""
         ...
 
+    async def file_names(self) -> list[str]:
+        """Every entry in the session's plan folder (cheaper than sizes: no stat per file)."""
+        ...
+
 
 class SessionTx(SessionReader, Protocol):
     """A unit of work on one session: rows and files change together or not at all.
@@ -194,6 +198,10 @@ class PlanFiles(Protocol):
 
     async def sizes(self) -> dict[str, int]:
         """Every entry in the folder, with its size. Raises FileSystemError."""
+        ...
+
+    async def names(self) -> list[str]:
+        """Every entry in the folder. Raises FileSystemError."""
         ...
 
     async def recover(self, file_name: str) -> None:

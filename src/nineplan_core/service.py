@@ -391,7 +391,7 @@ class NinePlan:
         store = await self.catalog.open(check_session_name(name))
         await self._refresh_mirror(store)
         async with store.reading() as reader:
-            return check(await reader.plan_rows(), list(await reader.file_sizes()))
+            return check(await reader.plan_rows(), await reader.file_names())
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database (what opening a session does).
@@ -420,15 +420,20 @@ class NinePlan:
     async def _reconcile(self, store: SessionStore, level: int = logging.WARNING) -> list[Repair]:
         repairs: list[Repair] = []
         async with store.transaction() as tx:
-            sizes = await tx.file_sizes()
-            live = {file_name(row.id): row.id for row in await tx.plan_rows() if row.status in LIVE}
+            names = set(await tx.file_names())
+            rows = [row for row in await tx.plan_rows() if row.status in LIVE]
+            live = {file_name(row.id): row.id for row in rows}
+            # An empty file (what a power loss can leave of an unsynced write) is re-rendered here
+            # for the active plan, and for a queued plan when it is pulled: no stat of every file.
+            active = {file_name(row.id) for row in rows if row.status is PlanStatus.ACTIVE}
             for name, plan_id in live.items():
-                if not sizes.get(name) and (plan := await tx.plan(plan_id)) is not None:
+                missing = name not in names or (name in active and not await tx.read_file(plan_id))
+                if missing and (plan := await tx.plan(plan_id)) is not None:
                     await tx.write_file(plan.id, render(plan.content, plan.notes))
                     repairs.append(Repair("rendered", name))
             # Only files that belong to no live plan need a look at the database.
             repairs += [
-                await _stray_file_repair(tx, entry) for entry in sorted(sizes.keys() - live.keys())
+                await _stray_file_repair(tx, entry) for entry in sorted(names - live.keys())
             ]
         for repair in repairs:
             log.log(
@@ -450,7 +455,7 @@ class NinePlan:
                 active_plan=active,
                 active_plan_path=store.plan_path(active.id) if active else None,
                 completed_count=await reader.completed_count(),
-                plan_files=sorted(await reader.file_sizes()),
+                plan_files=sorted(await reader.file_names()),
             )
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:

@@ -147,6 +147,14 @@ async def test_reconcile_on_open_heals_files(tmp_path: Path):
         report = await backend.service.validate_session(name)
         assert report.valid, report.issues
     assert (plans / f"{missing.plan.id}.txt").read_text().startswith("# Context")
+    assert (
+        plans / f"{empty.plan.id}.txt"
+    ).read_text() == ""  # a queued plan's empty file heals on pull
+    async with open_backend("sqlite", tmp_path) as backend:
+        pulled = await backend.service.pull_plan(name)
+        assert pulled.plan.id == missing.plan.id
+        await backend.service.defer_plan(name, "later")
+        assert (await backend.service.pull_plan(name)).plan.id == empty.plan.id
     assert (plans / f"{empty.plan.id}.txt").read_text().startswith("# Context")
     assert not (plans / f"{done.plan.id}.txt").exists()
     assert (tmp_path / name / "recovered" / "notes.md").read_text() == "an agent's own file"
@@ -207,3 +215,16 @@ async def test_an_unusable_sessions_folder_gives_a_file_system_error(tmp_path: P
     async with open_backend("sqlite", tmp_path / "taken" / "below") as backend:
         with pytest.raises(FileSystemError):
             await backend.service.create_session()
+
+
+async def test_an_empty_active_plan_file_is_rendered_again_on_open(tmp_path: Path):
+    """What a power loss can leave of an unsynced write is healed when the session is reopened."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        await backend.service.add_plan(name, **PLAN)
+        pulled = await backend.service.pull_plan(name)
+    Path(pulled.path).write_text("")
+    async with open_backend("sqlite", tmp_path) as backend:
+        state = await backend.service.session_state(name)
+        assert state.active_plan is not None
+    assert Path(pulled.path).read_text().startswith("# Context")

@@ -249,6 +249,9 @@ class PostgresSessionTx:
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()
 
+    async def file_names(self) -> list[str]:
+        return await self.journal.files.names()
+
     async def add(self, plan: Plan) -> bool:
         try:
             async with (

@@ -53,10 +53,14 @@ _SEARCH = (
     "FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "
     f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
 )
+# Rank inside the index first and join only the best rows: joining before the LIMIT would fetch
+# every matching plan.
 _SEARCH_PLAIN = (
-    "SELECT plans.id, plans.goal, plans.outcome, '' FROM history_fts "  # noqa: S608 - constants only
-    f"JOIN plans ON plans.seq = history_fts.rowid WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
+    "SELECT plans.id, plans.goal, plans.outcome, '' FROM ("  # noqa: S608 - constants only
+    f"SELECT rowid, {_BM25} AS score FROM history_fts WHERE history_fts MATCH ? ORDER BY score LIMIT ?"
+    ") AS hit JOIN plans ON plans.seq = hit.rowid ORDER BY hit.score"
 )
+_STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
 _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
 _COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
@@ -308,13 +312,16 @@ class SqliteSessionTx:
             "UNION ALL SELECT id, status, queue_position FROM plans WHERE status = 'active' "
             "AND queue_position IS NULL"
         )
-        return [PlanRow(row[0], PlanStatus(row[1]), row[2]) for row in rows]
+        return [PlanRow(row[0], _STATUS[row[1]], row[2]) for row in rows]
 
     async def read_file(self, plan_id: str) -> str | None:
         return await self.journal.read(plan_id)
 
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()
+
+    async def file_names(self) -> list[str]:
+        return await self.journal.files.names()
 
     async def add(self, plan: Plan) -> bool:
         try:
