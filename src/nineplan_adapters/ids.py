@@ -4,11 +4,9 @@ import random
 import secrets
 import string
 from pathlib import Path
+from typing import Any
 
 import attrs
-import coolname
-from coolname import RandomGenerator
-from coolname.loader import load_config
 
 PLAN_ID_ALPHABET = string.digits + string.ascii_lowercase
 _PATTERN = "aan"  # adjective-adjective-animal: always exactly three words
@@ -30,21 +28,29 @@ class ThreeWordNames:
     """
 
     seed: int | None = None
-    _generator: RandomGenerator = attrs.field(init=False)
+    _generator: Any = attrs.field(init=False, default=None)
 
-    def __attrs_post_init__(self) -> None:
-        config = load_config(str(Path(coolname.__file__).parent / "data"))
-        config[_PATTERN] = {**config[_PATTERN], "generator": True}
-        rand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()  # noqa: S311 - names need spread, not secrecy; a seed is for tests
-        self._generator = RandomGenerator(config, rand=rand)
+    def _words(self) -> Any:
+        # coolname builds its default generator when imported: load it with the first name,
+        # not when the server starts.
+        if self._generator is None:
+            import coolname  # noqa: PLC0415
+            from coolname import RandomGenerator  # noqa: PLC0415
+            from coolname.loader import load_config  # noqa: PLC0415
+
+            config = load_config(str(Path(coolname.__file__).parent / "data"))
+            config[_PATTERN] = {**config[_PATTERN], "generator": True}
+            rand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()  # noqa: S311 - names need spread, not secrecy; a seed is for tests
+            self._generator = RandomGenerator(config, rand=rand)
+        return self._generator
 
     @property
     def combinations(self) -> int:
-        return int(self._generator.get_combinations_count(_PATTERN))
+        return int(self._words().get_combinations_count(_PATTERN))
 
     def __call__(self) -> str:
         while True:
-            name: str = self._generator.generate_slug(_PATTERN)
+            name: str = self._words().generate_slug(_PATTERN)
             if all(
                 word.isascii() and word.isalpha() and word.islower() for word in name.split("-")
             ):

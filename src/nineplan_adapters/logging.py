@@ -1,9 +1,10 @@
 """Structured logs as JSON lines on stderr; stdout belongs to the stdio transport."""
 
+import datetime as dt
+import json
 import logging
 import sys
-
-import structlog
+from typing import Any
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -11,37 +12,40 @@ LEVELS = {
     "warn": logging.WARNING,
     "error": logging.ERROR,
 }
+# Attributes every LogRecord has; anything else on a record came from `extra=` (session, plan_id...).
+_STANDARD = {
+    *vars(logging.LogRecord("", 0, "", 0, "", None, None)),
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: timestamp, level, logger, event, the `extra` context fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "timestamp": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
+                timespec="microseconds"
+            ),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": record.getMessage(),
+        }
+        entry.update((key, value) for key, value in vars(record).items() if key not in _STANDARD)
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
 
 
 def configure_logging(level: str = "info") -> None:
     """Send every log record, the SDK's and uvicorn's included, to stderr as JSON lines.
 
-    Call it before anything logs: the MCP SDK and structlog both default to other streams.
+    Call it before anything logs: the MCP SDK would otherwise install its own handler.
     """
-    shared: list[structlog.typing.Processor] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.stdlib.ExtraAdder(),
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=shared,
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info,
-                structlog.processors.JSONRenderer(),
-            ],
-        )
-    )
+    handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS[level])
-    structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
-    )
