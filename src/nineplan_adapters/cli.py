@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
-        return int(anyio.run(run_demo, args.transport))
+        return int(anyio.run(run_demo, args.transport, print))
     return int(anyio.run(_inspect, settings, args))
 
 

@@ -6,7 +6,7 @@ import socket
 import sys
 import tempfile
 import textwrap
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -18,12 +18,13 @@ from mcp.types import TextContent
 RULE = "-" * 72
 
 
-def _show(title: str, arguments: dict[str, Any], text: str) -> None:
-    print(RULE)
-    print(
-        f"> {title}({json.dumps(arguments, ensure_ascii=False)})" if arguments else f"> {title}()"
-    )
-    print(textwrap.indent(text, "  "))
+Emit = Callable[[str], object]
+
+
+def _show(emit: Emit, title: str, arguments: dict[str, Any], text: str) -> None:
+    emit(RULE)
+    emit(f"> {title}({json.dumps(arguments, ensure_ascii=False)})" if arguments else f"> {title}()")
+    emit(textwrap.indent(text, "  "))
 
 
 def server_command(sessions_path: Path, *extra: str) -> StdioServerParameters:
@@ -91,12 +92,13 @@ async def _client(transport: str, sessions_path: Path) -> AsyncIterator[Client]:
         yield client
 
 
-async def run_demo(transport: str = "stdio") -> int:
-    """Run the demo on a temporary sessions folder and print every call and result."""
+async def run_demo(transport: str, emit: Emit) -> int:
+    """Run the demo on a temporary sessions folder; `emit` receives every call and result
+    (the CLI passes print)."""
     with tempfile.TemporaryDirectory(prefix="nineplan-demo-") as folder:
         async with _client(transport, Path(folder)) as client:
             info = client.server_info
-            print(
+            emit(
                 f"Connected to {info.name if info else '?'} {info.version if info else ''} over {transport}."
             )
 
@@ -105,7 +107,7 @@ async def run_demo(transport: str = "stdio") -> int:
                 text = "\n".join(
                     block.text for block in result.content if isinstance(block, TextContent)
                 )
-                _show(tool, arguments, text)
+                _show(emit, tool, arguments, text)
                 return result.structured_content or {}
 
             await call("9plan_session_create", task_description="Add login to the notekeeper app")
@@ -144,8 +146,8 @@ async def run_demo(transport: str = "stdio") -> int:
             plan_file.write_text(
                 plan_file.read_text() + "- Used a UUID primary key; email is citext.\n"
             )
-            print(RULE)
-            print(f"(the agent adds a line to the Notes section of {plan_file.name})")
+            emit(RULE)
+            emit(f"(the agent adds a line to the Notes section of {plan_file.name})")
             done = await call(
                 "9plan_plan_complete",
                 outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
@@ -154,6 +156,6 @@ async def run_demo(transport: str = "stdio") -> int:
             await call("9plan_history_get", plan_id=done["plan_id"])
             await call("9plan_admin_validate")
             await call("9plan_admin_state")
-    print(RULE)
-    print("Demo finished: the session lived in a temporary folder that is now removed.")
+    emit(RULE)
+    emit("Demo finished: the session lived in a temporary folder that is now removed.")
     return 0

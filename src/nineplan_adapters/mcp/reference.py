@@ -5,6 +5,7 @@ python -m nineplan_adapters.mcp.reference > docs/tools.md
 
 import datetime as dt
 import json
+import sys
 from typing import Any
 
 import anyio
@@ -177,4 +178,4 @@ async def render() -> str:
 
 
 if __name__ == "__main__":
-    print(anyio.run(render), end="")  # noqa: T201 - this module's output is the document
+    sys.stdout.write(anyio.run(render))  # this module's output is the document
