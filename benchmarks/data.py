@@ -99,7 +99,28 @@ WORDS = [
 ]
 
 
-SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "pe", "da", "gu", "ri", "mo", "za", "fe", "li", "no", "bu", "sa", "te"]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "ta",
+    "so",
+    "vi",
+    "pe",
+    "da",
+    "gu",
+    "ri",
+    "mo",
+    "za",
+    "fe",
+    "li",
+    "no",
+    "bu",
+    "sa",
+    "te",
+]
 
 
 def vocabulary(size: int = 8_000, seed: int = 3) -> list[str]:
