@@ -228,3 +228,30 @@ async def test_an_empty_active_plan_file_is_rendered_again_on_open(tmp_path: Pat
         state = await backend.service.session_state(name)
         assert state.active_plan is not None
     assert Path(pulled.path).read_text().startswith("# Context")
+
+
+async def test_open_sessions_are_bounded_and_evicted_ones_still_work(tmp_path: Path):
+    """A server with many sessions keeps at most max_open connections (and threads) open."""
+    import threading
+
+    from nineplan_adapters.clock import FixedClock
+    from tests.fakes import make_service
+
+    catalog = SqliteSessionCatalog(tmp_path, max_open=2)
+    try:
+        service = make_service(catalog, FixedClock())
+        first = (await service.create_session("first")).session.name
+        held = await catalog.open(first)
+        threads = threading.active_count()
+        names = [(await service.create_session()).session.name for _ in range(5)]
+        assert len(catalog._stores) == 2
+        assert threading.active_count() <= threads + 1
+        assert first not in catalog._stores
+        async with held.reading() as reader:  # an evicted store reconnects when used
+            assert (await reader.session()).task_description == "first"
+        await service.add_plan(first, **PLAN)
+        assert len((await service.session_state(first)).queue) == 1
+        assert len(await service.list_sessions()) == len(names) + 1
+        await held.close()
+    finally:
+        await catalog.aclose()

@@ -6,8 +6,10 @@ import logging
 import secrets
 import shutil
 import sqlite3
+from collections import OrderedDict
 from pathlib import Path
 
+import aiosqlite
 import anyio
 import attrs
 
@@ -40,15 +42,17 @@ CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 class SqliteSessionCatalog:
     """Sessions as `{root}/{name}/session.db` plus `{root}/{name}/plans/`.
 
-    Opened sessions stay open (one connection each) until `aclose`. Names are checked
-    against the three-word pattern before any path is built from them.
+    Up to `max_open` sessions stay open (a connection, and its thread, each); opening one
+    more closes the least recently used once it is idle. Names are checked against the
+    three-word pattern before any path is built from them.
     """
 
     root: Path
     durability: Durability = "full"
     busy_timeout: float = 10.0
     plan_files: PlanFilesFactory = directory_plan_files
-    _stores: dict[str, SqliteSessionStore] = attrs.field(factory=dict, init=False)
+    max_open: int = 64
+    _stores: "OrderedDict[str, SqliteSessionStore]" = attrs.field(factory=OrderedDict, init=False)
     _opening: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
 
     def _folder(self, name: str) -> Path:
@@ -71,13 +75,7 @@ class SqliteSessionCatalog:
             raise file_system_error("create the session folder", exc) from exc
         try:
             (folder / "plans").mkdir()
-            db = await connect(
-                folder / DATABASE,
-                create=True,
-                durability=self.durability,
-                busy_timeout=self.busy_timeout,
-            )
-            store = SqliteSessionStore(session.name, folder, self._files(folder), db)
+            store = await self._store(session.name, folder, create=True)
             try:
                 await store.initialise(session)
             except BaseException:
@@ -89,28 +87,45 @@ class SqliteSessionCatalog:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        self._stores[session.name] = store
+        await self._keep(session.name, store)
         return store
 
     async def open(self, name: str) -> SqliteSessionStore:
         if (store := self._stores.get(name)) is not None:
+            self._stores.move_to_end(name)
             return store
         async with self._opening:
             if (store := self._stores.get(name)) is None:
-                store = self._stores[name] = await self._connect(name)
+                folder = self._folder(name)
+                if not (folder / DATABASE).is_file() or folder.is_symlink():
+                    raise SessionNotFoundError(name)
+                store = await self._store(name, folder, create=False)
+                await self._keep(name, store)
         return store
 
-    async def _connect(self, name: str) -> SqliteSessionStore:
-        folder = self._folder(name)
-        if not (folder / DATABASE).is_file() or folder.is_symlink():
-            raise SessionNotFoundError(name)
+    async def _store(self, name: str, folder: Path, *, create: bool) -> SqliteSessionStore:
+        async def reconnect() -> aiosqlite.Connection:
+            return await connect(
+                folder / DATABASE,
+                create=False,
+                durability=self.durability,
+                busy_timeout=self.busy_timeout,
+            )
+
         db = await connect(
             folder / DATABASE,
-            create=False,
+            create=create,
             durability=self.durability,
             busy_timeout=self.busy_timeout,
         )
-        return SqliteSessionStore(name, folder, self._files(folder), db)
+        return SqliteSessionStore(name, folder, self._files(folder), db, reconnect)
+
+    async def _keep(self, name: str, store: SqliteSessionStore) -> None:
+        """Cache an open store; close the least recently used beyond `max_open`."""
+        self._stores[name] = store
+        while len(self._stores) > self.max_open:
+            _, evicted = self._stores.popitem(last=False)
+            await evicted.close()  # waits for a call in progress; reconnects if used again
 
     async def names(self) -> list[str]:
         try:
@@ -172,7 +187,7 @@ class SqliteSessionCatalog:
 
     async def aclose(self) -> None:
         """Close every open session."""
-        stores, self._stores = list(self._stores.values()), {}
+        stores, self._stores = list(self._stores.values()), OrderedDict()
         for store in stores:
             await store.close()
 

@@ -2,7 +2,7 @@
 
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib import resources
 from pathlib import Path
@@ -147,12 +147,15 @@ class SqliteSessionStore:
 
     One connection per store, used by one coroutine at a time (an in-process lock);
     writers in other processes are serialised by `BEGIN IMMEDIATE` and the busy timeout.
+    `close` releases the connection when the store is idle; a closed store reconnects with
+    `reconnect` if it is used again.
     """
 
     name: str
     folder: Path
     files: PlanFiles
-    _db: aiosqlite.Connection
+    _db: aiosqlite.Connection | None
+    reconnect: Callable[[], Awaitable[aiosqlite.Connection]]
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
@@ -166,49 +169,53 @@ class SqliteSessionStore:
         return self.files.path(plan_id)
 
     async def close(self) -> None:
-        await self._db.close()
+        """Close the connection once no call is using it."""
+        async with self._lock:
+            if self._db is not None:
+                db, self._db = self._db, None
+                await db.close()
 
     @asynccontextmanager
     async def reading(self, *, snapshot: bool = True) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
-            await self._recover_connection()
+            db = await self._ready()
             if not snapshot:  # one statement is atomic by itself: no BEGIN and ROLLBACK handoffs
                 with database_errors("read the session"):
-                    yield SqliteSessionTx(self._db, FileJournal(self.files))
+                    yield SqliteSessionTx(db, FileJournal(self.files))
                 return
             with database_errors("read the session"):
-                await self._db.execute("BEGIN")
+                await db.execute("BEGIN")
             try:
                 with database_errors("read the session"):
-                    yield SqliteSessionTx(self._db, FileJournal(self.files))
+                    yield SqliteSessionTx(db, FileJournal(self.files))
             finally:
                 with anyio.CancelScope(shield=True), database_errors("end a read"):
-                    await self._db.execute("ROLLBACK")
+                    await db.execute("ROLLBACK")
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
             self._cleanups = await run_actions(self._cleanups)
-            await self._recover_connection()
+            db = await self._ready()
             with database_errors("lock the session for writing"):
-                await self._db.execute("BEGIN IMMEDIATE")
-            tx = SqliteSessionTx(self._db, FileJournal(self.files))
+                await db.execute("BEGIN IMMEDIATE")
+            tx = SqliteSessionTx(db, FileJournal(self.files))
             try:
                 with database_errors("update the session"):
                     yield tx
                 with anyio.CancelScope(shield=True), database_errors("commit"):
-                    await self._db.execute("COMMIT")
+                    await db.execute("COMMIT")
             except BaseException:
                 with anyio.CancelScope(shield=True):
-                    await self._roll_back(tx.journal)
+                    await self._roll_back(db, tx.journal)
                 raise
             with anyio.CancelScope(shield=True):
                 self._cleanups += await tx.journal.after_commit()
 
-    async def _roll_back(self, journal: FileJournal) -> None:
+    async def _roll_back(self, db: aiosqlite.Connection, journal: FileJournal) -> None:
         try:
-            if self._db.in_transaction:
-                await self._db.execute("ROLLBACK")
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
         except sqlite3.Error:
             log.exception("rollback failed", extra={"session": self.name})
         try:
@@ -219,16 +226,20 @@ class SqliteSessionStore:
                 extra={"session": self.name},
             )
 
-    async def _recover_connection(self) -> None:
+    async def _ready(self) -> aiosqlite.Connection:
+        """The connection, reopened if the store was closed; never left inside a transaction."""
+        if self._db is None:
+            self._db = await self.reconnect()
         # A transaction left open by a cancelled call must not poison the next one.
         if self._db.in_transaction:
             with database_errors("reset the connection"):
                 await self._db.execute("ROLLBACK")
+        return self._db
 
     async def initialise(self, session: Session) -> None:
         """Write the session row of a new database."""
-        async with self.transaction():
-            await self._db.execute(
+        async with self.transaction() as tx:
+            await tx.db.execute(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
                 (
                     session.name,
