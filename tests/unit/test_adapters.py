@@ -118,3 +118,41 @@ async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
         name = (await nineplan.create_session("embed")).session.name
     async with open_nineplan(tmp_path) as nineplan:
         assert (await nineplan.session_state(name)).session.task_description == "embed"
+
+
+def test_an_unreadable_recorded_result_reads_as_none():
+    """A retried request whose stored answer cannot be read back is not replayed as garbage."""
+    from nineplan_adapters.converters import dump_result, load_result
+    from nineplan_core.model import Progress
+    from nineplan_core.service import Discarded
+
+    assert load_result("not json", Progress) is None
+    assert load_result('{"unexpected": 1}', Progress) is None
+    assert load_result(dump_result(Progress(1, 2, "next")), Progress) == Progress(1, 2, "next")
+    assert load_result(dump_result(Progress(1, 2, None)), Discarded) is None
+
+
+async def test_the_bearer_check_answers_401_without_the_token():
+    """The ASGI wrapper lets the right token through and stops every other request."""
+    from nineplan_adapters.http import BearerAuth
+
+    reached: list[str] = []
+
+    async def app(scope, receive, send):
+        reached.append(scope["type"])
+
+    sent: list[dict[str, object]] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    guard = BearerAuth(app, "s3cret")
+    await guard({"type": "http", "headers": [(b"authorization", b"Bearer wrong")]}, receive, send)
+    assert sent[0]["status"] == 401
+    assert reached == []
+    await guard({"type": "http", "headers": [(b"authorization", b"Bearer s3cret")]}, receive, send)
+    await guard({"type": "lifespan"}, receive, send)
+    assert reached == ["http", "lifespan"]

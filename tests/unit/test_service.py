@@ -414,3 +414,15 @@ async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
     assert len((await backend.service.session_state(name)).queue) == 4
     await add(backend, name, "g2", request_id="r2")  # still remembered
     assert len((await backend.service.session_state(name)).queue) == 4
+
+
+async def test_search_can_say_where_the_words_matched(backend: Backend):
+    """With snippets, each match carries a window of its text with the matched words marked."""
+    name = await backend.session()
+    await add(backend, name, "g")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "exported the walrus inventory to csv")
+    [plain] = await backend.service.search_history(name, "walrus")
+    [marked] = await backend.service.search_history(name, "walrus", snippets=True)
+    assert plain.snippet == ""
+    assert "\x02walrus\x03" in marked.snippet

@@ -255,3 +255,54 @@ async def test_open_sessions_are_bounded_and_evicted_ones_still_work(tmp_path: P
         await held.close()
     finally:
         await catalog.aclose()
+
+
+async def test_listing_migrates_a_session_with_an_older_schema(tmp_path: Path):
+    """The session list reads counts from schema v3; an older database is migrated first."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session("old one")
+        await backend.service.add_plan(name, **PLAN)
+    with raw(tmp_path / name / "session.db") as db:
+        db.execute("PRAGMA user_version = 2")
+    async with open_backend("sqlite", tmp_path) as backend:
+        [summary] = await backend.service.list_sessions()
+        assert (summary.session.task_description, summary.queue_length) == ("old one", 1)
+    with raw(tmp_path / name / "session.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+async def test_create_gives_up_after_repeated_name_collisions(tmp_path: Path):
+    """A name generator that keeps colliding ends in a DATABASE_ERROR, not a loop; the
+    existing folder is left alone."""
+    (tmp_path / "sessions").mkdir()
+    async with open_backend("sqlite", tmp_path / "sessions") as backend:
+        name = backend.service.session_names()
+        (tmp_path / "sessions" / name).mkdir()
+        (tmp_path / "sessions" / name / "plans").mkdir()
+
+        def fixed_name() -> str:
+            return name
+
+        backend.service.session_names = fixed_name  # every draw collides with the folder above
+        with pytest.raises(DatabaseError):
+            await backend.service.create_session()
+        assert sorted(p.name for p in (tmp_path / "sessions").iterdir()) == [name]
+
+
+async def test_a_session_that_fails_half_way_is_removed(tmp_path: Path):
+    """If creating a session fails after its folder was made, the folder is removed again."""
+    import errno
+
+    from nineplan_adapters.clock import FixedClock
+    from tests.fakes import make_service
+
+    def failing_files(folder: Path, recovered: Path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    catalog = SqliteSessionCatalog(tmp_path, plan_files=failing_files)
+    try:
+        with pytest.raises(FileSystemError):
+            await make_service(catalog, FixedClock()).create_session()
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        await catalog.aclose()

@@ -112,13 +112,14 @@ class SqliteSessionCatalog:
                 busy_timeout=self.busy_timeout,
             )
 
+        files = self._files(folder)  # before connecting: a failure here must not leak a connection
         db = await connect(
             folder / DATABASE,
             create=create,
             durability=self.durability,
             busy_timeout=self.busy_timeout,
         )
-        return SqliteSessionStore(name, folder, self._files(folder), db, reconnect)
+        return SqliteSessionStore(name, folder, files, db, reconnect)
 
     async def _keep(self, name: str, store: SqliteSessionStore) -> None:
         """Cache an open store; close the least recently used beyond `max_open`."""
