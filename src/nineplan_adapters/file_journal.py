@@ -63,3 +63,28 @@ class FileJournal:
                 await self.files.remove(plan_id)
             else:
                 await self.files.write(plan_id, previous)
+
+
+class JournalledFiles:
+    """The file half of a SessionTx, shared by every store's transaction class."""
+
+    __slots__ = ()
+    journal: FileJournal
+
+    async def read_file(self, plan_id: str) -> str | None:
+        return await self.journal.read(plan_id)
+
+    async def file_sizes(self) -> dict[str, int]:
+        return await self.journal.files.sizes()
+
+    async def file_names(self) -> list[str]:
+        return await self.journal.files.names()
+
+    async def write_file(self, plan_id: str, text: str) -> None:
+        await self.journal.write(plan_id, text)
+
+    def remove_file_after_commit(self, plan_id: str) -> None:
+        self.journal.remove_after_commit(plan_id)
+
+    def recover_file_after_commit(self, file_name: str) -> None:
+        self.journal.recover_after_commit(file_name)

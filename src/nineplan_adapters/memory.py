@@ -13,7 +13,7 @@ from typing import TypeVar
 import anyio
 import attrs
 
-from nineplan_adapters.file_journal import Action, FileJournal, run_actions
+from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
@@ -118,7 +118,7 @@ class MemorySessionStore:
 
 
 @attrs.define
-class MemorySessionTx:
+class MemorySessionTx(JournalledFiles):
     """Works on a copy of the plans; the store adopts the copy on commit."""
 
     _session: Session
@@ -197,15 +197,6 @@ class MemorySessionTx:
             if plan.status in LIVE or plan.position is not None
         ]
 
-    async def read_file(self, plan_id: str) -> str | None:
-        return await self.journal.read(plan_id)
-
-    async def file_sizes(self) -> dict[str, int]:
-        return await self.journal.files.sizes()
-
-    async def file_names(self) -> list[str]:
-        return await self.journal.files.names()
-
     async def add(self, plan: Plan) -> bool:
         if plan.id in self.plans:
             return False
@@ -214,15 +205,6 @@ class MemorySessionTx:
 
     async def save(self, plan: Plan) -> None:
         self.plans[plan.id] = plan
-
-    async def write_file(self, plan_id: str, text: str) -> None:
-        await self.journal.write(plan_id, text)
-
-    def remove_file_after_commit(self, plan_id: str) -> None:
-        self.journal.remove_after_commit(plan_id)
-
-    def recover_file_after_commit(self, file_name: str) -> None:
-        self.journal.recover_after_commit(file_name)
 
     async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
         if (recorded := self.requests.get(request_id)) is None:

@@ -13,7 +13,7 @@ import asyncpg
 import attrs
 
 from nineplan_adapters.converters import dump_result, load_result, row_to_plan
-from nineplan_adapters.file_journal import Action, FileJournal, run_actions
+from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
@@ -143,7 +143,7 @@ class PostgresSessionStore:
 
 
 @attrs.define
-class PostgresSessionTx:
+class PostgresSessionTx(JournalledFiles):
     """Reads and writes of one session inside one PostgreSQL transaction."""
 
     session_name: str
@@ -243,15 +243,6 @@ class PostgresSessionTx:
         )
         return [PlanRow(r["id"], PlanStatus(r["status"]), r["queue_position"]) for r in records]
 
-    async def read_file(self, plan_id: str) -> str | None:
-        return await self.journal.read(plan_id)
-
-    async def file_sizes(self) -> dict[str, int]:
-        return await self.journal.files.sizes()
-
-    async def file_names(self) -> list[str]:
-        return await self.journal.files.names()
-
     async def add(self, plan: Plan) -> bool:
         try:
             async with (
@@ -266,15 +257,6 @@ class PostgresSessionTx:
 
     async def save(self, plan: Plan) -> None:
         await self.connection.execute(_SAVE, *_args(self.session_name, plan))
-
-    async def write_file(self, plan_id: str, text: str) -> None:
-        await self.journal.write(plan_id, text)
-
-    def remove_file_after_commit(self, plan_id: str) -> None:
-        self.journal.remove_after_commit(plan_id)
-
-    def recover_file_after_commit(self, file_name: str) -> None:
-        self.journal.recover_after_commit(file_name)
 
     async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
         record = await self.connection.fetchrow(

@@ -19,7 +19,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.file_journal import Action, FileJournal, run_actions
+from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
@@ -250,7 +250,7 @@ class SqliteSessionStore:
 
 
 @attrs.define
-class SqliteSessionTx:
+class SqliteSessionTx(JournalledFiles):
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
 
     db: aiosqlite.Connection
@@ -325,15 +325,6 @@ class SqliteSessionTx:
         )
         return [PlanRow(row[0], _STATUS[row[1]], row[2]) for row in rows]
 
-    async def read_file(self, plan_id: str) -> str | None:
-        return await self.journal.read(plan_id)
-
-    async def file_sizes(self) -> dict[str, int]:
-        return await self.journal.files.sizes()
-
-    async def file_names(self) -> list[str]:
-        return await self.journal.files.names()
-
     async def add(self, plan: Plan) -> bool:
         try:
             await self.db.execute(_INSERT, plan_to_row(plan))
@@ -345,15 +336,6 @@ class SqliteSessionTx:
 
     async def save(self, plan: Plan) -> None:
         await self.db.execute(_SAVE, plan_to_row(plan))
-
-    async def write_file(self, plan_id: str, text: str) -> None:
-        await self.journal.write(plan_id, text)
-
-    def remove_file_after_commit(self, plan_id: str) -> None:
-        self.journal.remove_after_commit(plan_id)
-
-    def recover_file_after_commit(self, file_name: str) -> None:
-        self.journal.recover_after_commit(file_name)
 
     async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
         row = await self._one(
