@@ -1,6 +1,7 @@
 """Spawning real nineplan processes for integration tests."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from mcp import StdioServerParameters
 from nineplan_adapters.demo import server_command
 
 PROJECT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
 
 
 def stdio_server(sessions_path: Path, **env: str) -> StdioServerParameters:
@@ -29,4 +31,16 @@ def child_env(sessions_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
-PYTHON = sys.executable
+def run_nineplan(
+    sessions_path: Path, *arguments: str, check: bool = False, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`nineplan ARGUMENTS` in a child process on `sessions_path`, its output captured as text."""
+    return subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", *arguments],
+        env=child_env(sessions_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=check,
+        cwd=PROJECT,
+    )

@@ -10,7 +10,7 @@ import pytest
 
 from nineplan_adapters.cli import main
 from tests.fakes import PLAN, open_backend
-from tests.integration.servers import PROJECT, PYTHON, child_env
+from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
 
 
 @pytest.fixture
@@ -87,15 +87,7 @@ def test_a_missing_session_is_one_line_and_exit_1(capsys, tmp_path: Path):
 
 
 def test_a_bad_setting_exits_2_naming_the_variable(tmp_path: Path):
-    completed = subprocess.run(
-        [PYTHON, "-m", "nineplan_adapters", "serve"],
-        env=child_env(tmp_path, NINEPLAN_LOG_LEVEL="loud"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=PROJECT,
-    )
+    completed = run_nineplan(tmp_path, "serve", timeout=60, NINEPLAN_LOG_LEVEL="loud")
     assert completed.returncode == 2
     assert "NINEPLAN_LOG_LEVEL" in completed.stderr
     assert completed.stdout == ""
@@ -112,15 +104,7 @@ def test_version_and_help(capsys):
 
 
 def test_the_demo_shows_a_whole_session(tmp_path: Path):
-    completed = subprocess.run(
-        [PYTHON, "-m", "nineplan_adapters", "demo"],
-        env=child_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=PROJECT,
-    )
+    completed = run_nineplan(tmp_path, "demo", check=True)
     out = completed.stdout
     for tool in [
         "9plan_session_create",
@@ -163,15 +147,7 @@ def test_the_embedding_doc_shows_the_tested_example():
 
 
 def test_the_demo_runs_over_http(tmp_path: Path):
-    completed = subprocess.run(
-        [PYTHON, "-m", "nineplan_adapters", "demo", "--transport", "http"],
-        env=child_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=PROJECT,
-    )
+    completed = run_nineplan(tmp_path, "demo", "--transport", "http", check=True)
     assert "over http" in completed.stdout
     assert "Session is valid." in completed.stdout
 

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from nineplan_adapters.demo import free_port, spawned_http_server
 from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, PYTHON, child_env
+from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
 from tests.integration.test_stdio import ok, text
 
 TOKEN = "s3cret-token"
@@ -111,25 +111,16 @@ async def test_a_token_is_required_when_set(guarded: str):
 
 
 def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path):
-    completed = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "nineplan_adapters",
-            "serve",
-            "--transport",
-            "http",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(free_port()),
-        ],
-        env=child_env(tmp_path),
-        capture_output=True,
-        text=True,
+    completed = run_nineplan(
+        tmp_path,
+        "serve",
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(free_port()),
         timeout=60,
-        check=False,
-        cwd=PROJECT,
     )
     assert completed.returncode == 2
     assert "NINEPLAN_HTTP_TOKEN" in completed.stderr

@@ -1,7 +1,6 @@
 """Sessions that outlive the machine: two servers with their own folders on one PostgreSQL database."""
 
 import random
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import PROJECT, PYTHON, child_env, stdio_server
+from tests.integration.servers import run_nineplan, stdio_server
 from tests.integration.test_stdio import ok, text
 
 pytestmark = pytest.mark.postgres
@@ -101,11 +100,7 @@ def test_a_bad_database_url_is_one_clear_message(tmp_path: Path):
         ("mysql://x", "NINEPLAN_DATABASE_URL"),
         ("postgresql://nobody@127.0.0.1:1/none", "DATABASE_ERROR"),
     ]:
-        completed = subprocess.run(
-            [PYTHON, "-m", "nineplan_adapters", "sessions"],
-            env=child_env(tmp_path, NINEPLAN_DATABASE_URL=url), capture_output=True, text=True, timeout=60,
-            check=False, cwd=PROJECT,
-        )  # fmt: skip
+        completed = run_nineplan(tmp_path, "sessions", timeout=60, NINEPLAN_DATABASE_URL=url)
         assert completed.returncode in {1, 2}
         assert expected in completed.stderr
         assert len(completed.stderr.strip().splitlines()) == 1, completed.stderr
