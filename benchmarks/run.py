@@ -109,53 +109,61 @@ async def timed(action: Callable[[], Awaitable[Any]]) -> float:
 # -- row 1: one add -> pull -> complete cycle over stdio ------------------------------------
 
 
-def raw_durable_work(folder: Path, repeat: int) -> list[float]:
+class RawDurableWork:
     """3 SQLite commits at synchronous=FULL, 2 atomic file writes and 1 unlink, done directly."""
-    db = sqlite3.connect(folder / "floor.db", isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-    db.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, status TEXT, body TEXT)")
-    samples = []
-    for index in range(repeat):
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.db = sqlite3.connect(folder / "floor.db", isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, status TEXT, body TEXT)"
+        )
+        self.index = 0
+
+    def once(self) -> float:
+        index, self.index = self.index, self.index + 1
         start = time.perf_counter()
         for statement in ("INSERT INTO t VALUES (?, 'queued', 'x')", "UPDATE t SET status = 'active' WHERE id = ?",
                           "UPDATE t SET status = 'completed' WHERE id = ?"):  # fmt: skip
-            db.execute("BEGIN IMMEDIATE")
-            db.execute(statement, (index,))
-            db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(statement, (index,))
+            self.db.execute("COMMIT")
             if "'completed'" not in statement:  # the first two steps each write a file
-                temp = folder / f".plan{index}.tmp"
+                temp = self.folder / f".plan{index}.tmp"
                 temp.write_text("plan text " * 50)
-                temp.replace(folder / f"plan{index}.txt")
-        (folder / f"plan{index}.txt").unlink()
-        samples.append(time.perf_counter() - start)
-    db.close()
-    return samples
+                temp.replace(self.folder / f"plan{index}.txt")
+        (self.folder / f"plan{index}.txt").unlink()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.db.close()
 
 
 async def row_cycle(folder: Path, repeat: int) -> Row:
+    """Interleaved: each round times the no-op calls, the raw work and nineplan's cycle back to
+    back, so that the machine's drift during the run falls on the floor and on nineplan alike."""
     minimal = folder / "minimal_server.py"
     minimal.write_text(MINIMAL_SERVER)
-    noop_samples: list[float] = []
-    async with Client(
-        StdioServerParameters(command=sys.executable, args=[str(minimal)]), mode="legacy"
-    ) as client:
-        for _ in range(5):
-            await client.call_tool("noop", {})
-        for _ in range(repeat):
-            noop_samples.append(await timed(lambda: _noops(client)))
-    cycle_samples: list[float] = []
-    async with Client(server_command(folder / "sessions"), mode="legacy") as client:
+    raw = RawDurableWork(folder)
+    cycles: list[float] = []
+    floors: list[float] = []
+    async with (
+        Client(StdioServerParameters(command=sys.executable, args=[str(minimal)]), mode="legacy") as noop,
+        Client(server_command(folder / "sessions"), mode="legacy") as client,
+    ):  # fmt: skip
         name = (await client.call_tool("9plan_session_create", {})).structured_content[
             "session_name"
         ]
         for index in range(repeat + 5):
-            sample = await timed(lambda: _cycle(client, name))
-            if index >= 5:
-                cycle_samples.append(sample)
-    raw = raw_durable_work(folder, repeat)
-    floor = [statistics.median(noop_samples) + statistics.median(raw)]
-    return Row(1, "add → pull → complete over stdio", cycle_samples, floor,
+            floor = await timed(lambda: _noops(noop)) + raw.once()
+            cycle = await timed(lambda: _cycle(client, name))
+            if index >= 5:  # warm-up rounds
+                floors.append(floor)
+                cycles.append(cycle)
+    raw.close()
+    return Row(1, "add → pull → complete over stdio", cycles, floors,
                "≤ 1.25 × (3 no-op calls + raw durable work)", limit_ratio=1.25)  # fmt: skip
 
 
@@ -222,17 +230,20 @@ async def row_search(folder: Path, size: dict[str, int]) -> tuple[Row, Path, str
 
 
 async def row_queue(folder: Path, size: dict[str, int]) -> Row:
-    samples: dict[int, list[float]] = {}
-    for queued in (10, size["queued"]):
-        root = folder / f"queue{queued}"
-        name = "queue-bench-session"
-        await seed_session(root, name, completed=0, queued=queued)
-        samples[queued] = []
-        async with open_nineplan(
-            root, max_queue=1_000_000
-        ) as nineplan:  # 10,000 is the default limit
-            await nineplan.session_state(name)
-            for index in range(size["repeat"] + 5):
+    """Interleaved rounds on a short and a long queue, so drift falls on both alike."""
+    lengths = (10, size["queued"])
+    samples: dict[int, list[float]] = {queued: [] for queued in lengths}
+    name = "queue-bench-session"
+    for queued in lengths:
+        await seed_session(folder / f"queue{queued}", name, completed=0, queued=queued)
+    async with (  # max_queue: 10,000 queued is the default limit, and the round adds one more
+        open_nineplan(folder / "queue10", max_queue=1_000_000) as short,
+        open_nineplan(folder / f"queue{size['queued']}", max_queue=1_000_000) as long,
+    ):
+        for index in range(size["repeat"] + 5):
+            for queued, nineplan in ((10, short), (size["queued"], long))[
+                :: 1 if index % 2 else -1
+            ]:
                 start = time.perf_counter()
                 await nineplan.add_plan(name, **PLAN, position="front")
                 await nineplan.pull_plan(name)

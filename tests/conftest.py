@@ -41,7 +41,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    params=["memory", "sqlite", "sqlite-loop", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     """The use cases over each storage backend, with a fixed clock and sequential ids."""
     async with open_backend(request.param, tmp_path) as opened:

@@ -155,7 +155,8 @@ async def open_backend(
             failing.inner = directory
             return failing
 
-        catalog = SqliteSessionCatalog(root, plan_files=files)
+        # "sqlite-loop": the stdio server's catalog, committing on the event loop
+        catalog = SqliteSessionCatalog(root, plan_files=files, commit_on_loop=kind == "sqlite-loop")
     try:
         yield Backend(kind, make_service(catalog, clock), catalog, clock, root)
     finally:

@@ -18,9 +18,11 @@ from nineplan_core.service import NinePlan
 
 
 async def sqlite_catalog(
-    root: Path, durability: Durability, plan_files: PlanFilesFactory
+    root: Path, *, durability: Durability, plan_files: PlanFilesFactory, commit_on_loop: bool
 ) -> AsyncIterator[SessionCatalog]:
-    catalog = SqliteSessionCatalog(root, durability=durability, plan_files=plan_files)
+    catalog = SqliteSessionCatalog(
+        root, durability=durability, plan_files=plan_files, commit_on_loop=commit_on_loop
+    )
     try:
         yield catalog
     finally:
@@ -48,12 +50,14 @@ class SqliteStorage(containers.DeclarativeContainer):
     """The embedded default: a SQLite database and a plan folder per session."""
 
     settings = providers.Dependency(instance_of=Settings)
+    one_client = providers.Dependency(instance_of=bool, default=False)
     plan_files = providers.Object(directory_plan_files)
     catalog = providers.Resource(
         sqlite_catalog,
         root=settings.provided.sessions_path,
         durability=settings.provided.durability,
         plan_files=plan_files,
+        commit_on_loop=one_client,
     )
 
 
@@ -100,15 +104,20 @@ class App(containers.DeclarativeContainer):
     )
 
 
-def build_container(settings: Settings) -> App:
-    """An App container over the storage backend the settings choose."""
+def build_container(settings: Settings, *, one_client: bool = False) -> App:
+    """An App container over the storage backend the settings choose.
+
+    `one_client`: everything runs for one client that waits for each answer (the stdio
+    server), so the SQLite store may wait for its fsync on the event loop (see
+    SqliteSessionCatalog.commit_on_loop).
+    """
     storage: containers.DeclarativeContainer
     if settings.database_url:
         storage = PostgresStorage(settings=settings)
     elif settings.storage == "memory":
         storage = MemoryStorage(settings=settings)
     else:
-        storage = SqliteStorage(settings=settings)
+        storage = SqliteStorage(settings=settings, one_client=one_client)
     app = App(settings=settings, storage=storage)
     app.service.enable_async_mode()
     app.check_dependencies()

@@ -19,10 +19,11 @@ async def serve(settings: Settings) -> int:
         from nineplan_adapters.http import check_bind  # noqa: PLC0415 - uvicorn only for HTTP
 
         check_bind(settings)
-    async with running(build_container(settings)) as service:
+    stdio = settings.transport == "stdio"
+    async with running(build_container(settings, one_client=stdio)) as service:
         server = build_server(service)
         log.info("9plan serving", extra={"transport": settings.transport})
-        if settings.transport == "stdio":
+        if stdio:
             await server.run_stdio_async()
             return 0
         from nineplan_adapters.http import serve_http  # noqa: PLC0415

@@ -2,14 +2,17 @@
 
 import errno
 import sqlite3
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 
+from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.sqlite import SqliteSessionCatalog
-from nineplan_adapters.sqlite.store import MIGRATIONS
+from nineplan_adapters.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
-from tests.fakes import PLAN, FailingPlanFiles, open_backend
+from tests.fakes import PLAN, FailingPlanFiles, make_service, open_backend
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -23,10 +26,10 @@ async def test_session_database_settings(tmp_path: Path):
         store = await backend.catalog.open(name)
         async with store.reading() as reader:
             db = reader.db  # type: ignore[attr-defined]
-            assert (await db.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
-            assert (await db.execute_fetchall("PRAGMA synchronous"))[0][0] == 2  # FULL
-            assert (await db.execute_fetchall("PRAGMA foreign_keys"))[0][0] == 1
-            assert (await db.execute_fetchall("PRAGMA user_version"))[0][0] == len(MIGRATIONS)
+            assert (await db.run("PRAGMA journal_mode"))[0][0] == "wal"
+            assert (await db.run("PRAGMA synchronous"))[0][0] == 2  # FULL
+            assert (await db.run("PRAGMA foreign_keys"))[0][0] == 1
+            assert (await db.run("PRAGMA user_version"))[0][0] == len(MIGRATIONS)
         with raw(tmp_path / name / "session.db") as db:
             sql = dict(
                 db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
@@ -46,7 +49,7 @@ async def test_normal_durability_is_an_opt_in(tmp_path: Path):
         name = (await service.create_session()).session.name
         store = await catalog.open(name)
         async with store.reading() as reader:
-            rows = list(await reader.db.execute_fetchall("PRAGMA synchronous"))
+            rows = list(await reader.db.run("PRAGMA synchronous"))
             assert rows[0][0] == 1
     finally:
         await catalog.aclose()
@@ -304,5 +307,85 @@ async def test_a_session_that_fails_half_way_is_removed(tmp_path: Path):
         with pytest.raises(FileSystemError):
             await make_service(catalog, FixedClock()).create_session()
         assert list(tmp_path.iterdir()) == []
+    finally:
+        await catalog.aclose()
+
+
+@pytest.mark.parametrize("commit_on_loop", [False, True])
+async def test_a_call_waits_for_another_process_lock_then_goes_through(
+    tmp_path: Path, commit_on_loop: bool
+):
+    """Statements first run without waiting; one that finds the session locked by another
+    process is retried in aiosqlite's thread, waiting up to the busy timeout."""
+    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=5.0, commit_on_loop=commit_on_loop)
+    service = make_service(catalog, FixedClock())
+    try:
+        name = (await service.create_session()).session.name
+        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process writing
+
+        async def finish_other_write() -> None:
+            await anyio.sleep(0.3)
+            other.execute("COMMIT")
+
+        started = time.monotonic()
+        async with anyio.create_task_group() as group:
+            group.start_soon(finish_other_write)
+            placed = await service.add_plan(name, **PLAN)
+        assert time.monotonic() - started >= 0.25  # it waited rather than failing
+        other.close()
+        state = await service.session_state(name)
+        assert [entry.id for entry in state.queue] == [placed.plan.id]
+        # The wait did not stay on: the next statements run without a busy timeout again.
+        store = await catalog.open(name)
+        async with store.reading() as reader:
+            assert (await reader.db.run("PRAGMA busy_timeout"))[0][0] == 0  # type: ignore[attr-defined]
+    finally:
+        await catalog.aclose()
+
+
+async def test_a_lock_held_past_the_busy_timeout_is_a_busy_database_error(tmp_path: Path):
+    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=0.2)
+    service = make_service(catalog, FixedClock())
+    try:
+        name = (await service.create_session()).session.name
+        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(DatabaseError, match="busy in another process") as caught:
+            await service.add_plan(name, **PLAN)
+        assert "Retry" in caught.value.suggestion
+        other.execute("ROLLBACK")
+        other.close()
+        await service.add_plan(name, **PLAN)  # the session works once the lock is gone
+        assert len((await service.session_state(name)).queue) == 1
+    finally:
+        await catalog.aclose()
+
+
+async def test_a_cancelled_wait_leaves_the_connection_usable(tmp_path: Path):
+    """Cancelling a call while its statement waits in the thread lets the statement end first;
+    the call then happens entirely or not at all, and the next call works."""
+    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=0.5)
+    service = make_service(catalog, FixedClock())
+    try:
+        name = (await service.create_session()).session.name
+        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+
+        async def finish_other_write() -> None:
+            await anyio.sleep(0.3)
+            other.execute("ROLLBACK")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(finish_other_write)
+            with anyio.move_on_after(0.1) as scope:
+                await service.add_plan(name, **PLAN)
+        other.close()
+        # All or nothing: cancelled at a checkpoint (rolled back), or too late to stop it.
+        added = 0 if scope.cancelled_caught else 1
+        assert len((await service.session_state(name)).queue) == added
+        assert (await service.validate_session(name)).valid
+        await service.add_plan(name, **PLAN)
+        assert len((await service.session_state(name)).queue) == added + 1
     finally:
         await catalog.aclose()

@@ -2,13 +2,11 @@
 
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from importlib import resources
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-import aiosqlite
 import anyio
 import attrs
 
@@ -20,6 +18,7 @@ from nineplan_adapters.converters import (
     row_to_session,
 )
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
+from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
@@ -39,11 +38,6 @@ T = TypeVar("T")
 
 log = logging.getLogger("nineplan.sqlite")
 
-Durability = Literal["full", "normal"]
-MIGRATIONS = tuple(
-    resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3)
-)
 # Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
 # what later plans search for, so outputs and outcome weigh most.
 _BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
@@ -87,60 +81,6 @@ _SAVE = (
 )
 
 
-@contextmanager
-def database_errors(action: str) -> Iterator[None]:
-    """Turn a driver error into a categorized DatabaseError."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise DatabaseError(
-                f"Could not {action}: the session is busy in another process.",
-                suggestion="Retry the call; another client is writing to this session.",
-            ) from exc
-        raise DatabaseError(f"Could not {action}: {exc}.") from exc
-
-
-async def connect(
-    path: Path, *, create: bool, durability: Durability, busy_timeout: float
-) -> aiosqlite.Connection:
-    """Open (or create) a session database, set its pragmas and migrate it forward."""
-    uri = f"{path.resolve().as_uri()}?mode={'rwc' if create else 'rw'}"
-    with database_errors("open the session database"):
-        db = await aiosqlite.connect(uri, uri=True, isolation_level=None, timeout=busy_timeout)
-    try:
-        with database_errors("open the session database"):
-            db.row_factory = sqlite3.Row
-            await db.execute("PRAGMA journal_mode = WAL")
-            await db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'full' else 'NORMAL'}")
-            await db.execute("PRAGMA foreign_keys = ON")
-            await _migrate(db)
-    except BaseException:
-        await db.close()
-        raise
-    return db
-
-
-async def _migrate(db: aiosqlite.Connection) -> None:
-    version = await _user_version(db)
-    if version > len(MIGRATIONS):
-        raise DatabaseError(
-            f"The session database has schema version {version}, newer than this nineplan knows.",
-            suggestion="Upgrade nineplan to open this session.",
-        )
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        # Every migration is idempotent, so two processes racing to migrate both succeed.
-        await db.executescript(
-            f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
-        )
-        log.info("migrated session database to version %d", number)
-
-
-async def _user_version(db: aiosqlite.Connection) -> int:
-    rows = list(await db.execute_fetchall("PRAGMA user_version"))
-    return int(rows[0][0])
-
-
 @attrs.define
 class SqliteSessionStore:
     """A session in `{folder}/session.db` with its files in `{folder}/plans/`.
@@ -154,8 +94,8 @@ class SqliteSessionStore:
     name: str
     folder: Path
     files: PlanFiles
-    _db: aiosqlite.Connection | None
-    reconnect: Callable[[], Awaitable[aiosqlite.Connection]]
+    _db: SessionConnection | None
+    reconnect: Callable[[], Awaitable[SessionConnection]]
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
@@ -179,18 +119,18 @@ class SqliteSessionStore:
     async def reading(self, *, snapshot: bool = True) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
             db = await self._ready()
-            if not snapshot:  # one statement is atomic by itself: no BEGIN and ROLLBACK handoffs
+            if not snapshot:  # one statement is atomic by itself
                 with database_errors("read the session"):
                     yield SqliteSessionTx(db, FileJournal(self.files))
                 return
             with database_errors("read the session"):
-                await db.execute("BEGIN")
+                await db.run("BEGIN")
             try:
                 with database_errors("read the session"):
                     yield SqliteSessionTx(db, FileJournal(self.files))
             finally:
-                with anyio.CancelScope(shield=True), database_errors("end a read"):
-                    await db.execute("ROLLBACK")
+                with database_errors("end a read"):
+                    db.roll_back()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator["SqliteSessionTx"]:
@@ -198,13 +138,13 @@ class SqliteSessionStore:
             self._cleanups = await run_actions(self._cleanups)
             db = await self._ready()
             with database_errors("lock the session for writing"):
-                await db.execute("BEGIN IMMEDIATE")
+                await db.run("BEGIN IMMEDIATE")
             tx = SqliteSessionTx(db, FileJournal(self.files))
             try:
                 with database_errors("update the session"):
                     yield tx
                 with anyio.CancelScope(shield=True), database_errors("commit"):
-                    await db.execute("COMMIT")
+                    await db.commit()
             except BaseException:
                 with anyio.CancelScope(shield=True):
                     await self._roll_back(db, tx.journal)
@@ -212,10 +152,9 @@ class SqliteSessionStore:
             with anyio.CancelScope(shield=True):
                 self._cleanups += await tx.journal.after_commit()
 
-    async def _roll_back(self, db: aiosqlite.Connection, journal: FileJournal) -> None:
+    async def _roll_back(self, db: SessionConnection, journal: FileJournal) -> None:
         try:
-            if db.in_transaction:
-                await db.execute("ROLLBACK")
+            db.roll_back()
         except sqlite3.Error:
             log.exception("rollback failed", extra={"session": self.name})
         try:
@@ -226,20 +165,19 @@ class SqliteSessionStore:
                 extra={"session": self.name},
             )
 
-    async def _ready(self) -> aiosqlite.Connection:
+    async def _ready(self) -> SessionConnection:
         """The connection, reopened if the store was closed; never left inside a transaction."""
         if self._db is None:
             self._db = await self.reconnect()
         # A transaction left open by a cancelled call must not poison the next one.
-        if self._db.in_transaction:
-            with database_errors("reset the connection"):
-                await self._db.execute("ROLLBACK")
+        with database_errors("reset the connection"):
+            self._db.roll_back()
         return self._db
 
     async def initialise(self, session: Session) -> None:
         """Write the session row of a new database."""
         async with self.transaction() as tx:
-            await tx.db.execute(
+            await tx.db.run(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
                 (
                     session.name,
@@ -253,15 +191,11 @@ class SqliteSessionStore:
 class SqliteSessionTx(JournalledFiles):
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
 
-    db: aiosqlite.Connection
+    db: SessionConnection
     journal: FileJournal
 
-    async def _rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        return list(await self.db.execute_fetchall(sql, parameters))
-
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
-        # One thread handoff; a cursor's execute, fetchone and close would be three.
-        rows = await self._rows(sql, parameters)
+        rows = await self.db.run(sql, parameters)
         return rows[0] if rows else None
 
     async def _plan_where(self, condition: str, parameters: tuple[Any, ...] = ()) -> Plan | None:
@@ -284,7 +218,7 @@ class SqliteSessionTx(JournalledFiles):
         return await self._plan_where("id = ?", (plan_id,))
 
     async def queue(self) -> list[QueueEntry]:
-        rows = await self._rows(
+        rows = await self.db.run_in_thread(  # grows with the queue: in the thread
             "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
         )
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
@@ -311,14 +245,14 @@ class SqliteSessionTx(JournalledFiles):
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:
         query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = await self._rows(_SEARCH if snippets else _SEARCH_PLAIN, (query, limit))
+        rows = await self.db.run_in_thread(_SEARCH if snippets else _SEARCH_PLAIN, (query, limit))
         return [
             HistoryMatch(row[0], row[1], row[2], rank, row[3])
             for rank, row in enumerate(rows, start=1)
         ]
 
     async def plan_rows(self) -> list[PlanRow]:
-        rows = await self._rows(
+        rows = await self.db.run_in_thread(
             "SELECT id, status, queue_position FROM plans WHERE queue_position IS NOT NULL "
             "UNION ALL SELECT id, status, queue_position FROM plans WHERE status = 'active' "
             "AND queue_position IS NULL"
@@ -327,7 +261,7 @@ class SqliteSessionTx(JournalledFiles):
 
     async def add(self, plan: Plan) -> bool:
         try:
-            await self.db.execute(_INSERT, plan_to_row(plan))
+            await self.db.run(_INSERT, plan_to_row(plan))
         except sqlite3.IntegrityError as exc:
             if "plans.id" in str(exc):
                 return False
@@ -335,7 +269,7 @@ class SqliteSessionTx(JournalledFiles):
         return True
 
     async def save(self, plan: Plan) -> None:
-        await self.db.execute(_SAVE, plan_to_row(plan))
+        await self.db.run(_SAVE, plan_to_row(plan))
 
     async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
         row = await self._one(
@@ -344,10 +278,10 @@ class SqliteSessionTx(JournalledFiles):
         return None if row is None else (row[0], load_result(row[1], kind))
 
     async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
-        await self.db.execute(
+        await self.db.run(
             "INSERT INTO requests (request_id, fingerprint, result) VALUES (?, ?, ?)",
             (request_id, fingerprint, dump_result(result)),
         )
-        await self.db.execute(
+        await self.db.run(
             "DELETE FROM requests WHERE seq <= (SELECT max(seq) FROM requests) - ?", (REMEMBERED,)
         )
