@@ -142,9 +142,13 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self._open(name)
-        await self._refresh_mirror(store)
-        return await self._state(store)
+        store = await self.catalog.open(check_session_name(name))
+        if name in self._reconciled and not store.files_mirror:
+            return await self._state(store)
+        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
+        _, state = await self._reconcile(store, level=_reconcile_level(store))
+        self._reconciled.add(name)
+        return state
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
@@ -399,7 +403,7 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        repairs = await self._reconcile(await self.catalog.open(check_session_name(name)))
+        repairs, _ = await self._reconcile(await self.catalog.open(check_session_name(name)))
         self._reconciled.add(name)
         return repairs
 
@@ -417,24 +421,44 @@ class NinePlan:
         if store.files_mirror:
             await self._reconcile(store, level=logging.INFO)
 
-    async def _reconcile(self, store: SessionStore, level: int = logging.WARNING) -> list[Repair]:
+    async def _reconcile(
+        self, store: SessionStore, level: int = logging.WARNING
+    ) -> tuple[list[Repair], SessionState]:
+        """Make the plan files match the live plans; return the repairs and the state read.
+
+        The state comes from the same reads (one pass over the queue and the folder), as it
+        will be once the removals that wait for the commit are done.
+        """
         repairs: list[Repair] = []
         async with store.transaction() as tx:
             names = set(await tx.file_names())
-            rows = [row for row in await tx.plan_rows() if row.status in LIVE]
-            live = {file_name(row.id): row.id for row in rows}
-            # An empty file (what a power loss can leave of an unsynced write) is re-rendered here
-            # for the active plan, and for a queued plan when it is pulled: no stat of every file.
-            active = {file_name(row.id) for row in rows if row.status is PlanStatus.ACTIVE}
+            queue = await tx.queue()
+            active = await tx.active_plan()
+            live = {file_name(entry.id): entry.id for entry in queue}
+            if active is not None:
+                live[file_name(active.id)] = active.id
             for name, plan_id in live.items():
-                missing = name not in names or (name in active and not await tx.read_file(plan_id))
+                # An empty file (what a power loss can leave of an unsynced write) is re-rendered
+                # here for the active plan, and for a queued plan when it is pulled: no stat of
+                # every file.
+                emptied = active is not None and plan_id == active.id
+                missing = name not in names or (emptied and not await tx.read_file(plan_id))
                 if missing and (plan := await tx.plan(plan_id)) is not None:
                     await tx.write_file(plan.id, render(plan.content, plan.notes))
                     repairs.append(Repair("rendered", name))
             # Only files that belong to no live plan need a look at the database.
-            repairs += [
-                await _stray_file_repair(tx, entry) for entry in sorted(names - live.keys())
-            ]
+            strays = sorted(names - live.keys())
+            repairs += [await _stray_file_repair(tx, entry) for entry in strays]
+            rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
+            state = SessionState(
+                session=await tx.session(),
+                path=store.path,
+                queue=queue,
+                active_plan=active,
+                active_plan_path=store.plan_path(active.id) if active else None,
+                completed_count=await tx.completed_count(),
+                plan_files=sorted((names | rendered) - set(strays)),
+            )
         for repair in repairs:
             log.log(
                 level,
@@ -443,7 +467,7 @@ class NinePlan:
                 repair.file_name,
                 extra={"session": store.name},
             )
-        return repairs
+        return repairs, state
 
     async def _state(self, store: SessionStore) -> SessionState:
         async with store.reading() as reader:
@@ -491,6 +515,11 @@ class NinePlan:
             return active
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         return active.with_edits(edited.content, edited.notes.strip("\n"))
+
+
+def _reconcile_level(store: SessionStore) -> int:
+    """Refreshing a mirror routinely writes files: that is news, not a warning."""
+    return logging.INFO if store.files_mirror else logging.WARNING
 
 
 @attrs.frozen

@@ -146,7 +146,11 @@ async def test_reconcile_on_open_heals_files(tmp_path: Path):
     (plans / "notes.md").write_text("an agent's own file")
     async with open_backend("sqlite", tmp_path) as backend:
         assert not (await backend.service.validate_session(name)).valid  # validating never repairs
-        await backend.service.session_state(name)  # the first use in a process reconciles
+        state = await backend.service.session_state(name)  # the first use in a process reconciles
+        # The state it answers is read in the same pass, and shows the folder as repaired.
+        assert state.plan_files == sorted(f"{p.plan.id}.txt" for p in (missing, empty))
+        assert state.file_db_match
+        assert state == await backend.service.session_state(name)  # the same as a warm read
         report = await backend.service.validate_session(name)
         assert report.valid, report.issues
     assert (plans / f"{missing.plan.id}.txt").read_text().startswith("# Context")

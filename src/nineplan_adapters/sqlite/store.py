@@ -96,7 +96,8 @@ class SqliteSessionStore:
     files: PlanFiles
     _db: SessionConnection | None
     reconnect: Callable[[], Awaitable[SessionConnection]]
-    _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+    # fast_acquire: an uncontended call takes the lock without a trip round the event loop.
+    _lock: anyio.Lock = attrs.field(factory=lambda: anyio.Lock(fast_acquire=True), init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
     files_mirror = False
@@ -143,8 +144,8 @@ class SqliteSessionStore:
             try:
                 with database_errors("update the session"):
                     yield tx
-                with anyio.CancelScope(shield=True), database_errors("commit"):
-                    await db.commit()
+                with database_errors("commit"):
+                    await db.commit()  # not cancellable: on the loop, or shielded in the thread
             except BaseException:
                 with anyio.CancelScope(shield=True):
                     await self._roll_back(db, tx.journal)
