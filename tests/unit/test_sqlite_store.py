@@ -343,7 +343,7 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
         # The wait did not stay on: the next statements run without a busy timeout again.
         store = await catalog.open(name)
         async with store.reading() as reader:
-            assert (await reader.db.run("PRAGMA busy_timeout"))[0][0] == 0  # type: ignore[attr-defined]
+            assert (await reader.db.run("PRAGMA busy_timeout"))[0][0] == 0
     finally:
         await catalog.aclose()
 
