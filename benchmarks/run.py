@@ -28,7 +28,12 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks.data import queries, seed_session
 from nineplan_adapters import open_nineplan
+from nineplan_adapters.converters import plan_to_row
 from nineplan_adapters.demo import server_command
+from nineplan_adapters.ids import random_plan_id
+from nineplan_adapters.sqlite.store import ACTIVE, FRONT, INSERT_PLAN, PROGRESS, SAVE_PLAN, SHAPE
+from nineplan_core.model import Plan, PlanContent
+from nineplan_core.plan_file import render
 
 RESULTS = Path(__file__).parent / "results"
 MINIMAL_SERVER = """\
@@ -139,21 +144,89 @@ class RawDurableWork:
 
     def once(self) -> float:
         index, self.index = self.index, self.index + 1
+        temp, target = self.folder / f".plan{index}.tmp", self.folder / f"plan{index}.txt"
+        text = "plan text " * 50
         start = time.perf_counter()
-        for statement in ("INSERT INTO t VALUES (?, 'queued', 'x')", "UPDATE t SET status = 'active' WHERE id = ?",
-                          "UPDATE t SET status = 'completed' WHERE id = ?"):  # fmt: skip
+        for step, statement in enumerate(("INSERT INTO t VALUES (?, 'queued', 'x')",
+                                          "UPDATE t SET status = 'active' WHERE id = ?",
+                                          "UPDATE t SET status = 'completed' WHERE id = ?")):  # fmt: skip
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute(statement, (index,))
             self.db.execute("COMMIT")
-            if "'completed'" not in statement:  # the first two steps each write a file
-                temp = self.folder / f".plan{index}.tmp"
-                temp.write_text("plan text " * 50)
-                temp.replace(self.folder / f"plan{index}.txt")
-        (self.folder / f"plan{index}.txt").unlink()
+            if step < 2:  # the first two steps each write a file
+                temp.write_text(text)
+                temp.replace(target)
+        target.unlink()
         return time.perf_counter() - start
 
     def close(self) -> None:
         self.db.close()
+
+
+class NineplanSqlDirect:
+    """nineplan's own statements for one add -> pull -> complete cycle, on its own schema
+    (indexes, counters kept by triggers, the FTS index a completion feeds), with the same file
+    work, done directly with sqlite3: the cycle's durable work before any of nineplan's Python."""
+
+    def __init__(self, database: Path, plans: Path) -> None:
+        self.db = sqlite3.connect(database, isolation_level=None)
+        for pragma in ("journal_mode = WAL", "synchronous = FULL", "foreign_keys = ON"):
+            self.db.execute(f"PRAGMA {pragma}")
+        self.plans = plans
+
+    def once(self) -> float:
+        now = dt.datetime.now(dt.UTC)
+        queued = Plan(id=random_plan_id(), content=PlanContent(**PLAN), position=1, created_at=now)
+        active = queued.pull()
+        rows = [
+            plan_to_row(plan) for plan in (queued, active, active.complete(outcome="done", at=now))
+        ]
+        target, temp = self.plans / f"{queued.id}.txt", self.plans / f".{queued.id}.tmp"
+        text = render(queued.content, "")
+        start = time.perf_counter()
+        self._transaction(SHAPE, (INSERT_PLAN, rows[0]))
+        temp.write_text(text)
+        temp.replace(target)
+        self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]))
+        target.read_text()
+        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), PROGRESS)
+        target.unlink()
+        return time.perf_counter() - start
+
+    def _transaction(self, *statements: str | tuple[str, dict[str, Any]]) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        for statement in statements:
+            sql, parameters = statement if isinstance(statement, tuple) else (statement, {})
+            self.db.execute(sql, parameters).fetchall()
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+
+async def row_schema(folder: Path, size: dict[str, int]) -> Row:
+    """What nineplan's schema adds to the raw durable work: both done directly, in alternating
+    order, after as many warm-up rounds (a new database's first commits, which grow its WAL
+    file, are slower than the ones that reuse it)."""
+    root = folder / "schema"
+    async with open_nineplan(root) as nineplan:
+        name = (await nineplan.create_session()).session.name
+    raw = RawDurableWork(folder / "schema-raw")
+    direct = NineplanSqlDirect(root / name / "session.db", root / name / "plans")
+    ours: list[float] = []
+    floor: list[float] = []
+    for index in range(size["repeat"] * 2):
+        if index % 2:
+            sample, base = direct.once(), raw.once()
+        else:
+            base, sample = raw.once(), direct.once()
+        if index >= size["repeat"]:
+            ours.append(sample)
+            floor.append(base)
+    raw.close()
+    direct.close()
+    return Row(11, "a cycle's SQL on nineplan's schema + its file work, done directly", ours, floor,
+               "— (explains row 1) vs the raw durable work")  # fmt: skip
 
 
 async def row_cycle(folder: Path, size: dict[str, int]) -> Row:
@@ -203,7 +276,7 @@ async def _cycle(client: Client, name: str) -> None:
 
 async def row_handoff(folder: Path, repeat: int) -> Row:
     """What one aiosqlite statement costs over the same statement on sqlite3 directly: the
-    thread handoff every statement of the store pays (a cycle makes 14)."""
+    thread handoff that made the store run its short statements on the calling thread."""
     import aiosqlite
 
     ours, floor = [], []
@@ -219,7 +292,11 @@ async def row_handoff(folder: Path, repeat: int) -> Row:
         floor.append(time.perf_counter() - start)
     direct.close()
     return Row(
-        10, "one statement through aiosqlite vs sqlite3 directly", ours, floor, "— (explains row 1)"
+        10,
+        "one statement through aiosqlite vs sqlite3 directly",
+        ours,
+        floor,
+        "— (why short statements skip the thread)",
     )
 
 
@@ -364,7 +441,7 @@ async def row_resume(folder: Path, size: dict[str, int]) -> Row:
     name = "big-bench-session"
     await seed_session(root, name, completed=size["completed"], queued=size["queued"])
     samples = []
-    for _ in range(5):
+    for _ in range(15):
         async with open_nineplan(
             root
         ) as nineplan:  # a new process's first resume: open + reconcile
@@ -435,7 +512,7 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
         Row(8, "add → pull → complete (library), PostgreSQL vs SQLite", cycles["postgres"], cycles["sqlite"],
             "— (informational)"),
         Row(9, f"history_search at {size['completed']:,} completed, PostgreSQL (library)", ours, raw,
-            "≤ 1.5 × raw tsquery, p50 < 10 ms", limit_ratio=1.5, limit_absolute=10),
+            "≤ 1.5 × raw tsquery (the raw query alone is over 10 ms)", limit_ratio=1.5),
     ]  # fmt: skip
 
 
@@ -443,7 +520,7 @@ async def run(size_name: str) -> list[Row]:
     size = SIZES[size_name]
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
-        rows = [await row_cycle(folder, size)]
+        rows = [await row_cycle(folder, size), await row_schema(folder, size)]
         search_row, search_root, search_name = await row_search(folder, size)
         rows.append(search_row)
         rows.append(await row_queue(folder, size))
@@ -455,7 +532,7 @@ async def run(size_name: str) -> list[Row]:
             "NINEPLAN_TEST_DATABASE_URL"
         ):
             rows += await rows_postgres(folder, size, url)
-    return rows
+    return sorted(rows, key=lambda row: row.number)
 
 
 def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
