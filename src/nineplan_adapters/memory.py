@@ -14,7 +14,7 @@ import anyio
 import attrs
 
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
-from nineplan_core.errors import SessionExistsError, SessionNotFoundError
+from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
@@ -269,6 +269,15 @@ class MemorySessionCatalog:
 
     async def names(self) -> list[str]:
         return sorted(self.stores)
+
+    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+        results: list[SessionSummary | NinePlanError] = []
+        for name in names:
+            try:
+                results.append(await self.summary(name))
+            except NinePlanError as exc:
+                results.append(exc)
+        return results
 
     async def summary(self, name: str) -> SessionSummary:
         store = await self.open(name)

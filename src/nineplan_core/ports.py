@@ -7,6 +7,7 @@ import datetime as dt
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
+from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.model import (
     HistoryMatch,
@@ -167,8 +168,13 @@ class SessionCatalog(Protocol):
         """The names of every session, sorted."""
         ...
 
-    async def summary(self, name: str) -> SessionSummary:
-        """Counts for the session list. Raises SessionNotFoundError, StorageError."""
+    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+        """Counts for the session list, one per name and in order; a session that cannot be
+        read gives its error (SessionNotFoundError, StorageError) in its place.
+
+        Raises:
+            StorageError: nothing could be read at all.
+        """
         ...
 
     async def recall_creation(self, request_id: str) -> tuple[str, str] | None:

@@ -152,15 +152,16 @@ class NinePlan:
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
+        names = await self.catalog.names()
         summaries = []
-        for name in await self.catalog.names():
-            try:
-                summaries.append(await self.catalog.summary(name))
-            except NinePlanError as exc:
+        for name, summary in zip(names, await self.catalog.summaries(names), strict=True):
+            if isinstance(summary, NinePlanError):
                 log.warning(
                     "session unreadable, left out of the list",
-                    extra={"session": name, "error": exc.message},
+                    extra={"session": name, "error": summary.message},
                 )
+            else:
+                summaries.append(summary)
         return summaries
 
     # -- the queue -----------------------------------------------------------------

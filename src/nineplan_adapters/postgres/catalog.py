@@ -9,7 +9,12 @@ import attrs
 
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.postgres.store import PostgresSessionStore, database_errors
-from nineplan_core.errors import DatabaseError, SessionExistsError, SessionNotFoundError
+from nineplan_core.errors import (
+    DatabaseError,
+    NinePlanError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
 from nineplan_core.model import Session, SessionSummary, check_session_name
 from nineplan_core.requests import REMEMBERED
 
@@ -117,30 +122,20 @@ class PostgresSessionCatalog:
                 for r in await self.pool.fetch("SELECT name FROM nineplan_sessions ORDER BY name")
             ]
 
-    async def summary(self, name: str) -> SessionSummary:
-        with database_errors("count the session's plans"):
-            record = await self.pool.fetchrow(
+    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+        """Every session's counts in one query."""
+        with database_errors("count the sessions' plans"):
+            records = await self.pool.fetch(
                 "SELECT s.name, s.task_description, s.created_at, "
                 "count(p.id) FILTER (WHERE p.status = 'queued') AS queued, "
                 "count(p.id) FILTER (WHERE p.status = 'completed') AS completed, "
                 "count(p.id) FILTER (WHERE p.status = 'active') AS active "
                 "FROM nineplan_sessions s LEFT JOIN nineplan_plans p ON p.session_name = s.name "
-                "WHERE s.name = $1 GROUP BY s.name",
-                check_session_name(name),
+                "WHERE s.name = ANY($1::text[]) GROUP BY s.name",
+                names,
             )
-        if record is None:
-            raise SessionNotFoundError(name)
-        session = Session(
-            name=record["name"],
-            task_description=record["task_description"],
-            created_at=record["created_at"],
-        )
-        return SessionSummary(
-            session=session,
-            queue_length=int(record["queued"]),
-            completed_count=int(record["completed"]),
-            has_active_plan=bool(record["active"]),
-        )
+        found = {record["name"]: _summary(record) for record in records}
+        return [found.get(name) or SessionNotFoundError(name) for name in names]
 
     async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
         with database_errors("look up a request"):
@@ -168,3 +163,17 @@ class PostgresSessionCatalog:
         """Close the pool."""
         self._stores = {}
         await self.pool.close()
+
+
+def _summary(record: asyncpg.Record) -> SessionSummary:
+    session = Session(
+        name=record["name"],
+        task_description=record["task_description"],
+        created_at=record["created_at"],
+    )
+    return SessionSummary(
+        session=session,
+        queue_length=int(record["queued"]),
+        completed_count=int(record["completed"]),
+        has_active_plan=bool(record["active"]),
+    )
