@@ -10,7 +10,12 @@ import pytest
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.config import ConfigError, Settings, default_sessions_path
 from nineplan_adapters.container import build_container, running
-from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
+from nineplan_adapters.ids import (
+    PLAN_ID_ALPHABET,
+    SequentialPlanIds,
+    ThreeWordNames,
+    random_plan_id,
+)
 from nineplan_adapters.logging import configure_logging
 from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_core.service import NinePlan
@@ -61,6 +66,8 @@ def test_plan_ids_are_five_lowercase_alphanumerics():
     ids = {random_plan_id() for _ in range(2000)}
     assert all(re.fullmatch(r"[0-9a-z]{5}", plan_id) for plan_id in ids)
     assert len(ids) > 1990
+    for position in range(5):  # every character can appear anywhere
+        assert {plan_id[position] for plan_id in ids} == set(PLAN_ID_ALPHABET)
     assert [SequentialPlanIds()() for _ in range(1)] == ["00001"]
 
 
