@@ -3,7 +3,10 @@
 import errno
 import sqlite3
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -12,6 +15,7 @@ from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_adapters.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
+from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, FailingPlanFiles, make_service, open_backend
 
 
@@ -315,81 +319,73 @@ async def test_a_session_that_fails_half_way_is_removed(tmp_path: Path):
         await catalog.aclose()
 
 
+@asynccontextmanager
+async def locked_by_another_process(
+    tmp_path: Path, **catalog_options: Any
+) -> AsyncIterator[tuple[SqliteSessionCatalog, NinePlan, str, sqlite3.Connection]]:
+    """A session whose write lock another connection holds, as another process would."""
+    catalog = SqliteSessionCatalog(tmp_path, **catalog_options)
+    service = make_service(catalog, FixedClock())
+    try:
+        name = (await service.create_session()).session.name
+        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            yield catalog, service, name, other
+        finally:
+            other.close()
+    finally:
+        await catalog.aclose()
+
+
+async def end_after(other: sqlite3.Connection, seconds: float, statement: str) -> None:
+    await anyio.sleep(seconds)
+    other.execute(statement)
+
+
 @pytest.mark.parametrize("commit_on_loop", [False, True])
 async def test_a_call_waits_for_another_process_lock_then_goes_through(
     tmp_path: Path, commit_on_loop: bool
 ):
     """Statements first run without waiting; one that finds the session locked by another
     process is retried in aiosqlite's thread, waiting up to the busy timeout."""
-    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=5.0, commit_on_loop=commit_on_loop)
-    service = make_service(catalog, FixedClock())
-    try:
-        name = (await service.create_session()).session.name
-        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")  # another process writing
-
-        async def finish_other_write() -> None:
-            await anyio.sleep(0.3)
-            other.execute("COMMIT")
-
+    async with locked_by_another_process(
+        tmp_path, busy_timeout=5.0, commit_on_loop=commit_on_loop
+    ) as (catalog, service, name, other):
         started = time.monotonic()
         async with anyio.create_task_group() as group:
-            group.start_soon(finish_other_write)
+            group.start_soon(end_after, other, 0.3, "COMMIT")
             placed = await service.add_plan(name, **PLAN)
         assert time.monotonic() - started >= 0.25  # it waited rather than failing
-        other.close()
         state = await service.session_state(name)
         assert [entry.id for entry in state.queue] == [placed.plan.id]
         # The wait did not stay on: the next statements run without a busy timeout again.
         store = await catalog.open(name)
         async with store.reading() as reader:
             assert (await reader.db.run("PRAGMA busy_timeout"))[0][0] == 0
-    finally:
-        await catalog.aclose()
 
 
 async def test_a_lock_held_past_the_busy_timeout_is_a_busy_database_error(tmp_path: Path):
-    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=0.2)
-    service = make_service(catalog, FixedClock())
-    try:
-        name = (await service.create_session()).session.name
-        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
+    async with locked_by_another_process(tmp_path, busy_timeout=0.2) as (_, service, name, other):
         with pytest.raises(DatabaseError, match="busy in another process") as caught:
             await service.add_plan(name, **PLAN)
         assert "Retry" in caught.value.suggestion
         other.execute("ROLLBACK")
-        other.close()
         await service.add_plan(name, **PLAN)  # the session works once the lock is gone
         assert len((await service.session_state(name)).queue) == 1
-    finally:
-        await catalog.aclose()
 
 
 async def test_a_cancelled_wait_leaves_the_connection_usable(tmp_path: Path):
     """Cancelling a call while its statement waits in the thread lets the statement end first;
     the call then happens entirely or not at all, and the next call works."""
-    catalog = SqliteSessionCatalog(tmp_path, busy_timeout=0.5)
-    service = make_service(catalog, FixedClock())
-    try:
-        name = (await service.create_session()).session.name
-        other = sqlite3.connect(tmp_path / name / "session.db", isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")
-
-        async def finish_other_write() -> None:
-            await anyio.sleep(0.3)
-            other.execute("ROLLBACK")
-
+    async with locked_by_another_process(tmp_path, busy_timeout=0.5) as (_, service, name, other):
         async with anyio.create_task_group() as group:
-            group.start_soon(finish_other_write)
+            group.start_soon(end_after, other, 0.3, "ROLLBACK")
             with anyio.move_on_after(0.1) as scope:
                 await service.add_plan(name, **PLAN)
-        other.close()
         # All or nothing: cancelled at a checkpoint (rolled back), or too late to stop it.
         added = 0 if scope.cancelled_caught else 1
         assert len((await service.session_state(name)).queue) == added
         assert (await service.validate_session(name)).valid
         await service.add_plan(name, **PLAN)
         assert len((await service.session_state(name)).queue) == added + 1
-    finally:
-        await catalog.aclose()
