@@ -28,6 +28,7 @@ from nineplan_core.model import (
     Plan,
     PlanContent,
     Position,
+    QueueEntry,
     Repair,
     Session,
     SessionState,
@@ -44,6 +45,7 @@ from nineplan_core.ports import (
     PlanIds,
     SessionCatalog,
     SessionNames,
+    SessionReader,
     SessionStore,
     SessionTx,
 )
@@ -451,15 +453,8 @@ class NinePlan:
             strays = sorted(names - live.keys())
             repairs += [await _stray_file_repair(tx, entry) for entry in strays]
             rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
-            state = SessionState(
-                session=await tx.session(),
-                path=store.path,
-                queue=queue,
-                active_plan=active,
-                active_plan_path=store.plan_path(active.id) if active else None,
-                completed_count=await tx.completed_count(),
-                plan_files=sorted((names | rendered) - set(strays)),
-            )
+            files = (names | rendered) - set(strays)
+            state = await _state_of(store, tx, queue=queue, active=active, plan_files=files)
         for repair in repairs:
             log.log(
                 level,
@@ -472,16 +467,10 @@ class NinePlan:
 
     async def _state(self, store: SessionStore) -> SessionState:
         async with store.reading() as reader:
+            queue = await reader.queue()
             active = await reader.active_plan()
-            return SessionState(
-                session=await reader.session(),
-                path=store.path,
-                queue=await reader.queue(),
-                active_plan=active,
-                active_plan_path=store.plan_path(active.id) if active else None,
-                completed_count=await reader.completed_count(),
-                plan_files=sorted(await reader.file_names()),
-            )
+            files = set(await reader.file_names())
+            return await _state_of(store, reader, queue=queue, active=active, plan_files=files)
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
         """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
@@ -516,6 +505,26 @@ class NinePlan:
             return active
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         return active.with_edits(edited.content, edited.notes.strip("\n"))
+
+
+async def _state_of(
+    store: SessionStore,
+    reader: SessionReader,
+    *,
+    queue: list[QueueEntry],
+    active: Plan | None,
+    plan_files: set[str],
+) -> SessionState:
+    """The state from the queue, active plan and files already read, plus the counts."""
+    return SessionState(
+        session=await reader.session(),
+        path=store.path,
+        queue=queue,
+        active_plan=active,
+        active_plan_path=store.plan_path(active.id) if active else None,
+        completed_count=await reader.completed_count(),
+        plan_files=sorted(plan_files),
+    )
 
 
 def _reconcile_level(store: SessionStore) -> int:
