@@ -12,6 +12,7 @@ from nineplan_core.errors import (
     NoActivePlanError,
     PlanAlreadyActiveError,
     PlanFileFormatError,
+    PlanHeldByAgentError,
     PlanNotFoundError,
     QueueEmptyError,
     SessionExistsError,
@@ -334,6 +335,52 @@ class NinePlan:
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
 
+    # -- steering by a person (the web view, the CLI) -------------------------------
+
+    async def move_plan(self, name: str, plan_id: str, position: Position | str) -> PlacedPlan:
+        """Move a queued plan to the front or the back of the queue; its file is unchanged.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        where = check_position(position)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            shape = await tx.queue_shape()
+            plan = (await self._queued_plan(tx, plan_id)).move(
+                position=insert_position(shape, where)
+            )
+            await tx.save(plan)
+        rank = 1 if where is Position.FRONT else shape.length
+        placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+        log.info(
+            "plan moved by a person", extra={"session": name, "plan_id": plan_id, "rank": rank}
+        )
+        return placed
+
+    async def drop_plan(self, name: str, plan_id: str, reason: str) -> Discarded:
+        """Discard a queued plan, noting why (a person's call); edits in its file are kept.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            queued = await self._with_edits(tx, name, await self._queued_plan(tx, plan_id))
+            plan = queued.drop(reason=reason.strip(), at=self.clock())
+            await tx.save(plan)
+            tx.remove_file_after_commit(plan.id)
+            dropped = Discarded(plan=plan, queue_length=await tx.queue_length())
+        log.info("plan dropped by a person", extra={"session": name, "plan_id": plan_id})
+        return dropped
+
     # -- history -------------------------------------------------------------------
 
     async def search_history(
@@ -490,6 +537,19 @@ class NinePlan:
         """The active plan with the sections the agent edited in its file, when they parse."""
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
+        return await self._with_edits(tx, name, active)
+
+    async def _queued_plan(self, tx: SessionTx, plan_id: str) -> Plan:
+        """A queued plan a person may steer; the active plan is the agent's."""
+        plan = await tx.plan(plan_id)
+        if plan is not None and plan.status is PlanStatus.ACTIVE:
+            raise PlanHeldByAgentError(plan_id)
+        if plan is None or plan.status is not PlanStatus.QUEUED:
+            raise PlanNotFoundError(plan_id, kind="queued")
+        return plan
+
+    async def _with_edits(self, tx: SessionTx, name: str, active: Plan) -> Plan:
+        """`active` with the sections edited in its file, when they parse."""
         context = {"session": name, "plan_id": active.id}
         text = await tx.read_file(active.id)
         if text is None:
