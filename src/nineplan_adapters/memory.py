@@ -78,6 +78,9 @@ class MemorySessionStore:
     requests: "OrderedDict[str, tuple[str, object]]" = attrs.field(factory=OrderedDict)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
+    #: Commits so far, and the event the next commit sets: what a MemorySessionWatch waits on.
+    version: int = attrs.field(default=0, init=False)
+    next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
 
     files_mirror = False
 
@@ -115,6 +118,9 @@ class MemorySessionStore:
             self.plans = tx.plans
             self.requests = tx.requests
             self._cleanups += await tx.journal.after_commit()
+            self.version += 1
+            self.next_change.set()
+            self.next_change = anyio.Event()
 
 
 @attrs.define
@@ -297,5 +303,35 @@ class MemorySessionCatalog:
         while len(self.creations) > REMEMBERED:
             self.creations.popitem(last=False)
 
+    def watch(self) -> "MemorySessionWatch":
+        """Change ticks for these sessions (commits in this process: the only one there is)."""
+        return MemorySessionWatch(self)
+
     async def aclose(self) -> None:
         """Nothing to release; present so both catalogs close alike."""
+
+
+@attrs.define
+class MemorySessionWatch:
+    """Ticks when a memory session commits: an in-process signal, nothing polled."""
+
+    catalog: MemorySessionCatalog
+
+    @asynccontextmanager
+    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+        store = await self.catalog.open(name)
+        yield _CommitTicks(store, store.version)
+
+
+@attrs.define
+class _CommitTicks:
+    store: MemorySessionStore
+    seen: int
+
+    def __aiter__(self) -> "_CommitTicks":
+        return self
+
+    async def __anext__(self) -> None:
+        while self.store.version == self.seen:
+            await self.store.next_change.wait()
+        self.seen = self.store.version

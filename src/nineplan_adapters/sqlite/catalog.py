@@ -22,6 +22,7 @@ from nineplan_adapters.sqlite.connection import (
     database_errors,
 )
 from nineplan_adapters.sqlite.store import SqliteSessionStore
+from nineplan_adapters.sqlite.watch import SqliteSessionWatch
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
@@ -197,6 +198,10 @@ class SqliteSessionCatalog:
             log.exception(
                 "could not record a session creation; a retry would create another session"
             )
+
+    def watch(self) -> SqliteSessionWatch:
+        """Change ticks for these sessions, from commits made by any process."""
+        return SqliteSessionWatch(self.root)
 
     async def aclose(self) -> None:
         """Close every open session."""
