@@ -87,13 +87,34 @@ def check_bind(settings: Settings) -> None:
 
 
 def build_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:
-    """The ASGI app serving MCP at /mcp, with the token check in front when one is set."""
+    """MCP at /mcp, with the token check in front when one is set, and the web view at /."""
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path="/mcp",
         transport_security=transport_security(settings),
         host=settings.http_host,
     )
-    return BearerAuth(app, settings.http_token) if settings.http_token else app
+    app = BearerAuth(app, settings.http_token) if settings.http_token else app
+    service = getattr(server, "service", None)
+    if service is None:
+        return app
+    from nineplan_adapters.web import web_app  # noqa: PLC0415 - web imports this module
+
+    return BesideMcp(app, web_app(service, settings))
+
+
+class BesideMcp:
+    """`/mcp` (and the lifespan, which runs the MCP session manager) to MCP; the rest to the view."""
+
+    def __init__(self, mcp: ASGIApp, view: ASGIApp) -> None:
+        self.mcp = mcp
+        self.view = view
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.view(scope, receive, send)
 
 
 def _exit_quietly(signum: int, _: object) -> None:

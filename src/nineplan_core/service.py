@@ -153,6 +153,14 @@ class NinePlan:
         self._reconciled.add(name)
         return state
 
+    async def inspect_state(self, name: str) -> SessionState:
+        """The state as stored, for a person looking on: no reconcile, nothing written.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._state(await self.catalog.open(check_session_name(name)))
+
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
         names = await self.catalog.names()

@@ -1,0 +1,35 @@
+// nineplan's live view: subscribe to the page's Server-Sent Events and swap in each fragment the
+// server re-rendered. The pages work without this script; it only saves the reload.
+"use strict";
+
+(function () {
+  const url = document.body.dataset.live;
+  if (!url || !window.EventSource) {
+    return;
+  }
+  const status = document.querySelector("[data-testid=live-status]");
+  const say = function (text, state) {
+    if (status) {
+      status.textContent = text;
+      status.dataset.state = state;
+    }
+  };
+  const source = new EventSource(url);
+  source.addEventListener("open", function () {
+    say("Live: changes appear as they happen.", "open");
+  });
+  source.addEventListener("error", function () {
+    say("Live updates interrupted; reconnecting…", "retrying");
+  });
+  source.addEventListener("fragments", function (event) {
+    const fragments = JSON.parse(event.data);
+    for (const name of Object.keys(fragments)) {
+      const target = document.querySelector('[data-fragment="' + name + '"]');
+      // The server escaped every text it put in the fragment; the CSP forbids inline script.
+      if (target && target.innerHTML !== fragments[name]) {
+        target.innerHTML = fragments[name];
+      }
+    }
+    document.body.dataset.updated = String(Date.now());
+  });
+})();
