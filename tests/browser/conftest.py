@@ -7,15 +7,12 @@ tests skip with a visible reason, except under CI=true, where a missing Chromium
 
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from nineplan_adapters.demo import free_port
-from tests.integration.servers import PROJECT, PYTHON, child_env
+from tests.integration.servers import spawned_ui
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -42,42 +39,6 @@ async def page(browser: Browser) -> AsyncIterator[Page]:
     context = await browser.new_context()
     yield await context.new_page()
     await context.close()
-
-
-@asynccontextmanager
-async def spawned_ui(
-    sessions_path: Path, *command: str, env: dict[str, str] | None = None
-) -> AsyncIterator[str]:
-    """Spawn `nineplan ui` (or `command`) on a free loopback port; yield its base URL."""
-    port = free_port()
-    arguments = command or ("ui",)
-    process = await anyio.open_process(
-        [PYTHON, "-m", "nineplan_adapters", *arguments, "--port", str(port)],
-        env=child_env(sessions_path, NINEPLAN_LOG_LEVEL="warn", **(env or {})),
-        cwd=PROJECT,
-        stdout=None,
-        stderr=None,
-    )
-    try:
-        with anyio.fail_after(30):
-            while True:
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    if process.returncode is not None:
-                        raise RuntimeError(f"nineplan {arguments[0]} exited at start") from None
-                    await anyio.sleep(0.05)
-                else:
-                    await stream.aclose()
-                    break
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        with anyio.move_on_after(15):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ import anyio
 from mcp import Client
 from playwright.async_api import Browser, Page
 
-from tests.browser.conftest import spawned_ui
 from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, stdio_server
+from tests.integration.servers import PROJECT, spawned_ui, stdio_server
 from tests.integration.test_stdio import ok
 
 WAIT_MS = 5000  # every wait_for: the page must catch up within this, or the test fails
