@@ -158,6 +158,7 @@ def test_helpers():
     assert allowed("http://127.0.0.1:9", ["http://127.0.0.1:*"])
     assert not allowed("http://127.0.0.1.evil:9", ["http://127.0.0.1:*"])
     assert not allowed("http://evil.example", ["http://127.0.0.1:*"])
+    assert allowed("127.0.0.1", ["127.0.0.1:*"])
 
 
 @pytest.mark.parametrize(

@@ -38,9 +38,10 @@ OPEN_PATHS = ("/login", "/static/")
 
 
 def allowed(value: str, patterns: list[str]) -> bool:
-    """Whether `value` matches one of `patterns` exactly or as `base:*` (any port)."""
+    """Whether `value` matches one of `patterns` exactly or as `base:*` (any port, or none)."""
     return any(
-        value == pattern or (pattern.endswith(":*") and value.startswith(pattern[:-1]))
+        value == pattern
+        or (pattern.endswith(":*") and (value == pattern[:-2] or value.startswith(pattern[:-1])))
         for pattern in patterns
     )
 
