@@ -21,14 +21,18 @@ from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
     HistoryMatch,
+    Plan,
     QueueEntry,
     SessionState,
+    SessionSummary,
     format_timestamp,
 )
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.
 PAGE_SIZE = 200
+#: Matches a history search shows.
+SEARCH_RESULTS = 20
 #: Journal entries a session page shows, newest first.
 JOURNAL_LIMIT = 100
 _STATUS_CODES = {"SESSION_NOT_FOUND": 404, "PLAN_NOT_FOUND": 404, "VALIDATION_ERROR": 400}
@@ -85,14 +89,26 @@ class Reads:
 
     service: NinePlan
 
+    async def sessions(self) -> list[SessionSummary]:
+        return await self.service.list_sessions()
+
     async def state(self, name: str) -> SessionState:
         return await self.service.inspect_state(name)
+
+    async def search(self, name: str, query: str) -> list[HistoryMatch]:
+        return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
+
+    async def completed(self, name: str, plan_id: str) -> Plan:
+        return await self.service.get_history(name, plan_id)
+
+    async def file_text(self, name: str, plan_id: str) -> str:
+        return await self.service.plan_file_text(name, plan_id)
 
     async def active_file(self, name: str, state: SessionState) -> str:
         if state.active_plan is None:
             return ""
         try:
-            return await self.service.plan_file_text(name, state.active_plan.id)
+            return await self.file_text(name, state.active_plan.id)
         except PlanNotFoundError:  # finished between the two reads: the next tick shows it
             return ""
 
@@ -157,7 +173,7 @@ class Pages:
     # -- pages -----------------------------------------------------------------------
 
     async def sessions(self, _: Request) -> Response:
-        return self.render("sessions.html", sessions=await self.service.list_sessions())
+        return self.render("sessions.html", sessions=await self.reads.sessions())
 
     async def session(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -169,7 +185,7 @@ class Pages:
             search_error = None
             if query.strip():
                 try:
-                    matches = await self.service.search_history(name, query, 20, snippets=True)
+                    matches = await self.reads.search(name, query)
                 except NinePlanError as exc:
                     search_error = exc.message
             return self.render(
@@ -193,10 +209,10 @@ class Pages:
         back = f"/sessions/{name}"
         try:
             try:
-                plan = await self.service.get_history(name, plan_id)
+                plan = await self.reads.completed(name, plan_id)
             except PlanNotFoundError:
                 state = await self.reads.state(name)
-                text = await self.service.plan_file_text(name, plan_id)
+                text = await self.reads.file_text(name, plan_id)
                 active = state.active_plan is not None and state.active_plan.id == plan_id
                 status = PlanStatus.ACTIVE if active else PlanStatus.QUEUED
                 return self.render(
