@@ -74,3 +74,12 @@ async def test_serve_over_http_also_serves_the_view(tmp_path: Path):
             listing = await http.get("/")
             assert f'data-session="{name}"' in listing.text
             assert "over http" in listing.text
+
+
+def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path):
+    """`nineplan ui --host 0.0.0.0` without NINEPLAN_HTTP_TOKEN exits 2 with one line, serving nothing."""
+    refused = run_nineplan(tmp_path, "ui", "--host", "0.0.0.0", "--port", "0")
+    assert refused.returncode == 2
+    assert "NINEPLAN_HTTP_TOKEN" in refused.stderr
+    assert refused.stdout == ""
+    assert "nineplan ui" in run_nineplan(tmp_path, "--help", check=True).stdout
