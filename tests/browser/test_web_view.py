@@ -246,3 +246,19 @@ async def test_the_change_appears_within_the_wait(tmp_path: Path, ui: str, page:
         with anyio.fail_after(5):
             while await queue_ids(page) != ids:
                 await page.wait_for_timeout(50)
+
+
+async def test_a_reason_being_typed_survives_a_live_update(tmp_path: Path, ui: str, page: Page):
+    """A live change waits while a person types a drop reason, and shows once they leave the field."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "A")
+        [first] = [entry["id"] for entry in (await ok(agent, "9plan_admin_state"))["queue"]]
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        reason = page.locator(f"[data-plan-id='{first}']").get_by_label("reason")
+        await reason.fill("half a thou")
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "B"})
+        await page.locator("[data-testid=queue-length]").get_by_text("2").wait_for(timeout=WAIT_MS)
+        assert await reason.input_value() == "half a thou"
+        await page.get_by_role("searchbox").focus()
+        await page.wait_for_selector(f"[data-plan-id='{added['plan_id']}']", timeout=WAIT_MS)

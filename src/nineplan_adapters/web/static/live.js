@@ -21,15 +21,32 @@
   source.addEventListener("error", function () {
     say("Live updates interrupted; reconnecting…", "retrying");
   });
+  // A fragment holding the field a person is typing in waits until they leave it.
+  const waiting = {};
+  const swap = function (name, html) {
+    const target = document.querySelector('[data-fragment="' + name + '"]');
+    if (!target || target.innerHTML === html) {
+      return;
+    }
+    if (target.contains(document.activeElement) && document.activeElement.value) {
+      waiting[name] = html;
+      return;
+    }
+    delete waiting[name];
+    // The server escaped every text it put in the fragment; the CSP forbids inline script.
+    target.innerHTML = html;
+  };
+  document.addEventListener("focusout", function () {
+    setTimeout(function () {
+      for (const name of Object.keys(waiting)) {
+        swap(name, waiting[name]);
+      }
+    }, 0);
+  });
   source.addEventListener("fragments", function (event) {
     const fragments = JSON.parse(event.data);
     for (const name of Object.keys(fragments)) {
-      const target = document.querySelector('[data-fragment="' + name + '"]');
-      // The server escaped every text it put in the fragment; the CSP forbids inline script.
-      if (target && target.innerHTML !== fragments[name]) {
-        target.innerHTML = fragments[name];
-      }
+      swap(name, fragments[name]);
     }
-    document.body.dataset.updated = String(Date.now());
   });
 })();
