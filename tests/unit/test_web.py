@@ -5,6 +5,7 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import attrs
 import httpx2
 import pytest
 
@@ -17,6 +18,14 @@ from nineplan_core.model import SNIPPET_MARKS
 from tests.fakes import PLAN, Backend
 
 ORIGIN = "http://127.0.0.1:8765"
+
+
+@attrs.frozen(kw_only=True)
+class Unreadable:
+    """The shape of a stored journal row that is not a valid event: its seq and what is wrong."""
+
+    seq: int
+    problem: str
 
 
 @pytest.fixture
@@ -43,7 +52,10 @@ async def test_pages_escape_what_agents_wrote(backend: Backend, client: httpx2.A
         assert "<script>alert" not in page.text
         assert "<b>task" not in page.text
         assert "default-src 'self'" in page.headers["content-security-policy"]
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in (await client.get(f"/sessions/{name}")).text
+    session_page = (await client.get(f"/sessions/{name}")).text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in session_page
+    if not hasattr(backend.service, "journal"):  # no journal kept: no journal section, no fakes
+        assert 'data-testid="journal"' not in session_page
 
 
 async def test_the_queue_is_paginated_past_200(backend: Backend, client: httpx2.AsyncClient):
@@ -143,8 +155,9 @@ def test_the_journal_section_renders_newest_first_and_escaped():
         Event(seq=1, kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT,
               detail={"reason": "<img src=x>"}),
     ]  # fmt: skip
-    html = pages.fragment("journal", events)
-    assert html.index('data-seq="2"') < html.index('data-seq="1"')
+    html = pages.fragment("journal", [*events, Unreadable(seq=0, problem="edited by hand")])
+    assert html.index('data-seq="2"') < html.index('data-seq="1"') < html.index('data-seq="0"')
+    assert "event 0 cannot be read: edited by hand" in html
     assert 'data-testid="journal"' in html
     assert "&lt;img src=x&gt;" in html
     assert "person" in html

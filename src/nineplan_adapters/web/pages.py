@@ -16,7 +16,6 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
-from nineplan_core.journal import Event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
@@ -112,13 +111,14 @@ class Reads:
         except PlanNotFoundError:  # finished between the two reads: the next tick shows it
             return ""
 
-    async def events(self, name: str) -> list[Event] | None:
-        """The journal, newest first; None while the service keeps no journal."""
-        read_journal = getattr(self.service, "read_journal", None)
-        if read_journal is None:
+    async def events(self, name: str) -> list[Any] | None:
+        """The newest JOURNAL_LIMIT events, newest first; None while the service keeps no
+        journal (`NinePlan.journal(name)`, oldest first, comes with the journal's storage)."""
+        journal = getattr(self.service, "journal", None)
+        if journal is None:
             return None
-        events: list[Event] = await read_journal(name, limit=JOURNAL_LIMIT)
-        return sorted(events, key=lambda event: event.seq, reverse=True)
+        events: list[Any] = await journal(name)
+        return sorted(events, key=lambda event: event.seq, reverse=True)[:JOURNAL_LIMIT]
 
 
 @attrs.define
