@@ -20,6 +20,7 @@ from starlette.types import Receive, Scope, Send
 from watchfiles import Change, awatch
 
 from nineplan_adapters.web.pages import Pages
+from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.ports import SessionWatch
 
 log = logging.getLogger("nineplan.web")
@@ -117,8 +118,15 @@ class LiveResponse(Response):
     ) -> None:
         shown: dict[str, str] = {}
         while True:
-            fragments, state = await self.pages.fragments(self.name, self.page)
-            follower.follow(state.active_plan_path if state.active_plan else None)
+            try:
+                fragments, state = await self.pages.fragments(self.name, self.page)
+            except SessionNotFoundError:
+                return  # the session went away: the page's next reload says so
+            except NinePlanError as exc:  # busy or failing storage: try again at the next wake
+                log.warning("could not re-render a live page: %s", exc.message)
+                fragments, state = {}, None
+            if state is not None:
+                follower.follow(state.active_plan_path if state.active_plan else None)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
                 data = json.dumps(changed, ensure_ascii=False)
