@@ -54,9 +54,11 @@ async def page_renders(folder: Path, size: dict[str, int]) -> list[float]:
     return samples[1:]
 
 
-async def live_delays(folder: Path, changes: int = 50) -> list[float] | None:
+async def live_delays(
+    folder: Path, changes: int = 50, seed: dict[str, int] | None = None
+) -> list[float] | None:
     """Seconds from each of `changes` MCP calls to the change on the open page; None without
-    Chromium."""
+    Chromium. With `seed` (`queued`, `completed`), the session starts that big."""
     from playwright.async_api import async_playwright  # a dev dependency: imported when used
 
     if not CHROMIUM.exists():
@@ -72,8 +74,13 @@ async def live_delays(folder: Path, changes: int = 50) -> list[float] | None:
     delays: list[float] = []
     try:
         async with Client(agent_params) as agent:
-            created = await agent.call_tool("9plan_session_create", {})
-            name = (created.structured_content or {})["session_name"]
+            if seed is None:
+                created = await agent.call_tool("9plan_session_create", {})
+                name = (created.structured_content or {})["session_name"]
+            else:
+                name = "web-live-session"
+                await seed_session(root, name, completed=seed["completed"], queued=seed["queued"])
+                await agent.call_tool("9plan_session_resume", {"session_name": name})
             with anyio.fail_after(30):
                 while True:
                     try:
@@ -90,7 +97,10 @@ async def live_delays(folder: Path, changes: int = 50) -> list[float] | None:
                 for index in range(changes):
                     seen = await page.evaluate("window.changes.length")
                     before = time.time() * 1000
-                    await agent.call_tool("9plan_queue_add", {**PLAN, "goal": f"change {index}"})
+                    added = await agent.call_tool(
+                        "9plan_queue_add", {**PLAN, "goal": f"change {index}", "position": "front"}
+                    )
+                    assert not added.is_error, added.content
                     with anyio.fail_after(10):
                         changed = await page.evaluate(NEXT_CHANGE, seen)
                     delays.append((changed - before) / 1000)
