@@ -3,8 +3,8 @@
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences, with a person's moves and
-drops among them, against a plain-list model and checks the four invariants after every step. Import it from tests only: it needs
-hypothesis, which is a test dependency.
+drops among them, against a plain-list model and checks the four invariants after every step.
+Import it from tests only: it needs hypothesis, which is a test dependency.
 """
 
 import asyncio
