@@ -317,7 +317,7 @@ class Pages:
                 category="FORBIDDEN",
                 message="The form did not carry this server's CSRF token; nothing was changed.",
                 suggestion="Reload the page and submit the form again.",
-                back=request.headers.get("referer") or "/",
+                back=_local(request.url.path.rsplit("/plans", 1)[0]),
             )
         return form
 
