@@ -235,7 +235,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     async def history_search(
         ctx: Context,
         query: Annotated[str, Field(description="Words to look for")],
-        max_results: Annotated[int, Field(description="1-100")] = 10,
+        max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
         session_name: SessionArg = None,
     ) -> Annotated[CallToolResult, views.SearchResults]:
         async with (call := start("9plan_history_search", ctx, session_name)):
