@@ -1,10 +1,12 @@
 """build_server(): the 9plan MCP server over the use cases."""
 
 import json
+import logging
 from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import anyio
 import pydantic
 from mcp import MCPError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -15,7 +17,17 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
-from mcp.types import CallToolResult, InputRequiredResult, Resource, Tool
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    Resource,
+    Tool,
+)
 from pydantic import AnyUrl
 
 from nineplan_adapters.mcp import views
@@ -31,6 +43,8 @@ from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
 from nineplan_core.errors import NinePlanError
 from nineplan_core.service import NinePlan
+
+log = logging.getLogger("nineplan.mcp")
 
 SERVER_NAME = "9plan"
 PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
@@ -120,6 +134,32 @@ class NineplanServer(MCPServer[Any]):
             pass  # a listing is best effort; reading a resource reports its own error
         return listed
 
+    async def run_stdio_async(self) -> None:
+        """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
+        not silence, and the server reads on."""
+        async with stdio_server() as (lines, replies):
+            relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def relay() -> None:
+                async with relayed:
+                    async for item in lines:
+                        if not isinstance(item, Exception):
+                            await relayed.send(item)
+                            continue
+                        log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
+                        error = ErrorData(
+                            code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
+                        )
+                        await replies.send(
+                            SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+                        )
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay)
+                # The SDK has no public way to serve other streams than its own stdio ones.
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(messages, replies, lowlevel.create_initialization_options())
+
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
     ) -> Iterable[ReadResourceContents] | InputRequiredResult:
@@ -161,6 +201,10 @@ def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     if "$defs" in schema:
         combined["$defs"] = schema["$defs"]
     return combined
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
 def _describe(error: pydantic.ValidationError) -> str:
