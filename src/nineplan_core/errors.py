@@ -72,7 +72,8 @@ class PlanNotFoundError(NinePlanError, LookupError):
             else "Use session_state to see the queued and active plans."
         )
         super().__init__(
-            f"No {kind} plan with id {plan_id!r} in this session.", suggestion=suggestion
+            f"No {kind + ' ' if kind else ''}plan with id {plan_id!r} in this session.",
+            suggestion=suggestion,
         )
         self.plan_id = plan_id
 

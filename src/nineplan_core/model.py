@@ -156,6 +156,14 @@ class Plan:
     def goal(self) -> str:
         return self.content.goal
 
+    @property
+    def discard_reason(self) -> str | None:
+        """Why a discarded plan was abandoned (from its last "Discarded:" note)."""
+        if self.status is not PlanStatus.DISCARDED:
+            return None
+        _, found, reason = self.notes.rpartition(" Discarded: ")
+        return reason.strip() if found else None
+
     def pull(self) -> Self:
         """Leave the queue and become the active plan."""
         check_transition(self.id, self.status, PlanStatus.ACTIVE)

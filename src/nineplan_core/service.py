@@ -73,6 +73,7 @@ class PlacedPlan:
 class Discarded:
     plan: Plan
     queue_length: int
+    next_goal: str | None = None
 
 
 @attrs.define
@@ -325,7 +326,10 @@ class NinePlan:
             )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
-            discarded = Discarded(plan=plan, queue_length=await tx.queue_length())
+            progress = await tx.progress()
+            discarded = Discarded(
+                plan=plan, queue_length=progress.queue_length, next_goal=progress.next_goal
+            )
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
@@ -365,6 +369,21 @@ class NinePlan:
             plan = await reader.plan(plan_id)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
+        return plan
+
+    async def get_plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan of the session by id, whatever its status, as stored; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            plan = await reader.plan(plan_id)
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
         return plan
 
     async def plan_file_text(self, name: str, plan_id: str) -> str:

@@ -60,7 +60,8 @@ def test_show_and_search(capsys, tmp_path: Path, session: str):
     code, out, _ = run(capsys, "show", session, "00001", "--sessions-path", str(tmp_path), "--json")
     assert json.loads(out)["outcome"] == "built the penguin importer"
     code, out, _ = run(capsys, "show", session, "00003", "--sessions-path", str(tmp_path))
-    assert out.startswith("# Context")
+    assert out.startswith("status: queued\nid: 00003\ngoal: third")
+    assert "file:\n  # Context" in out
 
 
 def test_validate_repairs_a_damaged_session(capsys, tmp_path: Path, session: str):
@@ -77,10 +78,14 @@ def test_validate_repairs_a_damaged_session(capsys, tmp_path: Path, session: str
     assert (tmp_path / session / "recovered" / "junk.bin").exists()
 
 
-def test_a_missing_session_is_one_line_and_exit_1(capsys, tmp_path: Path):
+def test_a_missing_session_is_one_line_and_exit_2(capsys, tmp_path: Path):
+    """No such session is exit 2 with the error and what to do; a malformed name is exit 1."""
     code, _, err = run(capsys, "state", "no-such-session", "--sessions-path", str(tmp_path))
-    assert code == 1
-    assert err.strip() == "nineplan: SESSION_NOT_FOUND: No session named 'no-such-session' exists."
+    assert code == 2
+    assert err == (
+        "nineplan: SESSION_NOT_FOUND: No session named 'no-such-session' exists.\n"
+        "  `nineplan sessions` lists every session.\n"
+    )
     code, _, err = run(capsys, "state", "../etc", "--sessions-path", str(tmp_path))
     assert code == 1
     assert "VALIDATION_ERROR" in err
