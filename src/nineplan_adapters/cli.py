@@ -86,7 +86,10 @@ def _parser() -> argparse.ArgumentParser:
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
         )
         command.add_argument(
-            "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+            "--log-level",
+            type=str.lower,
+            choices=["debug", "info", "warn", "warning", "error"],
+            help="NINEPLAN_LOG_LEVEL",
         )
         command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
         if name == "serve":
@@ -125,7 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return int(anyio.run(serve, settings))
     except ConfigError as exc:
-        return _fail(args, "CONFIGURATION_ERROR", str(exc), f"Correct {exc.variable}.", USAGE)
+        error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
+                 "suggestion": f"Correct {exc.variable}."}  # fmt: skip
+        return _fail(args, error, f"nineplan: {exc}", USAGE)
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
@@ -139,21 +144,20 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
     try:
         async with running(build_container(settings)) as service:
             return await INSPECTORS[args.command](service, args)
-    except SessionNotFoundError as exc:
-        return _fail(
-            args, exc.category, exc.message, "`nineplan sessions` lists every session.", USAGE
-        )
     except NinePlanError as exc:
-        return _fail(args, exc.category, exc.message, exc.suggestion, REFUSED)
+        missing = isinstance(exc, SessionNotFoundError)
+        suggestion = "`nineplan sessions` lists every session." if missing else exc.suggestion
+        error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
+        human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        return _fail(args, error, human, USAGE if missing else REFUSED)
 
 
-def _fail(args: argparse.Namespace, category: str, message: str, suggestion: str, code: int) -> int:
-    """Report an error (JSON on stdout with --json, a line on stderr otherwise); return `code`."""
+def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:
+    """Report `error`: JSON on stdout with --json, `human` on stderr otherwise; return `code`."""
     if getattr(args, "json", False):
-        error = {"category": category, "message": message, "suggestion": suggestion}
         print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
     else:
-        print(f"nineplan: {category}: {message}\n  {suggestion}", file=sys.stderr)
+        print(human, file=sys.stderr)
     return code
 
 

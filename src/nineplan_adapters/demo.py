@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -49,14 +49,18 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def spawned_http_server(
-    sessions_path: Path, *extra: str, env: dict[str, str] | None = None
+    sessions_path: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    stderr: IO[str] | None = None,
 ) -> AsyncIterator[str]:
-    """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL."""
+    """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL.
+    Its logs go to `stderr` (by default this process's stderr)."""
     port = free_port()
     params = server_command(sessions_path, "--transport", "http", "--port", str(port), *extra)
     env = {**(params.env or {}), **(env or {})}
     process = await anyio.open_process(
-        [params.command, *params.args], env=env, stdout=None, stderr=None
+        [params.command, *params.args], env=env, stdout=None, stderr=stderr
     )
     try:
         with anyio.fail_after(30):

@@ -6,9 +6,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from nineplan_adapters.config import Settings
+from nineplan_adapters.config import Settings, fields
 from nineplan_core.service import NinePlan
 
 
@@ -32,7 +30,7 @@ def open_nineplan(
         TypeError: a keyword that is not a setting (the message names it).
         ConfigError: a setting has a bad value.
     """
-    known = {field.name for field in attrs.fields(Settings)}
+    known = {field.name for field in fields()}
     if unknown := sorted(set(settings) - known):
         raise TypeError(
             f"open_nineplan() got an unexpected keyword argument {unknown[0]!r}; "

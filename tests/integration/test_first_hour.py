@@ -1,16 +1,22 @@
 """What a new user meets in the first hour, over the real stdio server, HTTP server and CLI."""
 
 import json
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import anyio
+import httpx2
+import jsonschema  # type: ignore[import-untyped] # installed with mcp, without stubs
 import pytest
 from mcp import Client, MCPError
 
-from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, PYTHON, child_env, stdio_server
+from nineplan_adapters.demo import spawned_http_server
+from tests.fakes import PLAN, open_backend
+from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan, stdio_server
+from tests.integration.test_http import INITIALIZE as INITIALIZE_CALL
+from tests.integration.test_http import JSON_HEADERS, TOKEN
 from tests.integration.test_stdio import both_eras, ok, text
 
 INITIALIZE = {
@@ -18,6 +24,19 @@ INITIALIZE = {
     "capabilities": {},
     "clientInfo": {"name": "raw", "version": "0"},
 }
+
+
+async def three_plans(folder: Path) -> str:
+    """A session with plan 00001 completed, 00002 discarded and 00003 queued."""
+    async with open_backend("sqlite", folder) as backend:
+        name = await backend.session("inspect me")
+        for goal in ["first", "second", "third"]:
+            await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, "built the penguin importer")
+        await backend.service.pull_plan(name)
+        await backend.service.discard_plan(name, "superseded by the SSO plan")
+    return name
 
 
 def test_stdio_answers_a_line_that_is_not_json_rpc_and_goes_on(tmp_path: Path):
@@ -40,7 +59,8 @@ def test_stdio_answers_a_line_that_is_not_json_rpc_and_goes_on(tmp_path: Path):
         assert process.stdout is not None
         process.stdin.write(line + "\n")
         process.stdin.flush()
-        return json.loads(process.stdout.readline())
+        reply: dict[str, Any] = json.loads(process.stdout.readline())
+        return reply
 
     for line in [
         "this is not json",
@@ -193,3 +213,125 @@ async def test_an_unknown_resource_is_the_error_of_each_protocol(
         assert read.contents[0].mime_type == "text/plain"
         templates = (await client.list_resource_templates()).resource_templates
         assert {t.name: t.mime_type for t in templates}["plan"] == "text/plain"
+
+
+def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path):
+    """A port something already listens on: exit 2 and one line naming what set the port,
+    `--port` or NINEPLAN_HTTP_PORT, with no server logs around it."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        by_flag = run_nineplan(tmp_path, "serve", "--transport", "http", "--port", port)
+        by_variable = run_nineplan(
+            tmp_path, "serve", NINEPLAN_TRANSPORT="http", NINEPLAN_HTTP_PORT=port
+        )
+    for completed, given_by in [(by_flag, "--port"), (by_variable, "NINEPLAN_HTTP_PORT")]:
+        assert completed.returncode == 2
+        assert completed.stdout == ""
+        assert completed.stderr.splitlines() == [
+            (
+                f"nineplan: port {port} is in use on 127.0.0.1: stop what listens there, "
+                f"or choose another port with {given_by}"
+            )
+        ]
+
+
+def test_the_loopback_refusal_names_what_set_the_host(tmp_path: Path):
+    """`--host 0.0.0.0` is named as --host; NINEPLAN_HTTP_HOST=0.0.0.0 as the variable."""
+    by_flag = run_nineplan(tmp_path, "serve", "--transport", "http", "--host", "0.0.0.0")
+    by_variable = run_nineplan(
+        tmp_path, "serve", "--transport", "http", NINEPLAN_HTTP_HOST="0.0.0.0"
+    )
+    assert (by_flag.returncode, by_variable.returncode) == (2, 2)
+    assert by_flag.stderr.startswith("nineplan: --host: refusing to listen on 0.0.0.0")
+    assert by_variable.stderr.startswith("nineplan: NINEPLAN_HTTP_HOST: refusing to listen")
+
+
+async def test_http_refusals_say_what_is_wrong(tmp_path: Path):
+    """A Host not allowed is a 421 naming NINEPLAN_HTTP_ALLOWED_HOSTS; a wrong token is
+    "invalid bearer token", a missing one "a bearer token is required"; the JSON logs carry
+    neither color_message nor ANSI codes, and NINEPLAN_LOG_LEVEL takes any case."""
+    log = tmp_path / "server.log"
+    env = {"NINEPLAN_HTTP_TOKEN": TOKEN, "NINEPLAN_LOG_LEVEL": "INFO"}
+    with log.open("w") as stderr:
+        async with (
+            spawned_http_server(tmp_path, env=env, stderr=stderr) as url,
+            httpx2.AsyncClient() as http,
+        ):
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            misdirected = await http.post(
+                url, json=INITIALIZE_CALL, headers={**JSON_HEADERS, **auth, "Host": "x.example"}
+            )
+            assert misdirected.status_code == 421
+            assert "NINEPLAN_HTTP_ALLOWED_HOSTS" in misdirected.text
+            assert "'x.example'" in misdirected.text
+            wrong = await http.post(
+                url,
+                json=INITIALIZE_CALL,
+                headers={**JSON_HEADERS, "Authorization": "Bearer no"},
+            )
+            assert (wrong.status_code, wrong.text) == (
+                401,
+                "unauthorized: invalid bearer token\n",
+            )
+            missing = await http.post(url, json=INITIALIZE_CALL, headers=JSON_HEADERS)
+            assert missing.text == "unauthorized: a bearer token is required\n"
+            fine = await http.post(url, json=INITIALIZE_CALL, headers={**JSON_HEADERS, **auth})
+            assert fine.status_code == 200
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(line["logger"].startswith("uvicorn") for line in lines)
+    assert all("color_message" not in line for line in lines)
+    assert "\x1b[" not in log.read_text()
+
+
+@pytest.mark.parametrize("level", ["WARNING", "warning", "Warn", "ERROR"])
+def test_the_log_level_takes_any_case_and_warning(tmp_path: Path, level: str):
+    """NINEPLAN_LOG_LEVEL=WARNING (and other spellings) is accepted, not a configuration error."""
+    completed = run_nineplan(tmp_path, "sessions", NINEPLAN_LOG_LEVEL=level)
+    assert completed.returncode == 0, completed.stderr
+    assert run_nineplan(tmp_path, "sessions", "--log-level", level).returncode == 0
+
+
+def test_cli_exit_codes_and_json_errors(tmp_path: Path):
+    """Exit 0 success, 1 refused or invalid, 2 bad usage / configuration / no such session; with
+    --json the error is {"error": {category, message, suggestion}} on stdout."""
+    assert run_nineplan(tmp_path, "sessions").returncode == 0
+    missing = run_nineplan(tmp_path, "state", "no-such-session", "--json")
+    assert missing.returncode == 2
+    error = json.loads(missing.stdout)["error"]
+    assert error["category"] == "SESSION_NOT_FOUND"
+    assert set(error) == {"category", "message", "suggestion"}
+    bad_name = run_nineplan(tmp_path, "state", "Not A Name", "--json")
+    assert bad_name.returncode == 1
+    assert json.loads(bad_name.stdout)["error"]["category"] == "VALIDATION_ERROR"
+    config = run_nineplan(tmp_path, "sessions", "--json", NINEPLAN_DURABILITY="sometimes")
+    assert config.returncode == 2
+    assert "NINEPLAN_DURABILITY" in json.loads(config.stdout)["error"]["message"]
+    usage = run_nineplan(tmp_path, "search", "brave-quiet-otter", "x", "--limit", "0")
+    assert usage.returncode == 2
+    assert "argument --limit: must be between 1 and 100, not 0" in usage.stderr
+    assert run_nineplan(tmp_path, "frobnicate").returncode == 2
+
+
+def test_show_finds_every_plan_in_one_shape(tmp_path: Path):
+    """`show --json` has the same keys for a queued, a completed and a discarded plan, with
+    `status`; a discarded plan shows its reason; inspection writes nothing to stderr."""
+    name = anyio.run(three_plans, tmp_path)
+    shapes = {}
+    for plan_id, status in [("00001", "completed"), ("00002", "discarded"), ("00003", "queued")]:
+        shown = run_nineplan(tmp_path, "show", name, plan_id, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stderr == ""
+        view = json.loads(shown.stdout)
+        assert view["status"] == status
+        shapes[status] = set(view)
+    assert len({frozenset(keys) for keys in shapes.values()}) == 1
+    discarded = run_nineplan(tmp_path, "show", name, "00002")
+    assert "status: discarded" in discarded.stdout
+    assert "discard_reason: superseded by the SSO plan" in discarded.stdout
+    assert (
+        json.loads(run_nineplan(tmp_path, "show", name, "00002", "--json").stdout)["discard_reason"]
+        == "superseded by the SSO plan"
+    )
+    assert run_nineplan(tmp_path, "show", name, "zzzzz").returncode == 1
