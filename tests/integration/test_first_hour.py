@@ -41,14 +41,14 @@ async def three_plans(folder: Path) -> str:
 
 def test_stdio_answers_a_line_that_is_not_json_rpc_and_goes_on(tmp_path: Path):
     """Not JSON, and JSON with a lone surrogate, each get -32700 with id null; then a normal
-    session works on the same pipe."""
+    session works on the same pipe, and creating it logs no migrations."""
     process = subprocess.Popen(
         [PYTHON, "-m", "nineplan_adapters", "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=child_env(tmp_path, NINEPLAN_LOG_LEVEL="warn"),
+        env=child_env(tmp_path, NINEPLAN_LOG_LEVEL="info"),
         cwd=PROJECT,
     )
     assert process.stdin is not None
@@ -84,6 +84,8 @@ def test_stdio_answers_a_line_that_is_not_json_rpc_and_goes_on(tmp_path: Path):
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0
     assert "not JSON-RPC" in stderr
+    assert "session created" in stderr
+    assert "migrated" not in stderr  # a new session database is created at the newest version
 
 
 @both_eras
@@ -335,3 +337,32 @@ def test_show_finds_every_plan_in_one_shape(tmp_path: Path):
         == "superseded by the SSO plan"
     )
     assert run_nineplan(tmp_path, "show", name, "zzzzz").returncode == 1
+
+
+async def test_lists_keep_one_line_per_plan_and_history_get_indents(tmp_path: Path):
+    """A multi-line goal stays on one line in resume and search lists; history_get indents the
+    lines after the first; discard says what is next, as complete does."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Design the\nusers   table"})
+        await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Then\nthe form"})
+        await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Last"})
+        resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
+        assert "  1. " in text(resumed)
+        assert "Design the users table\n  2. " in text(resumed)
+        pulled = await ok(client, "9plan_queue_pull")
+        done = await client.call_tool(
+            "9plan_plan_complete", {"outcome": "made users.sql\nand an index"}
+        )
+        assert "Next: Then the form (9plan_queue_pull)." in text(done)
+        found = await client.call_tool("9plan_history_search", {"query": "users"})
+        assert "Design the users table\n   Outcome: made users.sql and an index" in text(found)
+        got = await client.call_tool("9plan_history_get", {"plan_id": pulled["plan_id"]})
+        assert "goal: Design the\n  users   table\n" in text(got)
+        assert "outcome: made users.sql\n  and an index\n" in text(got)
+        await ok(client, "9plan_queue_pull")
+        gone = await client.call_tool("9plan_plan_discard", {"reason": "not needed"})
+        assert text(gone).endswith(" 1 queued.\nNext: Last (9plan_queue_pull).")
+        await ok(client, "9plan_queue_pull")
+        gone = await client.call_tool("9plan_plan_discard", {"reason": "not needed either"})
+        assert "0 queued.\nThe queue is empty: add plans with 9plan_queue_add." in text(gone)
