@@ -123,20 +123,6 @@ class QueueEmptyError(NinePlanError):
         self.completed_count = completed_count
 
 
-class QueueFullError(NinePlanError):
-    """The session has as many queued plans as its limit allows."""
-
-    category = "VALIDATION_ERROR"
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(
-            f"The queue is full: {limit} plans are queued, the most one session may hold.",
-            suggestion="Work the queue down (pull_plan, then complete_plan or discard_plan) "
-            "before adding more.",
-        )
-        self.limit = limit
-
-
 class InvalidInputError(NinePlanError, ValueError):
     """An argument broke a rule; `field` names it."""
 
@@ -149,6 +135,22 @@ class InvalidInputError(NinePlanError, ValueError):
         )
         self.field = field
         self.problem = problem
+
+
+class QueueFullError(InvalidInputError):
+    """The session has as many queued plans as its limit allows (an InvalidInputError on
+    `queue`, with its own message and suggestion)."""
+
+    def __init__(self, limit: int) -> None:
+        NinePlanError.__init__(
+            self,
+            f"The queue is full: {limit} plans are queued, the most one session may hold.",
+            suggestion="Work the queue down (pull_plan, then complete_plan or discard_plan) "
+            "before adding more.",
+        )
+        self.field = "queue"
+        self.problem = "is full"
+        self.limit = limit
 
 
 class InvalidTransitionError(NinePlanError):
