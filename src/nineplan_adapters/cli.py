@@ -42,9 +42,9 @@ COMMANDS = [
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
-# Exit codes (docs/configuration.md): success; refused or invalid; bad usage, bad configuration
+# Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
 # or no such session (argparse exits 2 for bad usage itself).
-OK, REFUSED, USAGE = 0, 1, 2
+REFUSED, USAGE = 1, 2
 MAX_LIMIT = 100
 SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
 
