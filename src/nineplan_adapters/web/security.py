@@ -121,8 +121,8 @@ class Guard:
         headers = Headers(scope=request.scope)
         if not allowed(headers.get("host", ""), self.security.hosts):
             return PlainTextResponse(
-                "misdirected request: this Host is not allowed (NINEPLAN_HTTP_ALLOWED_HOSTS adds "
-                "names)\n",
+                f"misdirected request: Host {headers.get('host', '')!r} is not allowed; add it to "
+                "NINEPLAN_HTTP_ALLOWED_HOSTS (comma-separated, name:* for any port)\n",
                 status_code=421,
             )
         if request.method not in {"GET", "HEAD"} and not allowed(
