@@ -2,6 +2,7 @@
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import httpx2
@@ -83,3 +84,18 @@ def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path):
     assert "NINEPLAN_HTTP_TOKEN" in refused.stderr
     assert refused.stdout == ""
     assert "nineplan ui" in run_nineplan(tmp_path, "--help", check=True).stdout
+
+
+def test_ui_on_a_busy_port_says_so_in_one_line(tmp_path: Path):
+    """A port something else listens on is one line naming --port, and exit code 2."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        refused = run_nineplan(tmp_path, "ui", "--port", port)
+    assert refused.returncode == 2
+    expected = (
+        f"nineplan: port {port} is in use on 127.0.0.1: stop what listens there, or choose "
+        "another port with --port"
+    )
+    assert refused.stderr.strip().splitlines() == [expected]
