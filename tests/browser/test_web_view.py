@@ -30,7 +30,7 @@ async def queue_ids(page: Page) -> list[str]:
 
 
 async def live(page: Page) -> None:
-    """Wait until the page's event stream is open (its status line says so)."""
+    """Wait until the page's event stream is open and in step (its status line says so)."""
     await page.wait_for_selector("[data-testid=live-status][data-state=open]", timeout=WAIT_MS)
 
 
@@ -114,8 +114,10 @@ async def test_steering_from_the_page_reaches_the_agents_next_pull(
         name = await new_session(agent, "t", "A", "B", "C")
         ids = [entry["id"] for entry in (await ok(agent, "9plan_admin_state"))["queue"]]
         await page.goto(f"{ui}/sessions/{name}")
+        await live(page)  # the stream's first swap done: the buttons stay where they are
         await page.locator(f"[data-plan-id='{ids[2]}'] [data-action=front]").click()
         await page.wait_for_url(f"{ui}/sessions/{name}")
+        await live(page)
         assert await queue_ids(page) == [ids[2], ids[0], ids[1]]
         row = page.locator(f"[data-plan-id='{ids[0]}']")
         await row.get_by_label("reason").fill("not needed any more")

@@ -89,6 +89,19 @@ async def test_a_completed_plan_and_the_search(backend: Backend, client: httpx2.
     assert "no searchable word" in refused
 
 
+async def test_a_dropped_plan_shows_why(backend: Backend, client: httpx2.AsyncClient):
+    """A plan a person dropped has its own page: discarded, with the reason in its notes."""
+    name = await backend.session()
+    placed = await backend.service.add_plan(name, **PLAN)
+    queued_page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert "will find it" in queued_page
+    await backend.service.drop_plan(name, placed.plan.id, "superseded by the new schema")
+    page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert 'data-testid="status">discarded<' in page
+    assert "Dropped by a person: superseded by the new schema" in page
+    assert "Discarded</dt>" in page
+
+
 async def test_unknown_sessions_and_plans_are_404(backend: Backend, client: httpx2.AsyncClient):
     """A missing session or plan is a 404 page naming the category; a bad name is a 400."""
     name = await backend.session()

@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
-from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
     HistoryMatch,
@@ -97,8 +97,9 @@ class Reads:
     async def search(self, name: str, query: str) -> list[HistoryMatch]:
         return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
 
-    async def completed(self, name: str, plan_id: str) -> Plan:
-        return await self.service.get_history(name, plan_id)
+    async def plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan, whatever its status, as stored."""
+        return await self.service.get_plan(name, plan_id)
 
     async def file_text(self, name: str, plan_id: str) -> str:
         return await self.service.plan_file_text(name, plan_id)
@@ -206,25 +207,12 @@ class Pages:
 
     async def plan(self, request: Request) -> Response:
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
-        back = f"/sessions/{name}"
         try:
-            try:
-                plan = await self.reads.completed(name, plan_id)
-            except PlanNotFoundError:
-                state = await self.reads.state(name)
-                text = await self.reads.file_text(name, plan_id)
-                active = state.active_plan is not None and state.active_plan.id == plan_id
-                status = PlanStatus.ACTIVE if active else PlanStatus.QUEUED
-                return self.render(
-                    "plan.html",
-                    name=name,
-                    plan_id=plan_id,
-                    status=status,
-                    plan=None,
-                    file_text=text,
-                )
+            plan = await self.reads.plan(name, plan_id)
+            text = await self.reads.file_text(name, plan_id) if plan.status in LIVE else None
         except NinePlanError as exc:
-            return self.error(exc, back=back)
+            return self.error(exc, back=f"/sessions/{name}")
+        finished = "Discarded" if plan.status is PlanStatus.DISCARDED else "Completed"
         fields = [
             ("Goal", plan.content.goal),
             ("Context", plan.content.context),
@@ -235,10 +223,15 @@ class Pages:
             ("Notes", plan.notes),
             ("Outcome", plan.outcome or ""),
             ("Created", format_timestamp(plan.created_at)),
-            ("Completed", format_timestamp(plan.completed_at) if plan.completed_at else ""),
+            (finished, format_timestamp(plan.completed_at) if plan.completed_at else ""),
         ]
         return self.render(
-            "plan.html", name=name, plan_id=plan_id, status=plan.status, plan=plan, fields=fields
+            "plan.html",
+            name=name,
+            plan_id=plan_id,
+            status=plan.status,
+            fields=fields,
+            file_text=text,
         )
 
     # -- steering (POST, CSRF-checked) ---------------------------------------------------

@@ -15,9 +15,6 @@
     }
   };
   const source = new EventSource(url);
-  source.addEventListener("open", function () {
-    say("Live: changes appear as they happen.", "open");
-  });
   source.addEventListener("error", function () {
     say("Live updates interrupted; reconnecting…", "retrying");
   });
@@ -48,5 +45,7 @@
     for (const name of Object.keys(fragments)) {
       swap(name, fragments[name]);
     }
+    // The stream's first event brings every fragment: from here on the page is in step.
+    say("Live: changes appear as they happen.", "open");
   });
 })();
