@@ -42,23 +42,30 @@ class MemoryPlanFiles:
     """Plan files in a dict; `texts` is public so tests can play the agent editing a file."""
 
     session: str
-    texts: dict[str, str] = attrs.field(factory=dict)
-    recovered: dict[str, str] = attrs.field(factory=dict)
+    texts: dict[str, bytes] = attrs.field(factory=dict)
+    recovered: dict[str, bytes] = attrs.field(factory=dict)
 
     def path(self, plan_id: str) -> str:
         return f"memory://{self.session}/plans/{check_plan_id(plan_id)}.txt"
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         return self.texts.get(f"{plan_id}.txt")
 
-    async def write(self, plan_id: str, text: str) -> None:
-        self.texts[f"{check_plan_id(plan_id)}.txt"] = text
+    async def write(self, plan_id: str, data: bytes) -> None:
+        self.texts[f"{check_plan_id(plan_id)}.txt"] = data
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        name = file_name
+        while name in self.recovered:
+            name = f"{file_name}.{len(self.recovered)}"
+        self.recovered[name] = data
+        return f"memory://{self.session}/recovered/{name}"
 
     async def remove(self, plan_id: str) -> None:
         self.texts.pop(f"{plan_id}.txt", None)
 
     async def sizes(self) -> dict[str, int]:
-        return {name: len(text.encode()) for name, text in self.texts.items()}
+        return {name: len(text) for name, text in self.texts.items()}
 
     async def names(self) -> list[str]:
         return list(self.texts)

@@ -262,6 +262,8 @@ class Completion:
     completed_count: int
     queue_length: int
     next_goal: str | None
+    #: One line saying what had to be salvaged from the agent's plan file, if anything.
+    salvage: str | None = None
 
 
 @attrs.frozen

@@ -216,15 +216,19 @@ async def test_agent_edits_to_the_plan_file_reach_history(backend: Backend):
     assert plan.notes == "- found the bug in parser.py"
 
 
-async def test_a_mangled_plan_file_falls_back_to_the_stored_copy(backend: Backend, caplog):
-    """complete works from the database copy when the agent garbled the file, and warns."""
+async def test_a_file_without_headings_is_kept_in_the_notes(backend: Backend, caplog):
+    """complete keeps the stored sections when the agent overwrote the file with prose, puts
+    the prose in the notes, says so in one line and logs it."""
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
     await backend.write_plan_text(name, pulled.plan.id, "garbage without headers")
     done = await backend.service.complete_plan(name, "ok")
     assert done.plan.content == pulled.plan.content
-    assert "using the stored copy" in caplog.text
+    assert done.plan.notes == "garbage without headers"
+    assert done.salvage is not None
+    assert "no plan headings" in done.salvage
+    assert "plan file salvaged" in caplog.text
 
 
 async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backend):
@@ -237,17 +241,26 @@ async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backen
     assert await backend.plan_text(name, pulled.plan.id)
 
 
-async def test_oversized_edits_are_ignored(backend: Backend):
-    """An edit beyond the text limit is not stored; the stored copy is used."""
+async def test_edits_beyond_a_limit_are_cut_and_the_file_kept(backend: Backend):
+    """Notes over 1,000,000 characters or a section over the text limit are read as far as
+    the limit; the whole file is copied to recovered/ first and the result says where."""
+    from nineplan_core.plan_file import MAX_NOTES_CHARS
+
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
     text = await backend.plan_text(name, pulled.plan.id) or ""
-    await backend.write_plan_text(
-        name, pulled.plan.id, text + "x" * (backend.service.limits.max_text_chars + 1)
+    limit = backend.service.limits.max_text_chars
+    edited = text.replace("# Inputs\n", "# Inputs\n" + "i" * (limit + 5)) + "n" * (
+        MAX_NOTES_CHARS + 7
     )
+    await backend.write_plan_text(name, pulled.plan.id, edited)
     done = await backend.service.complete_plan(name, "ok")
-    assert done.plan.notes == ""
+    assert done.plan.notes == "n" * MAX_NOTES_CHARS
+    assert done.plan.content.inputs == "i" * limit
+    assert done.salvage is not None
+    assert "recovered" in done.salvage
+    assert list((await backend.recovered(name)).values()) == [edited.encode()]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ SESSION = "amber-quiet-otter"
 _IDS = itertools.chain(["cmp01", "dsc01", "act01", "que01", "que02"])
 
 
-async def fill(nineplan) -> None:  # noqa: ANN001 - the 0.1.0 NinePlan
+async def fill(nineplan) -> None:
     nineplan.session_names = lambda: SESSION
     nineplan.plan_ids = lambda: next(_IDS)
     start = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.UTC)
