@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
-from mcp.types import CallToolResult, Resource
+from mcp.types import CallToolResult, Resource, Tool
 
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
@@ -65,6 +65,14 @@ class NineplanServer(MCPServer[Any]):
                 label, "VALIDATION_ERROR", str(exc), "Call one of the tools that tools/list names."
             )
 
+    async def list_tools(self) -> list[Tool]:
+        """The tools, their input schemas without the titles pydantic derives from each
+        argument's name (they repeat the name and cost every client tokens)."""
+        return [
+            tool.model_copy(update={"input_schema": _untitled(tool.input_schema)})
+            for tool in await super().list_tools()
+        ]
+
     async def list_resources(self) -> list[Resource]:
         """The static resources, each session's state, and the plan files of current sessions."""
         listed = await super().list_resources()
@@ -80,6 +88,15 @@ class NineplanServer(MCPServer[Any]):
         except NinePlanError:
             pass  # a listing is best effort; reading a resource reports its own error
         return listed
+
+
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = {
+        name: {key: value for key, value in prop.items() if key != "title"}
+        for name, prop in schema.get("properties", {}).items()
+    }
+    untitled = {key: value for key, value in schema.items() if key != "title"}
+    return untitled | ({"properties": properties} if properties else {})
 
 
 def _describe(error: pydantic.ValidationError) -> str:
