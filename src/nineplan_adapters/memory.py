@@ -33,8 +33,15 @@ from nineplan_core.requests import REMEMBERED
 
 T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+")
-# The same column weights as the SQLite ranking: outputs and outcome weigh most.
-_WEIGHTS = {"goal": 2.0, "context": 1.0, "inputs": 1.0, "outputs": 3.0, "outcome": 3.0}
+# The same column weights as the SQLite ranking: outputs and outcome weigh most, notes least.
+_WEIGHTS = {
+    "goal": 2.0,
+    "context": 1.0,
+    "inputs": 1.0,
+    "outputs": 3.0,
+    "outcome": 3.0,
+    "notes": 0.5,
+}
 
 
 @attrs.define
@@ -181,10 +188,18 @@ class MemorySessionTx(JournalledFiles):
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:
-        scored = []
-        for order, plan in enumerate(self.plans.values()):
-            if plan.status is PlanStatus.COMPLETED and (score := _score(plan, terms)) > 0:
-                scored.append((-score, order, plan))
+        completed = [p for p in self.plans.values() if p.status is PlanStatus.COMPLETED]
+        scored = [
+            (-score, order, plan)
+            for order, plan in enumerate(completed)
+            if (score := _score(plan, terms)) > 0
+        ]
+        if not scored:  # text without spaces (CJK): a part of a word, newest plan first
+            scored = [
+                (-hits, -order, plan)
+                for order, plan in enumerate(completed)
+                if (hits := sum(term in _text(plan) for term in terms)) > 0
+            ]
         scored.sort(key=lambda item: item[:2])
         return [
             HistoryMatch(
@@ -227,7 +242,7 @@ class MemorySessionTx(JournalledFiles):
 
 def _snippet(plan: Plan, wanted: set[str]) -> str:
     """The first field with a match, matched words marked, trimmed around the first one."""
-    fields = [*attrs.asdict(plan.content).values(), plan.outcome or ""]
+    fields = list(_fields(plan).values())
     for text in fields:
         words = text.split()
         hits = [
@@ -245,8 +260,16 @@ def _snippet(plan: Plan, wanted: set[str]) -> str:
     return ""
 
 
+def _fields(plan: Plan) -> dict[str, str]:
+    return attrs.asdict(plan.content) | {"outcome": plan.outcome or "", "notes": plan.notes}
+
+
+def _text(plan: Plan) -> str:
+    return "\n".join(_fields(plan).values()).lower()
+
+
 def _score(plan: Plan, terms: list[str]) -> float:
-    fields = attrs.asdict(plan.content) | {"outcome": plan.outcome or ""}
+    fields = _fields(plan)
     wanted = set(terms)
     return sum(
         weight * sum(1 for word in _WORD.findall(fields[field].lower()) if word in wanted)
