@@ -161,6 +161,8 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
         if field == "notes":
             continue
         value = _section_text(lines)
+        if value.strip("\n") == values[field].strip("\n"):
+            continue  # as stored, but for the blank lines a cut file leaves at its end
         if field in REQUIRED and not value.strip():
             salvaged.append(f"section {field} was blank; kept the stored text")
             continue
@@ -171,6 +173,7 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
             f"sections missing from the file kept their stored text: {', '.join(missing)}"
         )
     if sections and "notes" not in sections:
+        salvaged.append("no # Notes heading; the text after the last section is in Notes")
         _split_off_notes(sections, values, stored, outside)
     notes = _notes(sections, outside, stored.notes, salvaged)
     for field, value in [*values.items(), ("notes", notes)]:
@@ -251,7 +254,7 @@ def _notes(
     kept = []
     if stored.strip() and not any(stored.strip() in block for block in extra):
         kept = [stored.strip("\n")]
-        salvaged.append("the # Notes heading is missing; kept the stored notes")
+        salvaged.append("the stored notes were kept")
     return "\n".join(part for part in [*kept, *extra] if part)
 
 
