@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict efwkliAzcxYpJVagsDusl6bwQh5GXutdKvzYg4WphA0Rx28b9dWHOVfM0sIjKld
+\restrict DIqpyBbso9Bt2zi8Ge10SMkOr00WWxrIQpT7DdiifERPjMtUjxN68lVsC7qXmyI
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -179,47 +179,37 @@ ALTER TABLE ONLY public.nineplan_requests ALTER COLUMN seq SET DEFAULT nextval('
 -- Data for Name: nineplan_creations; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-COPY public.nineplan_creations (request_id, seq, fingerprint, session_name) FROM stdin;
-\.
 
 
 --
 -- Data for Name: nineplan_plans; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-COPY public.nineplan_plans (session_name, id, seq, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, notes, outcome, created_at, completed_at) FROM stdin;
-amber-quiet-otter	que01	4	queued	4	Review the report	Context of Review the report.			Do it step by step.	It works.		\N	2026-11-01 09:04:00+00	\N
-amber-quiet-otter	que02	5	queued	5	Publish the report	Context of Publish the report.			Do it step by step.	It works.		\N	2026-11-01 09:05:00+00	\N
-amber-quiet-otter	cmp01	1	completed	\N	Cache the price lookups	Context of Cache the price lookups.		cache.py	Do it step by step.	It works.	- root cause is the cache TTL	Cached lookups for an hour; latency down 80%.	2026-11-01 09:01:00+00	2026-11-01 09:06:00+00
-amber-quiet-otter	dsc01	2	discarded	\N	Try the old importer	Context of Try the old importer.			Do it step by step.	It works.	- 2026-11-01T09:07:00Z Discarded: the importer is retired	\N	2026-11-01 09:02:00+00	2026-11-01 09:07:00+00
-amber-quiet-otter	act01	3	active	\N	Write the report	Context of Write the report.			Do it step by step.	It works.		\N	2026-11-01 09:03:00+00	\N
-\.
+INSERT INTO public.nineplan_plans VALUES ('amber-quiet-otter', 'que01', 4, 'queued', 4, 'Review the report', 'Context of Review the report.', '', '', 'Do it step by step.', 'It works.', '', NULL, '2026-11-01 09:04:00+00', NULL, DEFAULT);
+INSERT INTO public.nineplan_plans VALUES ('amber-quiet-otter', 'que02', 5, 'queued', 5, 'Publish the report', 'Context of Publish the report.', '', '', 'Do it step by step.', 'It works.', '', NULL, '2026-11-01 09:05:00+00', NULL, DEFAULT);
+INSERT INTO public.nineplan_plans VALUES ('amber-quiet-otter', 'cmp01', 1, 'completed', NULL, 'Cache the price lookups', 'Context of Cache the price lookups.', '', 'cache.py', 'Do it step by step.', 'It works.', '- root cause is the cache TTL', 'Cached lookups for an hour; latency down 80%.', '2026-11-01 09:01:00+00', '2026-11-01 09:06:00+00', DEFAULT);
+INSERT INTO public.nineplan_plans VALUES ('amber-quiet-otter', 'dsc01', 2, 'discarded', NULL, 'Try the old importer', 'Context of Try the old importer.', '', '', 'Do it step by step.', 'It works.', '- 2026-11-01T09:07:00Z Discarded: the importer is retired', NULL, '2026-11-01 09:02:00+00', '2026-11-01 09:07:00+00', DEFAULT);
+INSERT INTO public.nineplan_plans VALUES ('amber-quiet-otter', 'act01', 3, 'active', NULL, 'Write the report', 'Context of Write the report.', '', '', 'Do it step by step.', 'It works.', '', NULL, '2026-11-01 09:03:00+00', NULL, DEFAULT);
 
 
 --
 -- Data for Name: nineplan_requests; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-COPY public.nineplan_requests (session_name, request_id, seq, fingerprint, result) FROM stdin;
-\.
 
 
 --
 -- Data for Name: nineplan_schema; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-COPY public.nineplan_schema (version) FROM stdin;
-1
-\.
+INSERT INTO public.nineplan_schema VALUES (1);
 
 
 --
 -- Data for Name: nineplan_sessions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-COPY public.nineplan_sessions (name, task_description, created_at) FROM stdin;
-amber-quiet-otter	upgrade fixture from 0.1.0	2026-11-01 09:00:00+00
-\.
+INSERT INTO public.nineplan_sessions VALUES ('amber-quiet-otter', 'upgrade fixture from 0.1.0', '2026-11-01 09:00:00+00');
 
 
 --
@@ -323,5 +313,5 @@ ALTER TABLE ONLY public.nineplan_requests
 -- PostgreSQL database dump complete
 --
 
-\unrestrict efwkliAzcxYpJVagsDusl6bwQh5GXutdKvzYg4WphA0Rx28b9dWHOVfM0sIjKld
+\unrestrict DIqpyBbso9Bt2zi8Ge10SMkOr00WWxrIQpT7DdiifERPjMtUjxN68lVsC7qXmyI
 
