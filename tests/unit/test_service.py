@@ -166,6 +166,43 @@ async def test_search_ranks_outputs_and_outcome_above_context(backend: Backend):
     assert [m.goal for m in matches] == ["out", "ctx"]
 
 
+async def test_notes_are_searchable_and_rank_below_the_outcome(backend: Backend):
+    """A word in the notes (file edits or the notes argument) finds the plan; the same word
+    in another plan's outcome ranks first."""
+    name = await backend.session()
+    for index in range(6):
+        await add(backend, name, f"filler {index}")
+    await add(backend, name, "in notes")
+    await add(backend, name, "in outcome")
+    for index in range(6):
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, f"filler done {index}")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "nothing special", notes="- the wombat cache")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "built the wombat importer")
+    matches = await backend.service.search_history(name, "wombat")
+    assert [m.goal for m in matches] == ["in outcome", "in notes"]
+    assert [m.goal for m in await backend.service.search_history(name, "cache")] == ["in notes"]
+
+
+@pytest.mark.parametrize(
+    ("query", "found"), [("日本語", True), ("東京", True), ("東", True), ("大阪", False)]
+)
+async def test_text_without_spaces_is_found_by_a_part(backend: Backend, query: str, found: bool):
+    """CJK words have no spaces between them: a three-character part is found through the
+    trigram index, a one- or two-character part by a substring scan, on every backend."""
+    name = await backend.session()
+    await add(backend, name, "translate")
+    await add(backend, name, "other")
+    await backend.service.pull_plan(name)
+    done = await backend.service.complete_plan(name, "東京の日本語版を作った")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "wrote the English version")
+    matches = await backend.service.search_history(name, query)
+    assert [m.id for m in matches] == ([done.plan.id] if found else [])
+
+
 async def test_search_never_chokes_on_syntax(backend: Backend):
     """FTS operators and quotes in a query are plain text."""
     name = await backend.session()
