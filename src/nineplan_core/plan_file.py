@@ -180,6 +180,8 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
         limit = MAX_NOTES_CHARS if field == "notes" else max_section_chars
         if len(value) > limit:
             values[field] = value[:limit]
+            if field in REQUIRED and not values[field].strip():  # its text starts past the limit
+                values[field] = attrs.asdict(stored.content)[field]
             salvaged.append(f"section {field} is over {limit:,} characters; read its start")
             keep = True
     notes = values.pop("notes", notes)

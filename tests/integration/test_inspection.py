@@ -94,7 +94,7 @@ async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path)
         await client.read_resource(f"nineplan://sessions/{name}/state")
         await client.read_resource(f"nineplan://sessions/{name}/plans/{active['plan_id']}")
         report = await ok(client, "9plan_admin_validate", session_name=name)
-    for arguments in [
+    for command in [
         ("sessions",),
         ("state", name),
         ("state", name, "--json"),
@@ -103,7 +103,7 @@ async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path)
         ("search", name, "users"),
         ("validate", name),
     ]:
-        run_nineplan(tmp_path, *arguments)
+        run_nineplan(tmp_path, *command)
     validated = run_nineplan(tmp_path, "validate", name, "--json")
 
     assert _files(folder) == files

@@ -63,13 +63,13 @@ def _apply(
     text: str, edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool
 ) -> tuple[bytes, list[str]]:
     """The edited file's bytes, and every line the agent added that the file still holds."""
-    lines: list[str | bytes] = text.split("\n")
+    lines: list[str | bytes] = list(text.split("\n"))
     added: list[str | bytes] = []
     for kind, where, payload in edits:
         if kind in ("insert", "append"):
             at = round(where * len(lines))
-            lines[at:at] = payload
-            added += payload
+            lines[at:at] = list(payload)
+            added += list(payload)
         elif kind == "bad_bytes":
             line = b"bad " + payload + b" bytes"
             at = round(where * len(lines))

@@ -203,6 +203,9 @@ def test_limits_cut_a_section_and_keep_the_original():
     got = _read(RENDERED.replace("# Inputs\n", "# Inputs\n" + "i" * 100_005))
     assert got.text.content.inputs == "i" * 100_000
     assert got.keep_original
+    got = _read(RENDERED.replace("# Goal\ngoal", "# Goal\n" + " " * 100_001 + "late goal"))
+    assert got.text.content.goal == "goal"  # what fits the limit is blank: the stored goal
+    assert got.keep_original
     big = RENDERED.encode() + b"x" * (MAX_FILE_BYTES + 1)
     got = read_back(big, STORED, max_section_chars=10 * MAX_FILE_BYTES)
     assert got.keep_original
