@@ -185,7 +185,8 @@ def format_timestamp(at: dt.datetime) -> str:
 
 def _append_note(notes: str, at: dt.datetime, text: str) -> str:
     line = f"- {format_timestamp(at)} {text}"
-    return f"{notes.rstrip(chr(10))}\n{line}" if notes.strip() else line
+    # rstrip("\n"), not rstrip(): trailing spaces on the agent's last line are its text.
+    return notes.rstrip("\n") + "\n" + line if notes.strip() else line
 
 
 @attrs.frozen(kw_only=True)

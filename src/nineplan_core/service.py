@@ -564,10 +564,10 @@ class NinePlan:
         )
         copy = await tx.keep_recovered(active.id, data) if got.keep_original and data else None
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
-        edited_notes = got.text.notes.strip("\n")
-        if notes is not None and notes.strip():
-            edited_notes = f"{edited_notes}\n{notes.strip(chr(10))}" if edited_notes else notes
-        plan = active.with_edits(got.text.content, edited_notes)
+        parts = [got.text.notes.strip("\n"), (notes or "").strip("\n")]
+        plan = active.with_edits(
+            got.text.content, "\n".join(part for part in parts if part.strip())
+        )
         if not got.salvaged:
             return plan, None
         line = salvage_line(got.salvaged, copy)

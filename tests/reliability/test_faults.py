@@ -20,6 +20,7 @@ from nineplan_adapters.mcp import build_server
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.ports import PlanFiles
 from tests.fakes import PLAN, make_service
+from tests.integration.test_stdio import text
 from tests.unit.test_mcp_server import call, error
 
 ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EIO, errno.EROFS]
@@ -131,10 +132,6 @@ async def test_a_file_fault_rolls_back_or_heals(rig: Rig, tool: str, step: str, 
         assert not result.is_error
     await call(rig.client, "9plan_queue_add", **PLAN)  # a later write also retries any cleanup
     assert (await call(rig.client, "9plan_admin_validate"))["valid"]
-
-
-def _text(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if hasattr(block, "text"))
 
 
 def _parsed(result: Any) -> tuple[str, str]:
@@ -268,7 +265,7 @@ async def test_agent_damage_to_the_active_plan_file(rig: Rig, tool: str, damage:
     with caplog.at_level(logging.WARNING, logger="nineplan.service"):
         result = await rig.client.call_tool(tool, ARGUMENTS[tool])
     assert not result.is_error
-    said = [line for line in _text(result).split("\n") if line.startswith("Plan file read")]
+    said = [line for line in text(result).split("\n") if line.startswith("Plan file read")]
     assert len(said) == 1
     assert "plan file salvaged" in caplog.text
     assert outside.read_text() == "not yours"
