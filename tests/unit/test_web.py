@@ -122,7 +122,7 @@ async def test_forms_steer_and_refuse(backend: Backend, client: httpx2.AsyncClie
         headers=headers,
     )
     assert (added.status_code, added.headers["location"]) == (303, f"/sessions/{name}")
-    state = await backend.service.inspect_state(name)
+    state = await backend.service.session_state(name)
     [entry] = state.queue
     assert entry.goal == "from the form"
     await backend.service.pull_plan(name)
@@ -141,7 +141,7 @@ async def test_forms_steer_and_refuse(backend: Backend, client: httpx2.AsyncClie
         f"/sessions/{name}/plans", data={"goal": "", "csrf": csrf}, headers=headers
     )
     assert invalid.status_code == 400
-    assert (await backend.service.inspect_state(name)).active_plan is not None
+    assert (await backend.service.session_state(name)).active_plan is not None
 
 
 async def test_a_foreign_origin_or_host_is_refused(backend: Backend, client: httpx2.AsyncClient):
@@ -155,7 +155,7 @@ async def test_a_foreign_origin_or_host_is_refused(backend: Backend, client: htt
     )
     assert foreign.status_code == 403
     assert (await client.get("/", headers={"host": "evil.example"})).status_code == 421
-    assert (await backend.service.inspect_state(name)).queue == []
+    assert (await backend.service.session_state(name)).queue == []
 
 
 def test_the_journal_section_renders_newest_first_and_escaped():

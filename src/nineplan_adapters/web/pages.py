@@ -92,7 +92,7 @@ class Reads:
         return await self.service.list_sessions()
 
     async def state(self, name: str) -> SessionState:
-        return await self.service.inspect_state(name)
+        return await self.service.session_state(name)
 
     async def search(self, name: str, query: str) -> list[HistoryMatch]:
         return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
