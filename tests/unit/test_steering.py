@@ -71,6 +71,16 @@ async def test_drop_keeps_what_was_written_in_the_plan_file(backend: Backend):
     assert dropped.plan.notes.startswith("found the old schema")
 
 
+async def test_drop_salvages_a_messy_plan_file(backend: Backend):
+    """Text that fits no section of a queued plan's file is kept in the dropped plan's notes."""
+    name, ids = await session_with(backend, "A")
+    text = await backend.plan_text(name, ids["A"])
+    assert text is not None
+    await backend.write_plan_text(name, ids["A"], "scribbled above the headings\n" + text)
+    dropped = await backend.service.drop_plan(name, ids["A"], "superseded")
+    assert "scribbled above the headings" in dropped.plan.notes
+
+
 async def test_the_active_plan_is_the_agents(backend: Backend):
     """Moving or dropping the active plan is refused, and the plan stays active, file intact."""
     name, ids = await session_with(backend, "A", "B")
