@@ -230,7 +230,7 @@ def test_every_command_has_help_with_examples(capsys, command: str):
 
 async def test_the_tool_reference_is_current():
     """docs/tools.md is what the live server says; regenerate it when this fails:
-    python -m nineplan_adapters.mcp.reference > docs/tools.md"""
-    from nineplan_adapters.mcp.reference import render
+    python -m nineplan_adapters.tool_reference > docs/tools.md"""
+    from nineplan_adapters.tool_reference import render
 
     assert (PROJECT / "docs" / "tools.md").read_text() == await render()

@@ -2,12 +2,10 @@
 
 import signal
 import subprocess
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -15,7 +13,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from nineplan_adapters.demo import free_port, spawned_http_server
 from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
+from tests.integration.servers import (
+    PROJECT,
+    PYTHON,
+    child_env,
+    run_nineplan,
+    wait_until_listening,
+)
 from tests.integration.test_stdio import ok, text
 
 TOKEN = "s3cret-token"
@@ -165,15 +169,7 @@ async def test_sigterm_exits_cleanly_and_loses_nothing(tmp_path: Path):
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-                await stream.aclose()
-                break
-            except OSError:
-                assert time.monotonic() < deadline
-                await anyio.sleep(0.05)
+        await wait_until_listening(port, process)
         async with Client(url, mode="legacy") as client:
             name = (await ok(client, "9plan_session_create"))["session_name"]
             for index in range(5):

@@ -11,8 +11,8 @@ from mcp.types import TextContent, TextResourceContents
 
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
-from nineplan_adapters.mcp.reference import tool_list_tokens
 from nineplan_adapters.mcp.server import NineplanServer
+from nineplan_adapters.tool_reference import tool_list_tokens
 from tests.fakes import PLAN, open_backend
 
 TOOLS = {

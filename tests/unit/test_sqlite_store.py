@@ -2,7 +2,6 @@
 
 import errno
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -346,9 +345,14 @@ async def locked_by_another_process(
         await catalog.aclose()
 
 
-async def end_after(other: sqlite3.Connection, seconds: float, statement: str) -> None:
+async def end_after(
+    other: sqlite3.Connection, seconds: float, statement: str, done: anyio.Event | None = None
+) -> None:
+    """Hold the other connection's lock for `seconds`, end it with `statement`, set `done`."""
     await anyio.sleep(seconds)
     other.execute(statement)
+    if done is not None:
+        done.set()
 
 
 @pytest.mark.parametrize("commit_on_loop", [False, True])
@@ -360,11 +364,12 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
     async with locked_by_another_process(
         tmp_path, busy_timeout=5.0, commit_on_loop=commit_on_loop
     ) as (catalog, service, name, other):
-        started = time.monotonic()
-        async with anyio.create_task_group() as group:
-            group.start_soon(end_after, other, 0.3, "COMMIT")
-            placed = await service.add_plan(name, **PLAN)
-        assert time.monotonic() - started >= 0.25  # it waited rather than failing
+        released = anyio.Event()
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(end_after, other, 0.3, "COMMIT", released)
+                placed = await service.add_plan(name, **PLAN)
+                assert released.is_set()  # it waited for the other commit rather than failing
         state = await service.session_state(name)
         assert [entry.id for entry in state.queue] == [placed.plan.id]
         # The wait did not stay on: the next statements run without a busy timeout again.
