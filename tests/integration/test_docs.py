@@ -68,11 +68,14 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_docs_show_commands():
+    """shell_commands finds at least eight shell commands in the README and docs/."""
     assert len(shell_commands()) >= 8
 
 
 @pytest.mark.parametrize(("document", "command"), shell_commands())
 def test_each_documented_command_runs(sessions: Path, document: str, command: str):
+    """Each shell command in the README and docs/ runs and exits 0 (a `serve` starts listening and
+    stops cleanly), or is named as covered elsewhere."""
     if command in ELSEWHERE:
         return
     words = shlex.split(command)

@@ -50,6 +50,8 @@ async def guarded(tmp_path: Path) -> AsyncIterator[str]:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_whole_lifecycle_over_http(server: str, mode: str):
+    """Create, add, pull, defer, pull again, complete, search and validate all work over streamable
+    HTTP, in both protocol eras."""
     async with Client(server, mode=mode) as client:
         name = (await ok(client, "9plan_session_create", task_description="over http"))[
             "session_name"
@@ -104,6 +106,7 @@ async def test_two_legacy_clients_keep_separate_current_sessions(server: str):
 
 
 async def test_sessionless_clients_are_told_to_name_the_session(server: str):
+    """On the 2026-07-28 protocol no current session is kept: after create, a session-scoped call without session_name is SESSION_NOT_FOUND naming session_name."""
     async with Client(server, mode="auto") as client:
         assert client.protocol_version == "2026-07-28"
         await ok(client, "9plan_session_create")
@@ -114,6 +117,8 @@ async def test_sessionless_clients_are_told_to_name_the_session(server: str):
 
 
 async def test_wrong_host_and_foreign_origin_are_refused(server: str):
+    """The HTTP server answers 421 to a foreign Host header and 403 to a foreign Origin (DNS
+    rebinding protection)."""
     async with httpx2.AsyncClient() as http:
         assert (await http.post(server, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 200
         wrong_host = await http.post(
@@ -127,6 +132,8 @@ async def test_wrong_host_and_foreign_origin_are_refused(server: str):
 
 
 async def test_a_token_is_required_when_set(guarded: str):
+    """With a token set, a request without it or with a wrong one is 401; a client with the right
+    bearer token works in both eras."""
     async with httpx2.AsyncClient() as http:
         assert (await http.post(guarded, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 401
         wrong = await http.post(
@@ -141,6 +148,8 @@ async def test_a_token_is_required_when_set(guarded: str):
 
 
 def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path):
+    """Serving HTTP on 0.0.0.0 without NINEPLAN_HTTP_TOKEN exits 2, names the variable and writes
+    nothing to stdout."""
     completed = run_nineplan(
         tmp_path,
         "serve",
@@ -188,6 +197,8 @@ async def test_sigterm_exits_cleanly_and_loses_nothing(tmp_path: Path):
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_retried_add_and_complete_apply_once_over_http(server: str, mode: str):
+    """An add and a complete sent three times with one request_id each happen once over HTTP and
+    answer the same each time."""
     async with Client(server, mode=mode) as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         scoped: dict[str, Any] = {"session_name": name}

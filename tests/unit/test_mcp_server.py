@@ -149,6 +149,7 @@ async def test_a_whole_lifecycle(client: Client):
 
 
 async def test_every_result_starts_with_the_breadcrumb(client: Client):
+    """Every tool result's text starts with `[Session: NAME]` for the client's current session."""
     result = await client.call_tool("9plan_session_create", {})
     assert result.structured_content is not None
     name = result.structured_content["session_name"]
@@ -163,6 +164,8 @@ async def test_every_result_starts_with_the_breadcrumb(client: Client):
 
 
 async def test_without_a_session_calls_say_how_to_get_one(client: Client):
+    """A session-scoped call before any session is SESSION_NOT_FOUND under `[Session: none]`, naming
+    create and resume."""
     category, body = await error(client, "9plan_queue_pull")
     assert category == "SESSION_NOT_FOUND"
     assert body.startswith("[Session: none] ")
@@ -207,6 +210,8 @@ async def test_each_client_provokable_error_category(client: Client):
 async def test_bad_arguments_are_validation_errors_naming_the_field(
     client: Client, tool, arguments, field
 ):
+    """A wrong argument is a VALIDATION_ERROR naming the field, without a traceback, and leaves the
+    session valid."""
     await call(client, "9plan_session_create")
     category, body = await error(client, tool, **arguments)
     assert category == "VALIDATION_ERROR"
@@ -216,12 +221,14 @@ async def test_bad_arguments_are_validation_errors_naming_the_field(
 
 
 async def test_unknown_tools_are_validation_errors(client: Client):
+    """Calling a tool that does not exist is a VALIDATION_ERROR that names it."""
     category, body = await error(client, "9plan_nothing")
     assert category == "VALIDATION_ERROR"
     assert "9plan_nothing" in body
 
 
 async def test_explicit_session_name_addresses_without_switching(client: Client):
+    """session_name addresses another session without changing the current one; resume switches it."""
     first = (await call(client, "9plan_session_create", task_description="one"))["session_name"]
     second = (await call(client, "9plan_session_create", task_description="two"))["session_name"]
     result = await client.call_tool("9plan_queue_add", {**PLAN, "session_name": first})
@@ -234,6 +241,8 @@ async def test_explicit_session_name_addresses_without_switching(client: Client)
 
 
 async def test_the_bootstrap_prompt_and_instructions(client: Client):
+    """The server offers one `bootstrap` prompt with an optional task, and instructions that name
+    session_create and the breadcrumb."""
     prompts = (await client.list_prompts()).prompts
     assert [p.name for p in prompts] == ["bootstrap"]
     assert prompts[0].arguments[0].name == "task"  # type: ignore[index]
@@ -248,6 +257,8 @@ async def test_the_bootstrap_prompt_and_instructions(client: Client):
 
 
 async def test_plan_files_and_state_are_resources(client: Client):
+    """Plan files and session state are readable resources from two templates; unknown plans and
+    sessions are MCP errors."""
     name = (await call(client, "9plan_session_create"))["session_name"]
     added = await call(client, "9plan_queue_add", **PLAN)
     templates = {
@@ -288,6 +299,7 @@ async def test_a_bug_is_reported_without_a_traceback(tmp_path: Path, caplog):
 
 
 def test_current_sessions_are_bounded():
+    """The per-client current-session map keeps at most its capacity, dropping the oldest client."""
     sessions = CurrentSessions(capacity=2)
     for client_id in "abc":
         sessions.select(client_id, f"{client_id}-b-c")
@@ -298,6 +310,7 @@ def test_current_sessions_are_bounded():
 
 
 def test_client_keys_per_transport():
+    """A stdio client is the process, an HTTP client is its mcp-session-id, and HTTP headers without one give no key."""
     assert client_key(None) == "process"
     assert client_key({"mcp-session-id": "abc"}) == "abc"
     assert client_key({"host": "x"}) is None
@@ -318,6 +331,8 @@ async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
 
 
 async def test_server_identity(tmp_path: Path):
+    """build_server gives a NineplanServer named 9plan, and a client sees that name in the server
+    info."""
     async with open_backend("memory", tmp_path) as backend:
         server = build_server(backend.service)
         assert isinstance(server, NineplanServer)
