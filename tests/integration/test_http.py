@@ -20,7 +20,7 @@ from tests.integration.servers import (
     run_nineplan,
     wait_until_listening,
 )
-from tests.integration.test_stdio import ok, text
+from tests.mcp_helpers import ok, text
 
 TOKEN = "s3cret-token"
 INITIALIZE = {
