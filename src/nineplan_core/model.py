@@ -12,6 +12,7 @@ from nineplan_core.lifecycle import PlanStatus, check_transition
 
 __all__ = [
     "Completion",
+    "Discarded",
     "HistoryMatch",
     "Limits",
     "Plan",
@@ -23,11 +24,13 @@ __all__ = [
     "Session",
     "SessionState",
     "SessionSummary",
+    "Tally",
     "ValidationReport",
 ]
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
+PLAN_FILE_SUFFIX = ".txt"
 
 
 class Position(enum.StrEnum):
@@ -45,6 +48,8 @@ class Limits:
     max_results: int = 100
     max_task_chars: int = 10_000
     max_queue: int = 10_000
+    #: How many recent request ids each session (and the session catalog) remembers.
+    remembered_requests: int = 1000
 
 
 DEFAULT_LIMITS = Limits()
@@ -87,6 +92,17 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
     if not PLAN_ID.fullmatch(plan_id):
         raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
     return plan_id
+
+
+def file_name(plan_id: str) -> str:
+    """The name of a plan's file in the session's `plans/` folder."""
+    return f"{plan_id}{PLAN_FILE_SUFFIX}"
+
+
+def plan_id_of(name: str) -> str | None:
+    """The plan id a file in `plans/` is named for, or None for any other name."""
+    plan_id = name.removesuffix(PLAN_FILE_SUFFIX)
+    return plan_id if name.endswith(PLAN_FILE_SUFFIX) and PLAN_ID.fullmatch(plan_id) else None
 
 
 def check_position(value: str, field: str = "position") -> Position:
@@ -197,22 +213,17 @@ class Session:
     created_at: dt.datetime
 
 
-@attrs.frozen
-class QueueShape:
-    """How many plans are queued and the lowest and highest stored positions."""
+@attrs.frozen(kw_only=True)
+class Tally:
+    """A session's counts in one read: the queue's size and ends, and the history's size."""
 
-    length: int
+    queued: int = 0
+    completed: int = 0
+    #: The lowest and highest stored queue positions (None when nothing is queued).
     low: int | None = None
     high: int | None = None
-
-
-@attrs.frozen
-class Progress:
-    """What is left after a plan is finished."""
-
-    completed_count: int
-    queue_length: int
-    next_goal: str | None
+    #: The goal of the plan at the front of the queue.
+    next_goal: str | None = None
 
 
 @attrs.frozen
@@ -238,9 +249,9 @@ class SessionState:
 
     @property
     def file_db_match(self) -> bool:
-        expected = {f"{entry.id}.txt" for entry in self.queue}
+        expected = {file_name(entry.id) for entry in self.queue}
         if self.active_plan is not None:
-            expected.add(f"{self.active_plan.id}.txt")
+            expected.add(file_name(self.active_plan.id))
         return expected == set(self.plan_files)
 
 
@@ -256,12 +267,34 @@ class SessionSummary:
 
 @attrs.frozen(kw_only=True)
 class Completion:
-    """The result of completing a plan: what is left to do."""
+    """The result of completing a plan: the plan and what is left to do."""
 
     plan: Plan
-    completed_count: int
-    queue_length: int
-    next_goal: str | None
+    tally: Tally
+
+    @property
+    def completed_count(self) -> int:
+        return self.tally.completed
+
+    @property
+    def queue_length(self) -> int:
+        return self.tally.queued
+
+    @property
+    def next_goal(self) -> str | None:
+        return self.tally.next_goal
+
+
+@attrs.frozen(kw_only=True)
+class Discarded:
+    """The result of discarding a plan: the plan and what is left in the queue."""
+
+    plan: Plan
+    tally: Tally
+
+    @property
+    def queue_length(self) -> int:
+        return self.tally.queued
 
 
 @attrs.frozen

@@ -17,12 +17,12 @@ from nineplan_core.errors import (
     SessionExistsError,
 )
 from nineplan_core.history import search_terms
-from nineplan_core.invariants import check, file_name
+from nineplan_core.invariants import check
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    PLAN_ID,
     Completion,
+    Discarded,
     HistoryMatch,
     Limits,
     Plan,
@@ -38,6 +38,8 @@ from nineplan_core.model import (
     check_position,
     check_session_name,
     check_text,
+    file_name,
+    plan_id_of,
 )
 from nineplan_core.plan_file import parse, render
 from nineplan_core.ports import (
@@ -50,7 +52,7 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.requests import check_replay, check_request_id, fingerprint
+from nineplan_core.retries import check_replay, check_request_id, fingerprint
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -65,12 +67,6 @@ class PlacedPlan:
     plan: Plan
     path: str
     rank: int | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Discarded:
-    plan: Plan
-    queue_length: int
 
 
 @attrs.define
@@ -111,11 +107,12 @@ class NinePlan:
             task_description = task_description.strip() or None
         if request_id is not None:
             call = fingerprint("create_session", task_description=task_description)
-            if (
-                recorded := await self.catalog.recall_creation(check_request_id(request_id))
-            ) is not None:
+            recorded = await self.catalog.creations.recall(check_request_id(request_id), str)
+            if recorded is not None:
                 check_replay(request_id, recorded[0], call)
-                return await self.session_state(recorded[1])
+                if recorded[1] is not None:
+                    return await self.session_state(recorded[1])
+                log.warning("unreadable session-creation record; treating the request as new")
         for _ in range(_ATTEMPTS):
             session = Session(
                 name=self.session_names(),
@@ -131,7 +128,7 @@ class NinePlan:
                 continue
             self._reconciled.add(session.name)
             if request_id is not None:
-                await self.catalog.remember_creation(request_id, call, session.name)
+                await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
         raise DatabaseError(
@@ -203,17 +200,17 @@ class NinePlan:
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
-            shape = await tx.queue_shape()
-            if shape.length >= self.limits.max_queue:
+            tally = await tx.tally()
+            if tally.queued >= self.limits.max_queue:
                 raise InvalidInputError(
                     "queue",
                     f"is full: {self.limits.max_queue} plans are queued, the limit; "
                     "complete or discard plans before adding more",
                 )
-            plan = await self._insert(tx, content, insert_position(shape, where))
-            await tx.write_file(plan.id, render(content, plan.notes))
+            plan = await self._insert(tx, content, insert_position(tally, where))
+            await tx.files.write(plan.id, render(content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
+                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(tally, where)
             )
             await _remember(tx, request, placed)
         log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
@@ -239,8 +236,8 @@ class NinePlan:
                 raise QueueEmptyError
             plan = queued.pull()
             await tx.save(plan)
-            if not await tx.read_file(plan.id):
-                await tx.write_file(plan.id, render(plan.content, plan.notes))
+            if not await tx.files.read(plan.id):
+                await tx.files.write(plan.id, render(plan.content, plan.notes))
             placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id))
             await _remember(tx, request, placed)
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
@@ -267,14 +264,14 @@ class NinePlan:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
             active = await self._active_with_edits(tx, name)
-            shape = await tx.queue_shape()
+            tally = await tx.tally()
             plan = active.defer(
-                reason=reason.strip(), position=insert_position(shape, where), at=self.clock()
+                reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
             )
             await tx.save(plan)
-            await tx.write_file(plan.id, render(plan.content, plan.notes))
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
+                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(tally, where)
             )
             await _remember(tx, request, placed)
         log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
@@ -298,14 +295,8 @@ class NinePlan:
                 outcome=outcome, at=self.clock()
             )
             await tx.save(plan)
-            tx.remove_file_after_commit(plan.id)
-            progress = await tx.progress()
-            completion = Completion(
-                plan=plan,
-                completed_count=progress.completed_count,
-                queue_length=progress.queue_length,
-                next_goal=progress.next_goal,
-            )
+            tx.files.remove_after_commit(plan.id)
+            completion = Completion(plan=plan, tally=await tx.tally())
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
@@ -328,8 +319,8 @@ class NinePlan:
                 reason=reason.strip(), at=self.clock()
             )
             await tx.save(plan)
-            tx.remove_file_after_commit(plan.id)
-            discarded = Discarded(plan=plan, queue_length=await tx.queue_length())
+            tx.files.remove_after_commit(plan.id)
+            discarded = Discarded(plan=plan, tally=await tx.tally())
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
@@ -384,7 +375,7 @@ class NinePlan:
             plan = await reader.plan(plan_id)
             if plan is None or plan.status not in LIVE:
                 raise PlanNotFoundError(plan_id, kind="queued or active")
-            text = await reader.read_file(plan_id)
+            text = await reader.files.read(plan_id)
         return text or render(plan.content, plan.notes)
 
     # -- checks and repair ---------------------------------------------------------
@@ -398,7 +389,7 @@ class NinePlan:
         store = await self.catalog.open(check_session_name(name))
         await self._refresh_mirror(store)
         async with store.reading() as reader:
-            return check(await reader.plan_rows(), await reader.file_names())
+            return check(await reader.plan_rows(), await reader.files.names())
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database (what opening a session does).
@@ -434,7 +425,7 @@ class NinePlan:
         """
         repairs: list[Repair] = []
         async with store.transaction() as tx:
-            names = set(await tx.file_names())
+            names = set(await tx.files.names())
             queue = await tx.queue()
             active = await tx.active_plan()
             live = {file_name(entry.id): entry.id for entry in queue}
@@ -445,9 +436,9 @@ class NinePlan:
                 # here for the active plan, and for a queued plan when it is pulled: no stat of
                 # every file.
                 emptied = active is not None and plan_id == active.id
-                missing = name not in names or (emptied and not await tx.read_file(plan_id))
+                missing = name not in names or (emptied and not await tx.files.read(plan_id))
                 if missing and (plan := await tx.plan(plan_id)) is not None:
-                    await tx.write_file(plan.id, render(plan.content, plan.notes))
+                    await tx.files.write(plan.id, render(plan.content, plan.notes))
                     repairs.append(Repair("rendered", name))
             # Only files that belong to no live plan need a look at the database.
             strays = sorted(names - live.keys())
@@ -469,7 +460,7 @@ class NinePlan:
         async with store.reading() as reader:
             queue = await reader.queue()
             active = await reader.active_plan()
-            files = set(await reader.file_names())
+            files = set(await reader.files.names())
             return await _state_of(store, reader, queue=queue, active=active, plan_files=files)
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
@@ -491,7 +482,7 @@ class NinePlan:
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
         context = {"session": name, "plan_id": active.id}
-        text = await tx.read_file(active.id)
+        text = await tx.files.read(active.id)
         if text is None:
             log.warning("plan file missing or unreadable; using the stored copy", extra=context)
             return active
@@ -522,7 +513,7 @@ async def _state_of(
         queue=queue,
         active_plan=active,
         active_plan_path=store.plan_path(active.id) if active else None,
-        completed_count=await reader.completed_count(),
+        completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
     )
 
@@ -546,7 +537,7 @@ def _request(request_id: str | None, operation: str, **arguments: object) -> _Re
 
 async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T | None:
     """The first result of a request applied before, or None to go ahead."""
-    if request is None or (recorded := await tx.recall(request.id, kind)) is None:
+    if request is None or (recorded := await tx.requests.recall(request.id, kind)) is None:
         return None
     check_replay(request.id, recorded[0], request.fingerprint)
     if recorded[1] is None:
@@ -557,7 +548,7 @@ async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T
 
 async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:
     if request is not None:
-        await tx.remember(request.id, request.fingerprint, result)
+        await tx.requests.remember(request.id, request.fingerprint, result)
 
 
 def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
@@ -567,12 +558,11 @@ def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
     """A file of a finished plan is removed; anything else is moved to recovered/."""
-    plan_id = entry.removesuffix(".txt")
-    plan = await tx.plan(plan_id) if entry.endswith(".txt") and PLAN_ID.fullmatch(plan_id) else None
+    plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
     if plan is not None:
-        tx.remove_file_after_commit(plan.id)
+        tx.files.remove_after_commit(plan.id)
         return Repair("removed", entry)
-    tx.recover_file_after_commit(entry)
+    tx.files.recover_after_commit(entry)
     return Repair("recovered", entry)
 
 

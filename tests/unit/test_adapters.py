@@ -130,13 +130,14 @@ async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
 def test_an_unreadable_recorded_result_reads_as_none():
     """A retried request whose stored answer cannot be read back is not replayed as garbage."""
     from nineplan_adapters.converters import dump_result, load_result
-    from nineplan_core.model import Progress
+    from nineplan_core.model import Tally
     from nineplan_core.service import Discarded
 
-    assert load_result("not json", Progress) is None
-    assert load_result('{"unexpected": 1}', Progress) is None
-    assert load_result(dump_result(Progress(1, 2, "next")), Progress) == Progress(1, 2, "next")
-    assert load_result(dump_result(Progress(1, 2, None)), Discarded) is None
+    assert load_result("not json", Tally) is None
+    assert load_result('{"unexpected": 1}', Tally) is None
+    tally = Tally(queued=2, completed=1, next_goal="next")
+    assert load_result(dump_result(tally), Tally) == tally
+    assert load_result(dump_result(Tally(queued=2, completed=1)), Discarded) is None
 
 
 async def test_the_bearer_check_answers_401_without_the_token():

@@ -16,10 +16,13 @@ def files(tmp_path: Path) -> DirectoryPlanFiles:
 
 
 async def test_write_is_atomic_and_leaves_no_temporary_file(files: DirectoryPlanFiles):
+    """A rewrite replaces the file whole and leaves only the plan file in the folder."""
     await files.write("abcde", "one")
     await files.write("abcde", "two")
     assert await files.read("abcde") == "two"
-    assert await files.sizes() == {"abcde.txt": 3}
+    assert {entry.name: entry.stat().st_size for entry in files.folder.iterdir()} == {
+        "abcde.txt": 3
+    }
 
 
 async def test_a_symlink_is_never_followed(files: DirectoryPlanFiles, tmp_path: Path):
@@ -61,7 +64,7 @@ async def test_recover_moves_without_overwriting(files: DirectoryPlanFiles):
 
 
 async def test_missing_folder_lists_nothing(tmp_path: Path):
-    assert await DirectoryPlanFiles(tmp_path / "none", tmp_path / "r").sizes() == {}
+    assert await DirectoryPlanFiles(tmp_path / "none", tmp_path / "r").names() == []
 
 
 async def test_write_into_a_missing_folder_is_a_file_system_error(tmp_path: Path):

@@ -1,6 +1,7 @@
 """The use cases, held to one contract on every storage backend (memory and SQLite)."""
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from nineplan_core.errors import (
 )
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.plan_file import parse, render
-from tests.fakes import PLAN, Backend
+from tests.fakes import PLAN, Backend, open_backend
 
 
 async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: Any):
@@ -402,18 +403,16 @@ async def test_a_retried_create_returns_the_same_session(backend: Backend):
         await backend.service.create_session("other", request_id="make-1")
 
 
-async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
+async def test_only_recent_request_ids_are_kept(backend_kind: str, tmp_path: Path):
     """The record is bounded: the oldest ids are forgotten."""
-    monkeypatch.setattr("nineplan_adapters.memory.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.sqlite.store.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.postgres.store.REMEMBERED", 2)
-    name = await backend.session()
-    for index in range(3):
-        await add(backend, name, f"g{index}", request_id=f"r{index}")
-    await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
-    assert len((await backend.service.session_state(name)).queue) == 4
-    await add(backend, name, "g2", request_id="r2")  # still remembered
-    assert len((await backend.service.session_state(name)).queue) == 4
+    async with open_backend(backend_kind, tmp_path, remembered=2) as backend:
+        name = await backend.session()
+        for index in range(3):
+            await add(backend, name, f"g{index}", request_id=f"r{index}")
+        await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
+        assert len((await backend.service.session_state(name)).queue) == 4
+        await add(backend, name, "g2", request_id="r2")  # still remembered
+        assert len((await backend.service.session_state(name)).queue) == 4
 
 
 async def test_search_can_say_where_the_words_matched(backend: Backend):

@@ -6,17 +6,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import aiosqlite
 import anyio
 import attrs
 
+from nineplan_adapters.config import Durability
 from nineplan_core.errors import DatabaseError
 
 log = logging.getLogger("nineplan.sqlite")
 
-Durability = Literal["full", "normal"]
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
     for number in (1, 2, 3)
