@@ -2,10 +2,12 @@
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args, get_origin
 
 import attrs
 import platformdirs
+
+from nineplan_core.model import DEFAULT_LIMITS, Limits
 
 Transport = Literal["stdio", "http"]
 LogLevel = Literal["debug", "info", "warn", "error"]
@@ -41,8 +43,8 @@ class Settings:
     http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
     database_url: str | None = None
-    max_text_chars: int = 100_000
-    max_queue: int = 10_000
+    #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
+    limits: Limits = DEFAULT_LIMITS
 
     @classmethod
     def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
@@ -52,22 +54,32 @@ class Settings:
             ConfigError: a value is not allowed; the message names the variable.
         """
         values: dict[str, Any] = {}
-        for field in attrs.fields(cls):
-            variable = f"NINEPLAN_{field.name.upper()}"
-            raw = flags.get(field.name)
-            if raw is None and environ.get(variable, "").strip():
-                raw = environ[variable].strip()
-            if raw is not None:
-                values[field.name] = _convert(variable, field.name, raw)
-        return cls(**values)
+        for name in [field.name for field in attrs.fields(cls) if field.name != "limits"]:
+            if (raw := _raw(name, environ, flags)) is not None:
+                values[name] = _convert(f"NINEPLAN_{name.upper()}", name, raw)
+        limits = {}
+        for name in _LIMITS:
+            if (raw := _raw(name, environ, flags)) is not None:
+                low, high = _RANGES[name]
+                limits[name] = _integer(f"NINEPLAN_{name.upper()}", raw, low=low, high=high)
+        return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits))
 
 
+def _raw(name: str, environ: Mapping[str, str], flags: Mapping[str, Any]) -> object:
+    """A flag's value if given, else the NINEPLAN_ variable's when it is not blank."""
+    raw = flags.get(name)
+    variable = f"NINEPLAN_{name.upper()}"
+    if raw is None and environ.get(variable, "").strip():
+        raw = environ[variable].strip()
+    return raw
+
+
+_LIMITS = ("max_text_chars", "max_queue")  # the Limits that settings may change
 _RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "storage": ("sqlite", "memory"),
-    "log_level": ("debug", "info", "warn", "error"),
-    "transport": ("stdio", "http"),
-    "durability": ("full", "normal"),
+    field.name: get_args(field.type)
+    for field in attrs.fields(Settings)
+    if get_origin(field.type) is Literal
 }
 
 

@@ -227,7 +227,7 @@ class PostgresSessionTx:
             async with (
                 self.connection.transaction()
             ):  # a savepoint: a clash must not end the transaction
-                await self.connection.execute(_INSERT, *self.session_name, *plan_values(plan))
+                await self.connection.execute(_INSERT, self.session_name, *plan_values(plan))
         except asyncpg.UniqueViolationError as exc:
             if exc.constraint_name == "nineplan_plans_pkey":
                 return False
@@ -235,7 +235,7 @@ class PostgresSessionTx:
         return True
 
     async def save(self, plan: Plan) -> None:
-        await self.connection.execute(_SAVE, *self.session_name, *plan_values(plan))
+        await self.connection.execute(_SAVE, self.session_name, *plan_values(plan))
 
 
 @attrs.frozen
