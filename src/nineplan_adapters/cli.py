@@ -5,11 +5,11 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 
-from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.config import ConfigError, Durability, LogLevel, Settings, Transport
 from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, PlanNotFoundError
 from nineplan_core.model import SNIPPET_MARKS
@@ -61,18 +61,20 @@ def _parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         if name == "demo":
-            command.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+            command.add_argument("--transport", choices=get_args(Transport), default="stdio")
             continue
         command.add_argument(
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
         )
+        command.add_argument("--log-level", choices=get_args(LogLevel), help="NINEPLAN_LOG_LEVEL")
         command.add_argument(
-            "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+            "--durability", choices=get_args(Durability), help="NINEPLAN_DURABILITY"
         )
-        command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
         if name == "serve":
             command.add_argument(
-                "--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)"
+                "--transport",
+                choices=get_args(Transport),
+                help="NINEPLAN_TRANSPORT (default stdio)",
             )
             command.add_argument(
                 "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"

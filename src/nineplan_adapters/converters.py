@@ -19,6 +19,8 @@ PLAN_COLUMNS = (
     "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
     "success_criteria", "notes", "outcome", "created_at", "completed_at",
 )  # fmt: skip
+#: What saving a stored plan may change: all but its id and creation time.
+CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})
 _CONTENT = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 
 from nineplan_core.errors import FileSystemError
-from nineplan_core.model import check_plan_id
+from nineplan_core.model import check_plan_id, file_name
 from nineplan_core.ports import PlanFiles
 
 # A file larger than this is not a plan file an agent edited by hand; reading it would only
@@ -77,7 +77,7 @@ class DirectoryPlanFiles:
         return str(self._file(plan_id))
 
     def _file(self, plan_id: str) -> Path:
-        return self.folder / f"{check_plan_id(plan_id)}.txt"
+        return self.folder / file_name(check_plan_id(plan_id))
 
     async def read(self, plan_id: str) -> str | None:
         try:

@@ -13,6 +13,7 @@ import attrs
 from asyncpg.transaction import Transaction
 
 from nineplan_adapters.converters import (
+    CHANGEABLE_COLUMNS,
     PLAN_COLUMNS,
     plan_values,
     row_to_plan,
@@ -43,7 +44,7 @@ _INSERT = (
     + ")"
 )
 _SAVE = f"{_INSERT} ON CONFLICT (session_name, id) DO UPDATE SET " + ", ".join(
-    f"{column} = excluded.{column}" for column in PLAN_COLUMNS if column not in {"id", "created_at"}
+    f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS
 )
 _QUEUED = "FROM nineplan_plans WHERE session_name = $1 AND status = 'queued'"
 _TALLY = (

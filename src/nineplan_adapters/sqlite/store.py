@@ -9,7 +9,13 @@ from typing import Any
 import anyio
 import attrs
 
-from nineplan_adapters.converters import PLAN_COLUMNS, plan_to_row, row_to_plan, row_to_session
+from nineplan_adapters.converters import (
+    CHANGEABLE_COLUMNS,
+    PLAN_COLUMNS,
+    plan_to_row,
+    row_to_plan,
+    row_to_session,
+)
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
@@ -51,9 +57,7 @@ _FRONT_OF = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_positi
 _BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
 _PLAN_COLUMNS = ", ".join(PLAN_COLUMNS)
 _PLACEHOLDERS = ", ".join(f":{column}" for column in PLAN_COLUMNS)
-_UPDATED = ", ".join(
-    f"{column} = excluded.{column}" for column in PLAN_COLUMNS if column not in {"id", "created_at"}
-)
+_UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS)
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
 INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
