@@ -12,7 +12,12 @@ import attrs
 
 from nineplan_adapters.retry_log import MemoryRequestRecords, RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
-from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
+from nineplan_core.errors import (
+    DatabaseError,
+    NinePlanError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
 from nineplan_core.history import WORD
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
@@ -99,10 +104,8 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
         async with self._lock:
             yield self._tx(FileChanges(self.files))
 
-    @asynccontextmanager
-    async def _writer(self) -> AsyncIterator[None]:
-        async with self._lock:
-            yield
+    def _writer(self) -> anyio.Lock:
+        return self._lock
 
     async def _begin(self, db: None, files: FileChanges) -> "MemorySessionTx":  # noqa: ARG002 - no database
         return self._tx(files)
@@ -113,6 +116,9 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
 
     async def _roll_back(self, tx: "MemorySessionTx") -> None:
         """Nothing to do: the copy is dropped."""
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:  # noqa: ARG002 - no driver
+        return None
 
 
 @attrs.define

@@ -3,9 +3,9 @@ take turns; plan files are this machine's mirror of the database."""
 
 import logging
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import asyncpg
@@ -69,12 +69,15 @@ _SEARCH_PLAIN = (
 )
 
 
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+
 @contextmanager
 def database_errors(action: str) -> Iterator[None]:
     """Turn a driver or connection error into a categorized DatabaseError."""
     try:
         yield
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+    except _DRIVER_ERRORS as exc:
         raise DatabaseError(f"Could not {action}: {exc}.") from exc
 
 
@@ -116,11 +119,8 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
                 async with connection.transaction(isolation="repeatable_read", readonly=True):
                     yield self._tx(connection, FileChanges(self.files), None)
 
-    @asynccontextmanager
-    async def _writer(self) -> AsyncIterator[asyncpg.Connection]:
-        with database_errors("update the session"):
-            async with self.pool.acquire() as connection:
-                yield connection
+    def _writer(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
+        return cast("AbstractAsyncContextManager[asyncpg.Connection]", self.pool.acquire())
 
     async def _begin(self, db: asyncpg.Connection, files: FileChanges) -> "PostgresSessionTx":
         transaction = db.transaction()
@@ -143,6 +143,11 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
     async def _roll_back(self, tx: "PostgresSessionTx") -> None:
         assert tx.transaction is not None  # noqa: S101 - _begin set it
         await tx.transaction.rollback()
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        if isinstance(exc, _DRIVER_ERRORS):
+            return DatabaseError(f"Could not update the session: {exc}.")
+        return None
 
 
 @attrs.define

@@ -17,7 +17,11 @@ from nineplan_adapters.converters import (
     row_to_session,
 )
 from nineplan_adapters.retry_log import RetryLog
-from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
+from nineplan_adapters.sqlite.connection import (
+    SessionConnection,
+    database_error,
+    database_errors,
+)
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
@@ -71,7 +75,7 @@ TALLY = (
 
 
 @attrs.define
-class SqliteSessionStore(UnitOfWork[SessionConnection, "SqliteSessionTx"]):
+class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
     """A session in `{folder}/session.db` with its files in `{folder}/plans/`.
 
     One connection per store, used by one coroutine at a time (an in-process lock);
@@ -126,17 +130,14 @@ class SqliteSessionStore(UnitOfWork[SessionConnection, "SqliteSessionTx"]):
                 with database_errors("end a read"):
                     db.roll_back()
 
-    @asynccontextmanager
-    async def _writer(self) -> AsyncIterator[SessionConnection]:
-        async with self._lock:
-            db = await self._ready()
-            with database_errors("update the session"):
-                yield db
+    def _writer(self) -> anyio.Lock:
+        return self._lock
 
-    async def _begin(self, db: SessionConnection, files: FileChanges) -> "SqliteSessionTx":
+    async def _begin(self, db: None, files: FileChanges) -> "SqliteSessionTx":  # noqa: ARG002 - the lock gives no object
+        connection = await self._ready()
         with database_errors("lock the session for writing"):
-            await db.run("BEGIN IMMEDIATE")
-        return self._tx(db, files)
+            await connection.run("BEGIN IMMEDIATE")
+        return self._tx(connection, files)
 
     async def _commit(self, tx: "SqliteSessionTx") -> None:
         with database_errors("commit"):
@@ -144,6 +145,11 @@ class SqliteSessionStore(UnitOfWork[SessionConnection, "SqliteSessionTx"]):
 
     async def _roll_back(self, tx: "SqliteSessionTx") -> None:
         tx.db.roll_back()
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        if isinstance(exc, sqlite3.Error):
+            return database_error("update the session", exc)
+        return None
 
     async def _ready(self) -> SessionConnection:
         """The connection, reopened if the store was closed; never left inside a transaction."""
