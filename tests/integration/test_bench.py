@@ -4,6 +4,7 @@ from benchmarks.run import run, write
 
 
 async def test_the_benchmark_suite_runs_and_writes_its_table(tmp_path):
+    """The tiny benchmark run measures rows 1-7 and writes its JSON and its Markdown table."""
     rows = await run("tiny")
     assert [row.number for row in rows][:7] == [
         1,

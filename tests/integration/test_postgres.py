@@ -96,6 +96,7 @@ async def test_a_session_moves_between_machines(tmp_path: Path, database: str):
 
 
 def test_a_bad_database_url_is_one_clear_message(tmp_path: Path):
+    """A database URL of another kind, or one that cannot be reached, is a single line on stderr."""
     for url, expected in [
         ("mysql://x", "NINEPLAN_DATABASE_URL"),
         ("postgresql://nobody@127.0.0.1:1/none", "DATABASE_ERROR"),

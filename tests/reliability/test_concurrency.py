@@ -17,6 +17,7 @@ ALLOWED_REFUSALS = {"PLAN_ALREADY_ACTIVE", "QUEUE_EMPTY", "NO_ACTIVE_PLAN"}
 
 
 async def test_four_processes_mutating_one_session(tmp_path: Path):
+    """Four server processes mutating one session at random lose nothing and keep every invariant."""
     async with Client(stdio_server(tmp_path), mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
     added: list[str] = []

@@ -138,6 +138,7 @@ def arguments_for(tool: str, name: str) -> st.SearchStrategy[dict[str, Any]]:
 
 
 def test_hostile_arguments_through_mcp(tmp_path: Path):
+    """Hostile arguments through MCP never crash the server nor write outside the sessions folder."""
     root = tmp_path / "root"
     before_outside = sorted(tmp_path.iterdir())
     with anyio.from_thread.start_blocking_portal() as portal:

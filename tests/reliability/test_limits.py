@@ -11,6 +11,7 @@ from tests.fakes import PLAN
 
 
 async def test_a_full_queue_refuses_more_plans_but_takes_deferrals(tmp_path: Path):
+    """A full queue refuses new plans (naming the queue) but never refuses a deferral."""
     async with open_nineplan(tmp_path, max_queue=2, durability="normal") as nineplan:
         name = (await nineplan.create_session()).session.name
         await nineplan.add_plan(name, **PLAN)

@@ -6,6 +6,7 @@ from tests.reliability.torture import torture
 
 
 async def test_nothing_acknowledged_is_lost_across_sigkills(tmp_path: Path):
+    """Twenty SIGKILLs at random moments lose no acknowledged call."""
     report = await torture(20, tmp_path, seed=1)
     assert report.losses == []
     assert report.kills >= 20

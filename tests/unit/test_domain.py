@@ -41,6 +41,7 @@ def test_front_inserts_before_the_minimum_and_back_after_the_maximum():
 
 
 def test_an_inserted_plan_is_first_at_the_front_and_last_at_the_back():
+    """The rank of an added plan is 1 at the front and one past the queue at the back."""
     assert insert_rank(Tally(queued=4, low=-3, high=7), Position.FRONT) == 1
     assert insert_rank(Tally(queued=4, low=-3, high=7), Position.BACK) == 5
 
@@ -117,6 +118,7 @@ def test_text_longer_than_the_limit_is_refused():
 
 @pytest.mark.parametrize("name", ["brave-quiet-otter", "a-b-c"])
 def test_three_word_names_are_accepted(name):
+    """Three lowercase words joined by '-' are valid session names."""
     assert check_session_name(name) == name
 
 
@@ -143,11 +145,13 @@ def test_other_session_names_are_refused(name):
 
 @pytest.mark.parametrize("plan_id", ["abc", "ABCDE", "ab/de", "../..", "abcdef", "ab de"])
 def test_malformed_plan_ids_are_refused(plan_id):
+    """Anything but five characters of [0-9a-z] is refused as a plan id."""
     with pytest.raises(InvalidInputError):
         check_plan_id(plan_id)
 
 
 def test_position_is_front_or_back_only():
+    """Only 'front' and 'back' are positions; anything else is an error naming the field."""
     assert check_position("front") is Position.FRONT
     with pytest.raises(InvalidInputError) as caught:
         check_position("middle")
@@ -170,6 +174,7 @@ def test_search_terms_are_plain_words():
 
 
 def test_timestamps_are_utc_with_z():
+    """Timestamps are shown in UTC with a Z, whatever zone they were made in."""
     assert (
         format_timestamp(dt.datetime(2026, 1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))))
         == "2026-01-01T00:00:00Z"

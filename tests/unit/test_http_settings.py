@@ -20,10 +20,12 @@ from nineplan_adapters.http import check_bind, is_loopback, transport_security
     ],
 )
 def test_loopback_detection(host: str, loopback: bool):
+    """127.0.0.0/8, ::1 and localhost count as loopback; other addresses and names do not."""
     assert is_loopback(host) is loopback
 
 
 def test_allow_lists_default_to_loopback_and_grow_from_settings():
+    """The Host and Origin allow-lists hold loopback, the bound host and what the settings add."""
     security = transport_security(
         Settings(
             http_allowed_hosts=("plans.example:*",), http_allowed_origins=("https://ui.example",)
@@ -38,6 +40,7 @@ def test_allow_lists_default_to_loopback_and_grow_from_settings():
 
 
 def test_binding_beyond_loopback_needs_a_token():
+    """Listening beyond loopback is refused without a token, naming the variable."""
     check_bind(Settings())
     check_bind(Settings(http_host="0.0.0.0", http_token="t"))
     with pytest.raises(ConfigError) as caught:

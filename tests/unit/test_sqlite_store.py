@@ -42,6 +42,7 @@ async def test_session_database_settings(tmp_path: Path):
 
 
 async def test_normal_durability_is_an_opt_in(tmp_path: Path):
+    """NINEPLAN_DURABILITY=normal opens connections with synchronous=NORMAL."""
     catalog = SqliteSessionCatalog(tmp_path, durability="normal")
     try:
         from tests.fakes import make_service
@@ -102,6 +103,7 @@ async def test_a_failed_file_write_rolls_the_database_back(tmp_path: Path):
 
 
 async def test_a_failed_defer_keeps_the_plan_active_and_its_file(tmp_path: Path):
+    """A defer whose file write fails leaves the plan active and the session valid."""
     failing = FailingPlanFiles(inner=None, error=errno.EACCES)  # type: ignore[arg-type]
     async with open_backend("sqlite", tmp_path, failing=failing) as backend:
         name = await backend.session()
@@ -186,6 +188,7 @@ async def test_a_corrupt_database_fails_that_session_only(tmp_path: Path):
 
 
 async def test_a_database_from_a_newer_version_is_refused(tmp_path: Path):
+    """A session database from a newer version is refused with a message saying so."""
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
     with raw(tmp_path / name / "session.db") as db:
@@ -197,6 +200,7 @@ async def test_a_database_from_a_newer_version_is_refused(tmp_path: Path):
 
 
 async def test_a_folder_without_a_database_is_not_a_session(tmp_path: Path):
+    """A folder without session.db is neither openable nor listed as a session."""
     (tmp_path / "lonely-empty-folder").mkdir()
     async with open_backend("sqlite", tmp_path) as backend:
         with pytest.raises(SessionNotFoundError):
@@ -205,6 +209,7 @@ async def test_a_folder_without_a_database_is_not_a_session(tmp_path: Path):
 
 
 async def test_listing_many_sessions_leaves_no_connection_open(tmp_path: Path):
+    """Listing sessions opens no store that stays open afterwards."""
     async with open_backend("sqlite", tmp_path) as backend:
         names = [await backend.session() for _ in range(3)]
     async with open_backend("sqlite", tmp_path) as backend:
@@ -373,6 +378,7 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
 
 
 async def test_a_lock_held_past_the_busy_timeout_is_a_busy_database_error(tmp_path: Path):
+    """A write lock held past the busy timeout is a DATABASE_ERROR suggesting a retry; the session works once it is released."""
     async with locked_by_another_process(tmp_path, busy_timeout=0.2) as (_, service, name, other):
         with pytest.raises(DatabaseError, match="busy in another process") as caught:
             await service.add_plan(name, **PLAN)

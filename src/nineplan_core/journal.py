@@ -1,0 +1,265 @@
+"""The session journal: one event per change, and what can be read back from it.
+
+Every change to a session appends one event in the same transaction as the change, so the
+journal cannot disagree with the state. Replaying it gives the current statuses and queue
+order (the fifth invariant, `journal_matches_state`); counting in it gives the facts no other
+record keeps (how often a plan was deferred, when the active plan was pulled).
+"""
+
+import datetime as dt
+import enum
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from nineplan_core.invariants import PlanRow
+from nineplan_core.lifecycle import PlanStatus
+
+__all__ = [
+    "Actor",
+    "Event",
+    "EventKind",
+    "NewEvent",
+    "UnreadableEvent",
+    "defer_counts",
+    "journal_issues",
+    "reminder_line",
+]
+
+#: How much of an outcome an event keeps.
+OUTCOME_CHARS = 200
+#: How many events `recent` holds.
+RECENT = 5
+
+
+class EventKind(enum.StrEnum):
+    SESSION_CREATED = "session_created"
+    PLAN_ADDED = "plan_added"
+    PLAN_PULLED = "plan_pulled"
+    PLAN_DEFERRED = "plan_deferred"
+    PLAN_COMPLETED = "plan_completed"
+    PLAN_DISCARDED = "plan_discarded"
+    PLAN_MOVED = "plan_moved"
+    NOTES_ADDED = "notes_added"
+    EDITS_SALVAGED = "edits_salvaged"
+    FILES_REPAIRED = "files_repaired"
+    JOURNAL_STARTED = "journal_started"
+
+
+class Actor(enum.StrEnum):
+    """Who made a change: an agent through MCP, a person (CLI or web view), or nineplan itself."""
+
+    AGENT = "agent"
+    PERSON = "person"
+    SYSTEM = "system"
+
+
+@attrs.frozen(kw_only=True)
+class NewEvent:
+    """An event about to be appended: the store gives it the next `seq`."""
+
+    kind: EventKind
+    at: dt.datetime
+    actor: Actor
+    plan_id: str | None = None
+    detail: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """One recorded change. `seq` counts 1, 2, 3 ... per session with no gaps."""
+
+    seq: int
+    kind: EventKind
+    at: dt.datetime
+    actor: Actor
+    plan_id: str | None = None
+    detail: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def appended(cls, new: NewEvent, seq: int) -> "Event":
+        return cls(
+            seq=seq,
+            kind=new.kind,
+            at=new.at,
+            actor=new.actor,
+            plan_id=new.plan_id,
+            detail=new.detail,
+        )
+
+
+@attrs.frozen
+class UnreadableEvent:
+    """A stored journal row that is not a valid event (edited by hand, say)."""
+
+    seq: int
+    problem: str
+
+
+def started(at: dt.datetime, queue: Sequence[str], active_plan: str | None) -> NewEvent:
+    """The one event a session from an earlier version gets: the state the journal starts from."""
+    return NewEvent(
+        kind=EventKind.JOURNAL_STARTED,
+        at=at,
+        actor=Actor.SYSTEM,
+        detail={"queue": list(queue), "active_plan": active_plan},
+    )
+
+
+@attrs.define
+class _Replay:
+    """The state a journal describes, built one event at a time."""
+
+    statuses: dict[str, PlanStatus] = attrs.field(factory=dict)
+    queue: list[str] = attrs.field(factory=list)
+    issues: list[str] = attrs.field(factory=list)
+
+    def enqueue(self, plan_id: str, position: object) -> None:
+        if plan_id in self.queue:
+            self.queue.remove(plan_id)
+        if position == "front":
+            self.queue.insert(0, plan_id)
+        else:
+            self.queue.append(plan_id)
+        self.statuses[plan_id] = PlanStatus.QUEUED
+
+    def expect(self, event: Event, *wanted: PlanStatus) -> bool:
+        plan_id = event.plan_id
+        status = self.statuses.get(plan_id) if plan_id else None
+        if status in wanted:
+            return True
+        shown = status.value if status else "unknown"
+        self.issues.append(
+            f"journal event {event.seq} ({event.kind.value}) finds plan {plan_id} {shown}"
+        )
+        return False
+
+    def start(self, event: Event) -> None:
+        queue = event.detail.get("queue", [])
+        active = event.detail.get("active_plan")
+        self.queue = [str(plan_id) for plan_id in queue] if isinstance(queue, list) else []
+        self.statuses.update(dict.fromkeys(self.queue, PlanStatus.QUEUED))
+        if isinstance(active, str):
+            self.statuses[active] = PlanStatus.ACTIVE
+
+    def add(self, event: Event, plan_id: str) -> None:
+        if plan_id in self.statuses:
+            self.issues.append(f"journal event {event.seq} adds plan {plan_id} twice")
+        self.enqueue(plan_id, event.detail.get("position"))
+
+    def pull(self, event: Event, plan_id: str) -> None:
+        if self.expect(event, PlanStatus.QUEUED):
+            if self.queue[0] != plan_id:
+                self.issues.append(
+                    f"journal event {event.seq} pulls {plan_id}, not the front of the queue"
+                )
+            self.queue.remove(plan_id)
+            self.statuses[plan_id] = PlanStatus.ACTIVE
+
+    def requeue(self, event: Event, plan_id: str) -> None:
+        was = PlanStatus.ACTIVE if event.kind is EventKind.PLAN_DEFERRED else PlanStatus.QUEUED
+        if self.expect(event, was):
+            self.enqueue(plan_id, event.detail.get("position"))
+
+    def complete(self, event: Event, plan_id: str) -> None:
+        if self.expect(event, PlanStatus.ACTIVE):
+            self.statuses[plan_id] = PlanStatus.COMPLETED
+
+    def discard(self, event: Event, plan_id: str) -> None:
+        if self.expect(event, PlanStatus.ACTIVE, PlanStatus.QUEUED):
+            if plan_id in self.queue:  # a person dropped a queued plan
+                self.queue.remove(plan_id)
+            self.statuses[plan_id] = PlanStatus.DISCARDED
+
+    def apply(self, event: Event) -> None:
+        if event.kind is EventKind.JOURNAL_STARTED:
+            self.start(event)
+        elif event.plan_id is not None and (step := _STEPS.get(event.kind)) is not None:
+            step(self, event, event.plan_id)
+
+
+#: How each kind of event changes the replayed state; the other kinds change no status.
+_STEPS = {
+    EventKind.PLAN_ADDED: _Replay.add,
+    EventKind.PLAN_PULLED: _Replay.pull,
+    EventKind.PLAN_DEFERRED: _Replay.requeue,
+    EventKind.PLAN_MOVED: _Replay.requeue,
+    EventKind.PLAN_COMPLETED: _Replay.complete,
+    EventKind.PLAN_DISCARDED: _Replay.discard,
+}
+
+
+def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[PlanRow]) -> list[str]:
+    """What keeps the journal from replaying to the stored state; empty when it matches.
+
+    `events` are the whole journal, oldest first. `rows` are stored plans: every queued or
+    active one at least; any other row given is checked against its replayed status too.
+    """
+    replay = _Replay()
+    expected_seq = 1
+    for event in events:
+        if event.seq != expected_seq:
+            replay.issues.append(f"journal skips from event {expected_seq - 1} to {event.seq}")
+        expected_seq = event.seq + 1
+        if isinstance(event, UnreadableEvent):
+            replay.issues.append(f"journal event {event.seq} cannot be read: {event.problem}")
+        else:
+            replay.apply(event)
+    rows = list(rows)
+    stored_queue = [
+        row.id
+        for row in sorted(
+            (row for row in rows if row.status is PlanStatus.QUEUED),
+            key=lambda row: row.position or 0,
+        )
+    ]
+    if stored_queue != replay.queue:
+        replay.issues.append(
+            f"the journal replays the queue as [{', '.join(replay.queue)}], "
+            f"it is [{', '.join(stored_queue)}]"
+        )
+    replayed_live = {
+        plan_id
+        for plan_id, status in replay.statuses.items()
+        if status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
+    }
+    for row in rows:
+        replayed = replay.statuses.get(row.id)
+        if replayed is not None and replayed is not row.status:
+            replay.issues.append(
+                f"the journal replays plan {row.id} as {replayed.value}, it is {row.status.value}"
+            )
+        elif replayed is None and row.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}:
+            replay.issues.append(f"plan {row.id} is {row.status.value} but not in the journal")
+        replayed_live.discard(row.id)
+    replay.issues += [
+        f"the journal replays plan {plan_id} as {replay.statuses[plan_id].value}, "
+        "it is not a live plan"
+        for plan_id in sorted(replayed_live)
+        if plan_id not in replay.queue  # a queue mismatch was reported above
+    ]
+    return replay.issues
+
+
+def defer_counts(events: Iterable[Event]) -> Counter[str]:
+    """How many times each plan was deferred."""
+    return Counter(
+        event.plan_id
+        for event in events
+        if event.kind is EventKind.PLAN_DEFERRED and event.plan_id is not None
+    )
+
+
+def minutes_since(then: dt.datetime, now: dt.datetime) -> int:
+    """Whole minutes from `then` to `now` (never negative)."""
+    return max(0, int((now - then).total_seconds() // 60))
+
+
+def reminder_line(plan_id: str, goal: str, pulled_at: dt.datetime | None, now: dt.datetime) -> str:
+    """The line that reminds a drifting agent what it holds."""
+    goal = " ".join(goal.split())
+    if pulled_at is None:
+        return f"Active plan: {plan_id} {goal}"
+    return f"Active plan: {plan_id} {goal} (pulled {minutes_since(pulled_at, now)} min ago)"
