@@ -112,15 +112,6 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("delete the plan file", exc) from exc
 
-    async def sizes(self) -> dict[str, int]:
-        try:
-            with os.scandir(self.folder) as entries:
-                return {entry.name: entry.stat(follow_symlinks=False).st_size for entry in entries}
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise file_system_error("list the plan folder", exc) from exc
-
     async def names(self) -> list[str]:
         try:
             return os.listdir(self.folder)  # noqa: PTH208 - names only; iterdir builds a Path per entry
