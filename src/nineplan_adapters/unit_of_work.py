@@ -1,6 +1,7 @@
 """The unit of work every store shares: the file half of a transaction, the after-commit
 cleanups and the begin / commit / rollback-and-undo skeleton. A store adds its database half."""
 
+import abc
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -80,7 +81,7 @@ class Cleanups:
             await self.run(pending)
 
 
-class UnitOfWork(Generic[Db, Tx]):
+class UnitOfWork(abc.ABC, Generic[Db, Tx]):
     """`transaction()` for a store that supplies its database half.
 
     The store provides `_writer` (exclusive use of its database: a lock, a pooled
@@ -96,25 +97,30 @@ class UnitOfWork(Generic[Db, Tx]):
     cleanups: Cleanups
 
     @property
+    @abc.abstractmethod
     def name(self) -> str:
-        raise NotImplementedError
+        """The session's name, for the log."""
 
+    @abc.abstractmethod
     def _writer(self) -> AbstractAsyncContextManager[Db]:
-        raise NotImplementedError
+        """This call's exclusive use of the database: a lock, a pooled connection."""
 
+    @abc.abstractmethod
     async def _begin(self, db: Db, files: FileChanges) -> Tx:
-        """Start a write transaction on `db` and return its SessionTx."""
-        raise NotImplementedError
+        """Start a write transaction on `db`, serialised against every other writer of the
+        session (on any machine), and return its SessionTx."""
 
+    @abc.abstractmethod
     async def _commit(self, tx: Tx) -> None:
-        raise NotImplementedError
+        """Make the transaction's rows durable."""
 
+    @abc.abstractmethod
     async def _roll_back(self, tx: Tx) -> None:
-        raise NotImplementedError
+        """Drop the transaction's rows (an error here is logged, never raised)."""
 
+    @abc.abstractmethod
     def _database_error(self, exc: Exception) -> DatabaseError | None:
         """The DatabaseError for a driver error raised in a transaction; None for any other."""
-        raise NotImplementedError
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Tx]:

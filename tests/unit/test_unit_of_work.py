@@ -1,13 +1,17 @@
 """The unit of work every store shares, driven through the memory store's database half."""
 
 import datetime as dt
+import sqlite3
+from pathlib import Path
 
 import attrs
 import pytest
 
 from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionStore, MemorySessionTx
+from nineplan_adapters.sqlite import SqliteSessionStore
+from nineplan_core.errors import DatabaseError
 from nineplan_core.model import Session
-from tests.fakes import FailingPlanFiles
+from tests.fakes import FailingPlanFiles, open_backend
 
 SESSION = Session(
     name="brave-quiet-otter",
@@ -55,3 +59,48 @@ async def test_a_removal_that_fails_after_the_commit_is_retried_by_the_next_tran
         pass
     assert memory.texts == {}
     assert store.cleanups.pending == []
+
+
+@attrs.define
+class CommitFailsStore(MemorySessionStore):
+    """A store whose database refuses the commit, with a driver error of its own."""
+
+    async def _commit(self, tx: MemorySessionTx) -> None:
+        raise OSError("the disk went away")
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        return DatabaseError(f"Could not commit: {exc}.") if isinstance(exc, OSError) else None
+
+
+async def test_a_failed_commit_undoes_the_files_and_raises_a_database_error():
+    """The driver's error reaches the caller as a DatabaseError; nothing the call did stays."""
+    files = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": "before"})
+    store = CommitFailsStore(SESSION, files)
+
+    async def write() -> None:
+        async with store.transaction() as tx:
+            await tx.files.write("abcde", "after")
+            tx.files.remove_after_commit("abcde")
+
+    with pytest.raises(DatabaseError, match="the disk went away") as caught:
+        await write()
+    assert isinstance(caught.value.__cause__, OSError)
+    assert files.texts == {"abcde.txt": "before"}
+    assert store.plans == {}
+
+
+async def test_a_driver_error_in_a_sqlite_transaction_is_a_database_error(tmp_path: Path):
+    """A failing statement inside the transaction reaches the caller as DatabaseError."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        store = await backend.catalog.open(name)
+        assert isinstance(store, SqliteSessionStore)
+
+        async def bad_statement() -> None:
+            async with store.transaction() as tx:
+                await tx.db.run("SELECT * FROM no_such_table")
+
+        with pytest.raises(DatabaseError, match="no_such_table") as caught:
+            await bad_statement()
+        assert isinstance(caught.value.__cause__, sqlite3.Error)
+        assert (await backend.service.validate_session(name)).valid
