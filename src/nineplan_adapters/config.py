@@ -44,7 +44,11 @@ class Settings:
     durability: Durability = "full"
     database_url: str | None = None
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
-    limits: Limits = DEFAULT_LIMITS
+    limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
+    #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
+    origins: Mapping[str, str] = attrs.field(
+        factory=dict, eq=False, repr=False, metadata={"derived": True}
+    )
 
     @classmethod
     def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
@@ -54,24 +58,27 @@ class Settings:
             ConfigError: a value is not allowed; the message names the variable.
         """
         values: dict[str, Any] = {}
-        for name in [field.name for field in attrs.fields(cls) if field.name != "limits"]:
-            if (raw := _raw(name, environ, flags)) is not None:
-                values[name] = _convert(f"NINEPLAN_{name.upper()}", name, raw)
-        limits = {}
-        for name in _LIMITS:
-            if (raw := _raw(name, environ, flags)) is not None:
-                low, high = _RANGES[name]
-                limits[name] = _integer(f"NINEPLAN_{name.upper()}", raw, low=low, high=high)
-        return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits))
+        origins: dict[str, str] = {}
+        for name in setting_names():
+            variable = f"NINEPLAN_{name.upper()}"
+            raw = flags.get(name)
+            origins[name] = "flag" if raw is not None else variable
+            if raw is None and environ.get(variable, "").strip():
+                raw = environ[variable].strip()
+            if raw is not None:
+                values[name] = _convert(variable, name, raw)
+        limits = {name: values.pop(name) for name in _LIMITS if name in values}
+        return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits), origins=origins)
+
+    def given_by(self, name: str, flag: str) -> str:
+        """What set `name`, as the user would write it: `flag` or its NINEPLAN_* variable."""
+        return flag if self.origins.get(name) == "flag" else f"NINEPLAN_{name.upper()}"
 
 
-def _raw(name: str, environ: Mapping[str, str], flags: Mapping[str, Any]) -> object:
-    """A flag's value if given, else the NINEPLAN_ variable's when it is not blank."""
-    raw = flags.get(name)
-    variable = f"NINEPLAN_{name.upper()}"
-    if raw is None and environ.get(variable, "").strip():
-        raw = environ[variable].strip()
-    return raw
+def setting_names() -> list[str]:
+    """The settings a user can give (by variable, flag or keyword), two of them Limits."""
+    own = [field.name for field in attrs.fields(Settings) if not field.metadata.get("derived")]
+    return [*own, *_LIMITS]
 
 
 _LIMITS = ("max_text_chars", "max_queue")  # the Limits that settings may change
@@ -98,9 +105,12 @@ def _convert(variable: str, name: str, raw: object) -> object:
     if name in _RANGES:
         low, high = _RANGES[name]
         return _integer(variable, raw, low=low, high=high)
-    if name in _CHOICES and raw not in _CHOICES[name]:
+    value = raw
+    if name == "log_level" and isinstance(raw, str):  # any case; `warning` as Python spells it
+        value = {"warning": "warn"}.get(raw.lower(), raw.lower())
+    if name in _CHOICES and value not in _CHOICES[name]:
         raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
-    return raw
+    return value
 
 
 def _integer(variable: str, raw: object, *, low: int, high: int) -> int:

@@ -14,6 +14,7 @@ from nineplan_core.errors import (
     PlanFileFormatError,
     PlanNotFoundError,
     QueueEmptyError,
+    QueueFullError,
     SessionExistsError,
 )
 from nineplan_core.history import search_terms
@@ -38,6 +39,7 @@ from nineplan_core.model import (
     check_position,
     check_session_name,
     check_text,
+    check_type,
     file_name,
     plan_id_of,
 )
@@ -131,9 +133,7 @@ class NinePlan:
                 await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
-        raise DatabaseError(
-            "No free session name was found.", suggestion="Retry 9plan_session_create."
-        )
+        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
 
     async def session_state(self, name: str) -> SessionState:
         """The queue, the active plan and the counts of a session (resume and admin state).
@@ -202,11 +202,7 @@ class NinePlan:
                 return replayed
             tally = await tx.tally()
             if tally.queued >= self.limits.max_queue:
-                raise InvalidInputError(
-                    "queue",
-                    f"is full: {self.limits.max_queue} plans are queued, the limit; "
-                    "complete or discard plans before adding more",
-                )
+                raise QueueFullError(self.limits.max_queue)
             plan = await self._insert(tx, content, insert_position(tally, where))
             await tx.files.write(plan.id, render(content, plan.notes))
             placed = PlacedPlan(
@@ -233,7 +229,7 @@ class NinePlan:
             if (active := await tx.active_plan()) is not None:
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
-                raise QueueEmptyError
+                raise QueueEmptyError(completed_count=(await tx.tally()).completed)
             plan = queued.pull()
             await tx.save(plan)
             if not await tx.files.read(plan.id):
@@ -337,7 +333,7 @@ class NinePlan:
             SessionNotFoundError, StorageError.
         """
         check_text("query", query, max_chars=self.limits.max_text_chars)
-        if not 1 <= max_results <= self.limits.max_results:
+        if not 1 <= check_type("max_results", max_results, int) <= self.limits.max_results:
             raise InvalidInputError(
                 "max_results", f"must be between 1 and {self.limits.max_results}"
             )
@@ -360,6 +356,21 @@ class NinePlan:
             plan = await reader.plan(plan_id)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
+        return plan
+
+    async def get_plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan of the session by id, whatever its status, as stored; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            plan = await reader.plan(plan_id)
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
         return plan
 
     async def plan_file_text(self, name: str, plan_id: str) -> str:
