@@ -11,6 +11,7 @@ import anyio
 import attrs
 
 from nineplan_core.errors import DatabaseError, NinePlanError
+from nineplan_core.model import file_name
 from nineplan_core.ports import PlanFiles
 
 log = logging.getLogger("nineplan.storage")
@@ -31,9 +32,9 @@ class FileChanges:
 
     files: PlanFiles
     later: list[Action] = attrs.field(factory=list, init=False)
-    _undo: list[tuple[str, str | None]] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[str, bytes | None]] = attrs.field(factory=list, init=False)
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         return await self.files.read(plan_id)
 
     async def names(self) -> list[str]:
@@ -42,7 +43,10 @@ class FileChanges:
     async def write(self, plan_id: str, text: str) -> None:
         previous = await self.files.read(plan_id)
         self._undo.append((plan_id, previous))
-        await self.files.write(plan_id, text)
+        await self.files.write(plan_id, text.encode("utf-8"))
+
+    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+        return await self.files.keep(file_name(plan_id), data)
 
     def remove_after_commit(self, plan_id: str) -> None:
         self.later.append(lambda: self.files.remove(plan_id))

@@ -225,7 +225,8 @@ def format_timestamp(at: dt.datetime) -> str:
 
 def _append_note(notes: str, at: dt.datetime, text: str) -> str:
     line = f"- {format_timestamp(at)} {text}"
-    return f"{notes.rstrip()}\n{line}" if notes.strip() else line
+    # rstrip("\n"), not rstrip(): trailing spaces on the agent's last line are its text.
+    return notes.rstrip("\n") + "\n" + line if notes.strip() else line
 
 
 @attrs.frozen(kw_only=True)
@@ -295,6 +296,8 @@ class Completion:
 
     plan: Plan
     tally: Tally
+    #: One line saying what had to be salvaged from the agent's plan file, if anything.
+    salvage: str | None = None
 
     @property
     def completed_count(self) -> int:
@@ -315,6 +318,8 @@ class Discarded:
 
     plan: Plan
     tally: Tally
+    #: One line saying what had to be salvaged from the agent's plan file, if anything.
+    salvage: str | None = None
 
     @property
     def queue_length(self) -> int:

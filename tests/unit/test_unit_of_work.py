@@ -30,7 +30,7 @@ class RollbackFailsStore(MemorySessionStore):
 
 async def test_a_failed_rollback_neither_hides_the_error_nor_keeps_the_files():
     """The caller sees the error that ended the transaction; written files are put back."""
-    files = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": "before"})
+    files = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": b"before"})
     store = RollbackFailsStore(SESSION, files)
 
     async def write_then_fail() -> None:
@@ -41,18 +41,18 @@ async def test_a_failed_rollback_neither_hides_the_error_nor_keeps_the_files():
 
     with pytest.raises(ValueError, match="the use case failed"):
         await write_then_fail()
-    assert files.texts == {"abcde.txt": "before"}
+    assert files.texts == {"abcde.txt": b"before"}
 
 
 async def test_a_removal_that_fails_after_the_commit_is_retried_by_the_next_transaction():
     """The commit stands; the file goes at the start of the store's next transaction."""
-    memory = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": "done"})
+    memory = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": b"done"})
     failing = FailingPlanFiles(memory, failing={"remove"})
     store = MemorySessionStore(SESSION, memory)
     store.files = failing  # type: ignore[assignment] # the fault-injecting wrapper honours the port
     async with store.transaction() as tx:
         tx.files.remove_after_commit("abcde")
-    assert memory.texts == {"abcde.txt": "done"}
+    assert memory.texts == {"abcde.txt": b"done"}
     assert len(store.cleanups.pending) == 1
     failing.failing.clear()
     async with store.transaction():
@@ -74,7 +74,7 @@ class CommitFailsStore(MemorySessionStore):
 
 async def test_a_failed_commit_undoes_the_files_and_raises_a_database_error():
     """The driver's error reaches the caller as a DatabaseError; nothing the call did stays."""
-    files = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": "before"})
+    files = MemoryPlanFiles(SESSION.name, texts={"abcde.txt": b"before"})
     store = CommitFailsStore(SESSION, files)
 
     async def write() -> None:
@@ -85,7 +85,7 @@ async def test_a_failed_commit_undoes_the_files_and_raises_a_database_error():
     with pytest.raises(DatabaseError, match="the disk went away") as caught:
         await write()
     assert isinstance(caught.value.__cause__, OSError)
-    assert files.texts == {"abcde.txt": "before"}
+    assert files.texts == {"abcde.txt": b"before"}
     assert store.plans == {}
 
 

@@ -22,7 +22,10 @@ from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_s
 
 log = logging.getLogger("nineplan.postgres")
 
-MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("utf-8"),)
+MIGRATIONS = tuple(
+    resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
+    for number in (1, 2)
+)
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
 
