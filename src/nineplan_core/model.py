@@ -291,17 +291,13 @@ class SessionSummary:
 
 
 @attrs.frozen(kw_only=True)
-class Completion:
-    """The result of completing a plan: the plan and what is left to do."""
+class Finished:
+    """A plan that just left the active slot, with the session's tally after it."""
 
     plan: Plan
     tally: Tally
     #: One line saying what had to be salvaged from the agent's plan file, if anything.
     salvage: str | None = None
-
-    @property
-    def completed_count(self) -> int:
-        return self.tally.completed
 
     @property
     def queue_length(self) -> int:
@@ -313,21 +309,17 @@ class Completion:
 
 
 @attrs.frozen(kw_only=True)
-class Discarded:
+class Completion(Finished):
+    """The result of completing a plan: the plan and what is left to do."""
+
+    @property
+    def completed_count(self) -> int:
+        return self.tally.completed
+
+
+@attrs.frozen(kw_only=True)
+class Discarded(Finished):
     """The result of discarding a plan: the plan and what is left in the queue."""
-
-    plan: Plan
-    tally: Tally
-    #: One line saying what had to be salvaged from the agent's plan file, if anything.
-    salvage: str | None = None
-
-    @property
-    def queue_length(self) -> int:
-        return self.tally.queued
-
-    @property
-    def next_goal(self) -> str | None:
-        return self.tally.next_goal
 
 
 @attrs.frozen
