@@ -16,6 +16,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.files import DirectoryPlanFiles, PlanFilesFactory, file_system_error
 from nineplan_adapters.memory import MemoryPlanFiles
+from nineplan_core.model import DEFAULT_LIMITS
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
 
@@ -43,7 +44,7 @@ class Backend:
     async def plan_text(self, name: str, plan_id: str) -> str | None:
         store = await self.catalog.open(name)
         async with store.reading() as reader:
-            data = await reader.read_file(plan_id)
+            data = await reader.files.read(plan_id)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_plan_text(self, name: str, plan_id: str, text: str | bytes) -> None:
@@ -95,9 +96,6 @@ class FailingPlanFiles:
     async def remove(self, plan_id: str) -> None:
         self._maybe_fail("remove")
         await self.inner.remove(plan_id)
-
-    async def sizes(self) -> dict[str, int]:
-        return await self.inner.sizes()
 
     async def names(self) -> list[str]:
         return await self.inner.names()
@@ -160,12 +158,21 @@ async def postgres_schema() -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def open_backend(
-    kind: str, root: Path, *, failing: FailingPlanFiles | None = None
+    kind: str,
+    root: Path,
+    *,
+    failing: FailingPlanFiles | None = None,
+    remembered: int = DEFAULT_LIMITS.remembered_requests,
 ) -> AsyncIterator[Backend]:
     """The use cases over one backend: "memory", "sqlite", "sqlite-loop" (the stdio server's
-    catalog, committing on the event loop) or "postgres" (a fresh schema, dropped after)."""
+    catalog, committing on the event loop) or "postgres" (a fresh schema, dropped after),
+    remembering the newest `remembered` request ids."""
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
-    settings = Settings(sessions_path=root, storage="memory" if kind == "memory" else "sqlite")
+    settings = Settings(
+        sessions_path=root,
+        storage="memory" if kind == "memory" else "sqlite",
+        limits=attrs.evolve(DEFAULT_LIMITS, remembered_requests=remembered),
+    )
 
     def files(folder: Path, recovered: Path) -> PlanFiles:
         assert failing is not None

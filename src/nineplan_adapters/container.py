@@ -12,17 +12,25 @@ from nineplan_adapters.files import PlanFilesFactory, directory_plan_files
 from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
 from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
-from nineplan_core.model import Limits
 from nineplan_core.ports import Clock, SessionCatalog
 from nineplan_core.service import NinePlan
 
 
 @asynccontextmanager
 async def sqlite_catalog(
-    root: Path, *, durability: Durability, plan_files: PlanFilesFactory, commit_on_loop: bool
+    root: Path,
+    *,
+    durability: Durability,
+    plan_files: PlanFilesFactory,
+    commit_on_loop: bool,
+    remembered: int,
 ) -> AsyncIterator[SessionCatalog]:
     catalog = SqliteSessionCatalog(
-        root, durability=durability, plan_files=plan_files, commit_on_loop=commit_on_loop
+        root,
+        durability=durability,
+        plan_files=plan_files,
+        commit_on_loop=commit_on_loop,
+        remembered=remembered,
     )
     try:
         yield catalog
@@ -32,12 +40,14 @@ async def sqlite_catalog(
 
 @asynccontextmanager
 async def postgres_catalog(
-    url: str, root: Path, plan_files: PlanFilesFactory
+    url: str, root: Path, plan_files: PlanFilesFactory, remembered: int
 ) -> AsyncIterator[SessionCatalog]:
     # Imported here: asyncpg is only loaded when a database URL asks for it.
     from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool  # noqa: PLC0415
 
-    catalog = PostgresSessionCatalog(await connect_pool(url), root, plan_files=plan_files)
+    catalog = PostgresSessionCatalog(
+        await connect_pool(url), root, plan_files=plan_files, remembered=remembered
+    )
     try:
         yield catalog
     finally:
@@ -45,8 +55,8 @@ async def postgres_catalog(
 
 
 @asynccontextmanager
-async def memory_catalog() -> AsyncIterator[SessionCatalog]:
-    yield MemorySessionCatalog()
+async def memory_catalog(remembered: int) -> AsyncIterator[SessionCatalog]:
+    yield MemorySessionCatalog(remembered=remembered)
 
 
 class SqliteStorage(containers.DeclarativeContainer):
@@ -61,6 +71,7 @@ class SqliteStorage(containers.DeclarativeContainer):
         durability=settings.provided.durability,
         plan_files=plan_files,
         commit_on_loop=one_client,
+        remembered=settings.provided.limits.remembered_requests,
     )
 
 
@@ -74,6 +85,7 @@ class PostgresStorage(containers.DeclarativeContainer):
         url=settings.provided.database_url,
         root=settings.provided.sessions_path,
         plan_files=plan_files,
+        remembered=settings.provided.limits.remembered_requests,
     )
 
 
@@ -81,7 +93,9 @@ class MemoryStorage(containers.DeclarativeContainer):
     """Everything in memory: for embedding without a disk and for tests."""
 
     settings = providers.Dependency(instance_of=Settings)
-    open_catalog = providers.Factory(memory_catalog)
+    open_catalog = providers.Factory(
+        memory_catalog, remembered=settings.provided.limits.remembered_requests
+    )
 
 
 class App(containers.DeclarativeContainer):
@@ -94,11 +108,7 @@ class App(containers.DeclarativeContainer):
     clock = providers.Object(utc_now)
     plan_ids = providers.Object(random_plan_id)
     session_names = providers.Singleton(ThreeWordNames)
-    limits = providers.Factory(
-        Limits,
-        max_text_chars=settings.provided.max_text_chars,
-        max_queue=settings.provided.max_queue,
-    )
+    limits = settings.provided.limits
     service = providers.Singleton(
         NinePlan,
         catalog=catalog,

@@ -345,14 +345,16 @@ async def locked_by_another_process(
         await catalog.aclose()
 
 
-async def end_after(
-    other: sqlite3.Connection, seconds: float, statement: str, done: anyio.Event | None = None
-) -> None:
-    """Hold the other connection's lock for `seconds`, end it with `statement`, set `done`."""
+async def end_after(other: sqlite3.Connection, seconds: float, statement: str) -> None:
     await anyio.sleep(seconds)
     other.execute(statement)
-    if done is not None:
-        done.set()
+
+
+async def commit_once_blocked(other: sqlite3.Connection, released: anyio.Event) -> None:
+    """Play the other process: end its transaction once the call here is stuck waiting on it."""
+    await anyio.wait_all_tasks_blocked()
+    released.set()
+    other.execute("COMMIT")
 
 
 @pytest.mark.parametrize("commit_on_loop", [False, True])
@@ -367,9 +369,9 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
         released = anyio.Event()
         with anyio.fail_after(5):
             async with anyio.create_task_group() as group:
-                group.start_soon(end_after, other, 0.3, "COMMIT", released)
+                group.start_soon(commit_once_blocked, other, released)
                 placed = await service.add_plan(name, **PLAN)
-                assert released.is_set()  # it waited for the other commit rather than failing
+        assert released.is_set()  # it went through after the lock was released: it waited
         state = await service.session_state(name)
         assert [entry.id for entry in state.queue] == [placed.plan.id]
         # The wait did not stay on: the next statements run without a busy timeout again.
