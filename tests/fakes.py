@@ -5,16 +5,18 @@ import errno
 import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import attrs
+from dependency_injector import providers
 
 from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
-from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
-from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionCatalog
-from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
+from nineplan_adapters.files import DirectoryPlanFiles, PlanFilesFactory, file_system_error
+from nineplan_adapters.memory import MemoryPlanFiles
+from nineplan_core.model import DEFAULT_LIMITS
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
 
@@ -42,7 +44,7 @@ class Backend:
     async def plan_text(self, name: str, plan_id: str) -> str | None:
         store = await self.catalog.open(name)
         async with store.reading() as reader:
-            data = await reader.read_file(plan_id)
+            data = await reader.files.read(plan_id)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_plan_text(self, name: str, plan_id: str, text: str | bytes) -> None:
@@ -95,9 +97,6 @@ class FailingPlanFiles:
         self._maybe_fail("remove")
         await self.inner.remove(plan_id)
 
-    async def sizes(self) -> dict[str, int]:
-        return await self.inner.sizes()
-
     async def names(self) -> list[str]:
         return await self.inner.names()
 
@@ -106,13 +105,33 @@ class FailingPlanFiles:
         await self.inner.recover(file_name)
 
 
-def make_service(catalog: SessionCatalog, clock: FixedClock) -> NinePlan:
-    return NinePlan(
-        catalog=catalog,
-        clock=clock,
-        plan_ids=SequentialPlanIds(),
-        session_names=ThreeWordNames(seed=1),
+@asynccontextmanager
+async def open_service(
+    settings: Settings,
+    *,
+    clock: FixedClock | None = None,
+    plan_files: PlanFilesFactory | None = None,
+    one_client: bool = False,
+    seed: int = 1,
+) -> AsyncIterator[NinePlan]:
+    """The use cases as the container builds them for `settings`, made repeatable (a fixed
+    clock, sequential plan ids, session names from `seed`). `plan_files` replaces the plan-file
+    folder factory of a SQLite or PostgreSQL backend (fault injection)."""
+    app = repeatable(
+        build_container(settings, one_client=one_client), clock or FixedClock(), seed=seed
     )
+    if plan_files is not None:
+        app.storage().plan_files.override(providers.Object(plan_files))
+    async with running(app) as service:
+        yield service
+
+
+def make_service(catalog: SessionCatalog, clock: FixedClock, *, seed: int = 1) -> NinePlan:
+    """The container's use cases over an open `catalog` (the subject of an adapter test),
+    made repeatable as `open_service` makes them."""
+    app = repeatable(build_container(Settings(storage="memory")), clock, seed=seed)
+    app.catalog.override(providers.Object(catalog))
+    return app.service()
 
 
 def postgres_url() -> str | None:
@@ -138,41 +157,38 @@ async def postgres_schema() -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def postgres_catalog(root: Path) -> AsyncIterator[SessionCatalog]:
-    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool
-
-    async with postgres_schema() as url:
-        catalog = PostgresSessionCatalog(await connect_pool(url), root)
-        try:
-            yield catalog
-        finally:
-            await catalog.aclose()
-
-
-@asynccontextmanager
 async def open_backend(
-    kind: str, root: Path, *, failing: FailingPlanFiles | None = None
+    kind: str,
+    root: Path,
+    *,
+    failing: FailingPlanFiles | None = None,
+    remembered: int = DEFAULT_LIMITS.remembered_requests,
 ) -> AsyncIterator[Backend]:
+    """The use cases over one backend: "memory", "sqlite", "sqlite-loop" (the stdio server's
+    catalog, committing on the event loop) or "postgres" (a fresh schema, dropped after),
+    remembering the newest `remembered` request ids."""
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
-    catalog: SessionCatalog
-    if kind == "postgres":
-        async with postgres_catalog(root) as pg_catalog:
-            yield Backend(kind, make_service(pg_catalog, clock), pg_catalog, clock, root)
-        return
-    if kind == "memory":
-        catalog = MemorySessionCatalog()
-    else:
+    settings = Settings(
+        sessions_path=root,
+        storage="memory" if kind == "memory" else "sqlite",
+        limits=attrs.evolve(DEFAULT_LIMITS, remembered_requests=remembered),
+    )
 
-        def files(folder: Path, recovered: Path) -> PlanFiles:
-            directory = DirectoryPlanFiles(folder, recovered)
-            if failing is None:
-                return directory
-            failing.inner = directory
-            return failing
+    def files(folder: Path, recovered: Path) -> PlanFiles:
+        assert failing is not None
+        failing.inner = DirectoryPlanFiles(folder, recovered)
+        return failing
 
-        # "sqlite-loop": the stdio server's catalog, committing on the event loop
-        catalog = SqliteSessionCatalog(root, plan_files=files, commit_on_loop=kind == "sqlite-loop")
-    try:
-        yield Backend(kind, make_service(catalog, clock), catalog, clock, root)
-    finally:
-        await catalog.aclose()
+    async with AsyncExitStack() as stack:
+        if kind == "postgres":
+            url = await stack.enter_async_context(postgres_schema())
+            settings = attrs.evolve(settings, database_url=url)
+        service = await stack.enter_async_context(
+            open_service(
+                settings,
+                clock=clock,
+                plan_files=None if failing is None else files,
+                one_client=kind == "sqlite-loop",
+            )
+        )
+        yield Backend(kind, service, service.catalog, clock, root)

@@ -10,7 +10,7 @@ from playwright.async_api import Browser, Page
 
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, spawned_ui, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 WAIT_MS = 5000  # every wait_for: the page must catch up within this, or the test fails
 

@@ -83,3 +83,20 @@ async def spawned_ui(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def wait_until_listening(
+    port: int, process: "subprocess.Popen[bytes]", *, timeout: float = 30
+) -> None:
+    """Poll until `process` accepts connections on `port`; fail as soon as it exits, or after
+    `timeout` seconds."""
+    with anyio.fail_after(timeout):
+        while True:
+            assert process.poll() is None, process.communicate()[1]
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+            else:
+                await stream.aclose()
+                return

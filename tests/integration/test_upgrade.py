@@ -20,7 +20,7 @@ from mcp import Client
 
 from tests.fakes import postgres_url
 from tests.integration.servers import PROJECT, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
 SQLITE_VERSION = 4  # this version's session schema (PRAGMA user_version)

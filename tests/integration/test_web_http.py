@@ -12,7 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 from nineplan_adapters.demo import spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, spawned_ui, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 
 def csrf_of(html: str) -> str:

@@ -1,6 +1,7 @@
-"""The use cases, held to one contract on every storage backend (memory and SQLite)."""
+"""The use cases, held to one contract on every storage backend (memory, SQLite, PostgreSQL)."""
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +15,9 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import PlanContent, Tally
 from nineplan_core.plan_file import parse, render
-from tests.fakes import PLAN, Backend
+from tests.fakes import PLAN, Backend, open_backend
 
 
 async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: Any):
@@ -36,6 +38,7 @@ async def test_a_new_session_is_empty_and_listed(backend: Backend):
 
 
 async def test_a_blank_task_description_is_stored_as_none(backend: Backend):
+    """A task description of only spaces is stored as no task description."""
     state = await backend.service.create_session("   ")
     assert state.session.task_description is None
 
@@ -62,6 +65,8 @@ async def test_add_writes_the_plan_file(backend: Backend):
 
 
 async def test_pull_takes_the_front_and_refuses_a_second(backend: Backend):
+    """Pull activates the plan at the front of the queue; a second pull while one is active is
+    PLAN_ALREADY_ACTIVE."""
     name = await backend.session()
     await add(backend, name, "first")
     await add(backend, name, "second")
@@ -90,6 +95,7 @@ async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend
 
 @pytest.mark.parametrize("operation", ["defer", "complete", "discard"])
 async def test_finishing_needs_an_active_plan(backend: Backend, operation: str):
+    """Defer, complete and discard without an active plan are NO_ACTIVE_PLAN."""
     name = await backend.session()
     calls: dict[str, Callable[[], Awaitable[object]]] = {
         "defer": lambda: backend.service.defer_plan(name, "why"),
@@ -114,6 +120,7 @@ async def test_defer_notes_the_reason_and_requeues(backend: Backend):
 
 
 async def test_defer_defaults_to_the_back(backend: Backend):
+    """Deferring without a position puts the plan at the back of the queue."""
     name = await backend.session()
     await add(backend, name, "first")
     await add(backend, name, "second")
@@ -235,6 +242,7 @@ async def test_search_never_chokes_on_syntax(backend: Backend):
     [("", 10, "query"), ("?!", 10, "query"), ("x", 0, "max_results"), ("x", 101, "max_results")],
 )
 async def test_search_arguments_are_validated(backend: Backend, query, max_results, field):
+    """A bad search query or result limit is invalid input naming the argument."""
     name = await backend.session()
     with pytest.raises(InvalidInputError) as caught:
         await backend.service.search_history(name, query, max_results)
@@ -242,6 +250,7 @@ async def test_search_arguments_are_validated(backend: Backend, query, max_resul
 
 
 async def test_search_limits_results(backend: Backend):
+    """Search returns at most max_results matches."""
     name = await backend.session()
     for index in range(5):
         await add(backend, name, f"g{index}")
@@ -278,6 +287,8 @@ async def test_a_file_without_headings_is_kept_in_the_notes(backend: Backend, ca
 
 
 async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backend):
+    """When the active plan's file was deleted, defer keeps the stored content and writes the file
+    again."""
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
@@ -330,17 +341,20 @@ async def test_bad_plans_are_refused_before_storage(backend: Backend, changes, f
 
 @pytest.mark.parametrize("name", ["../../etc", "nope", "a-b-c/../x", ""])
 async def test_session_names_are_checked_before_use(backend: Backend, name):
+    """Session names that are not three hyphenated words (path escapes, one word, blank) are invalid input."""
     with pytest.raises(InvalidInputError):
         await backend.service.session_state(name)
 
 
 async def test_unknown_sessions_are_not_found(backend: Backend):
+    """A well-formed name of a session that does not exist is SESSION_NOT_FOUND."""
     with pytest.raises(SessionNotFoundError):
         await backend.service.pull_plan("never-was-here")
 
 
 @pytest.mark.parametrize(("argument", "value"), [("reason", " "), ("outcome", "")])
 async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument, value):
+    """A blank defer reason or completion outcome is invalid input naming the argument."""
     name = await backend.session()
     await add(backend, name, "g")
     await backend.service.pull_plan(name)
@@ -355,11 +369,14 @@ async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument
 
 
 async def test_task_descriptions_have_a_limit(backend: Backend):
+    """A task description over 10,000 characters is invalid input."""
     with pytest.raises(InvalidInputError):
         await backend.service.create_session("x" * 10_001)
 
 
 async def test_state_lists_the_active_plan_and_files(backend: Backend):
+    """Session state shows the active plan and its path, both plan files, files matching the
+    database, and the session list counts one queued plan and an active one."""
     name = await backend.session()
     await add(backend, name, "a")
     await add(backend, name, "b")
@@ -390,6 +407,8 @@ async def test_validate_reports_damage_without_repairing(backend: Backend):
 
 
 async def test_plan_file_text_serves_live_plans_only(backend: Backend):
+    """A live plan's file text is served (from the stored copy if the file is gone); a completed
+    plan's is PLAN_NOT_FOUND."""
     name = await backend.session()
     placed = await add(backend, name, "a")
     assert "# Goal\na\n" in await backend.service.plan_file_text(name, placed.plan.id)
@@ -411,6 +430,8 @@ async def test_a_retried_add_applies_once(backend: Backend):
 
 
 async def test_a_retried_complete_returns_the_first_completion(backend: Backend):
+    """Pull, complete, defer and discard retried with the same request_id return the first answer
+    and happen once."""
     name = await backend.session()
     await add(backend, name, "a")
     await add(backend, name, "b")
@@ -430,6 +451,8 @@ async def test_a_retried_complete_returns_the_first_completion(backend: Backend)
 
 
 async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend):
+    """A request_id reused with other arguments or for another operation is invalid input naming
+    request_id."""
     name = await backend.session()
     await add(backend, name, "a", request_id="same")
     with pytest.raises(InvalidInputError) as caught:
@@ -442,6 +465,7 @@ async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend)
 
 @pytest.mark.parametrize("request_id", ["", "x" * 129, "a\x00b"])
 async def test_request_ids_are_validated(backend: Backend, request_id: str):
+    """An empty, over-long or control-character request_id is invalid input naming request_id."""
     name = await backend.session()
     with pytest.raises(InvalidInputError) as caught:
         await add(backend, name, "a", request_id=request_id)
@@ -449,6 +473,8 @@ async def test_request_ids_are_validated(backend: Backend, request_id: str):
 
 
 async def test_a_retried_create_returns_the_same_session(backend: Backend):
+    """A create retried with its request_id returns the same session and creates one; other
+    arguments with that id are refused."""
     first = await backend.service.create_session("t", request_id="make-1")
     again = await backend.service.create_session("t", request_id="make-1")
     assert again.session.name == first.session.name
@@ -457,18 +483,16 @@ async def test_a_retried_create_returns_the_same_session(backend: Backend):
         await backend.service.create_session("other", request_id="make-1")
 
 
-async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
+async def test_only_recent_request_ids_are_kept(backend_kind: str, tmp_path: Path):
     """The record is bounded: the oldest ids are forgotten."""
-    monkeypatch.setattr("nineplan_adapters.memory.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.sqlite.store.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.postgres.store.REMEMBERED", 2)
-    name = await backend.session()
-    for index in range(3):
-        await add(backend, name, f"g{index}", request_id=f"r{index}")
-    await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
-    assert len((await backend.service.session_state(name)).queue) == 4
-    await add(backend, name, "g2", request_id="r2")  # still remembered
-    assert len((await backend.service.session_state(name)).queue) == 4
+    async with open_backend(backend_kind, tmp_path, remembered=2) as backend:
+        name = await backend.session()
+        for index in range(3):
+            await add(backend, name, f"g{index}", request_id=f"r{index}")
+        await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
+        assert len((await backend.service.session_state(name)).queue) == 4
+        await add(backend, name, "g2", request_id="r2")  # still remembered
+        assert len((await backend.service.session_state(name)).queue) == 4
 
 
 async def test_search_can_say_where_the_words_matched(backend: Backend):
@@ -481,3 +505,40 @@ async def test_search_can_say_where_the_words_matched(backend: Backend):
     [marked] = await backend.service.search_history(name, "walrus", snippets=True)
     assert plain.snippet == ""
     assert "\x02walrus\x03" in marked.snippet
+
+
+async def test_the_tally_counts_the_queue_its_ends_and_the_history(backend: Backend):
+    """One read gives the queued and completed counts, the queue's ends and the next goal."""
+    name = await backend.session()
+    store = await backend.catalog.open(name)
+    async with store.reading() as reader:
+        assert await reader.tally() == Tally()
+    await add(backend, name, "middle")
+    await add(backend, name, "front", position="front")
+    await add(backend, name, "back")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    async with store.reading() as reader:
+        assert await reader.tally() == Tally(
+            queued=2, completed=1, low=1, high=2, next_goal="middle"
+        )
+
+
+async def test_a_rolled_back_transaction_keeps_its_request_unrecorded(backend: Backend):
+    """The retry log is written in the transaction: a call that fails leaves no record."""
+    name = await backend.session()
+    store = await backend.catalog.open(name)
+
+    async def remember_then_fail() -> None:
+        async with store.transaction() as tx:
+            await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+            raise RuntimeError("fail before commit")
+
+    with pytest.raises(RuntimeError):
+        await remember_then_fail()
+    async with store.transaction() as tx:
+        assert await tx.requests.recall("r-1", Tally) is None
+        await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+    async with store.transaction() as tx:
+        assert await tx.requests.recall("r-1", Tally) == ("fingerprint", Tally(queued=1))
+        assert await tx.requests.recall("r-1", PlanContent) == ("fingerprint", None)

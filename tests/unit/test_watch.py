@@ -17,7 +17,7 @@ def watch_of(backend: Backend) -> SessionWatch:
     return backend.catalog.watch()
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"], indirect=True)
+@pytest.mark.parametrize("backend_kind", ["memory", "sqlite"], indirect=True)
 async def test_a_commit_in_this_process_ticks(backend: Backend):
     """Adding a plan through the use cases wakes a watcher of that session."""
     name = await backend.session()
@@ -30,7 +30,7 @@ async def test_a_commit_in_this_process_ticks(backend: Backend):
             await anext(ticks)
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"], indirect=True)
+@pytest.mark.parametrize("backend_kind", ["memory", "sqlite"], indirect=True)
 async def test_an_unknown_session_cannot_be_watched(backend: Backend):
     """Watching a session that does not exist is SESSION_NOT_FOUND."""
     with pytest.raises(SessionNotFoundError):
@@ -38,7 +38,7 @@ async def test_an_unknown_session_cannot_be_watched(backend: Backend):
             pass
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("backend_kind", ["sqlite"], indirect=True)
 async def test_a_commit_by_another_process_ticks(backend: Backend, tmp_path: Path):
     """An MCP call served by another process (a real stdio server) wakes the watcher."""
     name = await backend.session()

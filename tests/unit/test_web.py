@@ -188,7 +188,7 @@ def test_helpers():
 
 
 @pytest.mark.parametrize(
-    "backend", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+    "backend_kind", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
 async def test_without_a_change_feed_the_page_says_reload(
     backend: Backend, client: httpx2.AsyncClient
@@ -201,7 +201,7 @@ async def test_without_a_change_feed_the_page_says_reload(
     assert "Live updates are not available" in page
 
 
-@pytest.mark.parametrize("backend", ["memory"], indirect=True)
+@pytest.mark.parametrize("backend_kind", ["memory"], indirect=True)
 async def test_the_token_guard_in_process(tmp_path: Path, backend: Backend):
     """With a token: pages redirect to /login, POSTs are 401, a bearer header or the cookie passes."""
     app = web_app(backend.service, Settings(sessions_path=tmp_path, http_token="t0ken"))
