@@ -6,16 +6,18 @@ together, one writer at a time) so the conformance machine can hold both to one 
 
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import attrs
 
+from nineplan_adapters.event_log import EventRows, follow_events, timestamp_text
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
@@ -76,8 +78,13 @@ class MemorySessionStore:
     files: MemoryPlanFiles
     plans: dict[str, Plan] = attrs.field(factory=dict)
     requests: "OrderedDict[str, tuple[str, object]]" = attrs.field(factory=OrderedDict)
+    #: The journal as stored rows (what the SQL stores keep), so damage can be played too.
+    event_rows: list[dict[str, Any]] = attrs.field(factory=list)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
     _cleanups: list[Action] = attrs.field(factory=list, init=False)
+    #: Commits so far, and the event the next commit sets: what a MemorySessionWatch waits on.
+    version: int = attrs.field(default=0, init=False)
+    next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
 
     files_mirror = False
 
@@ -94,7 +101,11 @@ class MemorySessionStore:
 
     def _tx(self) -> "MemorySessionTx":
         return MemorySessionTx(
-            self.session, dict(self.plans), FileJournal(self.files), OrderedDict(self.requests)
+            self.session,
+            dict(self.plans),
+            FileJournal(self.files),
+            OrderedDict(self.requests),
+            self.event_rows,
         )
 
     @asynccontextmanager
@@ -114,17 +125,41 @@ class MemorySessionStore:
                 raise
             self.plans = tx.plans
             self.requests = tx.requests
+            self.event_rows.extend(tx.new_events)
             self._cleanups += await tx.journal.after_commit()
+            self.version += 1
+            self.next_change.set()
+            self.next_change = anyio.Event()
 
 
 @attrs.define
-class MemorySessionTx(JournalledFiles):
-    """Works on a copy of the plans; the store adopts the copy on commit."""
+class MemorySessionTx(JournalledFiles, EventRows):
+    """Works on a copy of the plans; the store adopts the copy (and the new events) on commit."""
 
     _session: Session
     plans: dict[str, Plan]
     journal: FileJournal
     requests: "OrderedDict[str, tuple[str, object]]"
+    _committed_events: list[dict[str, Any]]
+    new_events: list[dict[str, Any]] = attrs.field(factory=list)
+
+    async def _last_seq(self) -> int:
+        rows = self.new_events or self._committed_events
+        return int(rows[-1]["seq"]) if rows else 0
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        self.new_events.append(row | {"at": timestamp_text(row["at"])})
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        kinds = {kind.value for kind in query.kinds}
+        found: list[Mapping[str, Any]] = [
+            row
+            for row in (*self._committed_events, *self.new_events)
+            if row["seq"] > query.after_seq
+            and (not kinds or row["kind"] in kinds)
+            and (query.plan_id is None or row["plan_id"] == query.plan_id)
+        ]
+        return found if query.last is None else found[max(0, len(found) - query.last) :]
 
     def _queued(self) -> list[Plan]:
         return sorted(
@@ -297,5 +332,40 @@ class MemorySessionCatalog:
         while len(self.creations) > REMEMBERED:
             self.creations.popitem(last=False)
 
+    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)
+        async for event in follow_events(store, MemorySessionWatch(self).changes(name), after_seq):
+            yield event
+
+    def watch(self) -> "MemorySessionWatch":
+        """Change ticks for these sessions (commits in this process: the only one there is)."""
+        return MemorySessionWatch(self)
+
     async def aclose(self) -> None:
         """Nothing to release; present so both catalogs close alike."""
+
+
+@attrs.define
+class MemorySessionWatch:
+    """Ticks when a memory session commits: an in-process signal, nothing polled."""
+
+    catalog: MemorySessionCatalog
+
+    @asynccontextmanager
+    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+        store = await self.catalog.open(name)
+        yield _CommitTicks(store, store.version)
+
+
+@attrs.define
+class _CommitTicks:
+    store: MemorySessionStore
+    seen: int
+
+    def __aiter__(self) -> "_CommitTicks":
+        return self
+
+    async def __anext__(self) -> None:
+        while self.store.version == self.seen:
+            await self.store.next_change.wait()
+        self.seen = self.store.version

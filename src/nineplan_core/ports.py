@@ -4,11 +4,13 @@ Adapters do not inherit from these; mypy checks that they fit where a port is pa
 """
 
 import datetime as dt
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     HistoryMatch,
     Plan,
@@ -75,6 +77,11 @@ class SessionReader(Protocol):
         """Every entry in the session's plan folder (cheaper than sizes: no stat per file)."""
         ...
 
+    async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
+        """The session's journal events that `query` asks for, oldest first; a stored row
+        that is not a valid event comes back as an UnreadableEvent, never as an error."""
+        ...
+
 
 class SessionTx(SessionReader, Protocol):
     """A unit of work on one session: rows and files change together or not at all.
@@ -89,6 +96,13 @@ class SessionTx(SessionReader, Protocol):
 
     async def save(self, plan: Plan) -> None:
         """Replace a stored plan (or insert it). Raises StorageError."""
+        ...
+
+    async def append(self, event: NewEvent) -> Event:
+        """Add an event to the journal in this transaction, with the next `seq` (no gaps).
+
+        Raises StorageError.
+        """
         ...
 
     async def write_file(self, plan_id: str, text: str) -> None:
@@ -183,6 +197,16 @@ class SessionCatalog(Protocol):
 
     async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
         """Record that a create with `request_id` made session `name`."""
+        ...
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then each new one as it is committed, by
+        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the session cannot be read or watched.
+        """
         ...
 
 

@@ -1,7 +1,9 @@
 """The use cases: one async method per operation an agent or a person can ask for."""
 
+import datetime as dt
 import logging
-from typing import TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
 
 import attrs
 
@@ -18,6 +20,23 @@ from nineplan_core.errors import (
 )
 from nineplan_core.history import search_terms
 from nineplan_core.invariants import check, file_name
+from nineplan_core.journal import (
+    DEFERRALS,
+    RECENT_EVENTS,
+    Actor,
+    Event,
+    EventKind,
+    EventQuery,
+    NewEvent,
+    UnreadableEvent,
+    defer_counts,
+    journal_issues,
+    last_pull,
+    outcome_excerpt,
+    pulled_at,
+    readable,
+    reminder_line,
+)
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -65,6 +84,9 @@ class PlacedPlan:
     plan: Plan
     path: str
     rank: int | None = None
+    #: How often the plan had been deferred (set by a pull), and whether that makes it stuck.
+    defer_count: int = 0
+    stuck: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -86,12 +108,18 @@ class NinePlan:
     plan_ids: PlanIds
     session_names: SessionNames
     limits: Limits = DEFAULT_LIMITS
+    #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
+    stuck_defers: int = 3
     _reconciled: set[str] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
 
     async def create_session(
-        self, task_description: str | None = None, *, request_id: str | None = None
+        self,
+        task_description: str | None = None,
+        *,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
@@ -101,6 +129,7 @@ class NinePlan:
             InvalidInputError: task_description is too long or contains NUL; request_id reused.
             StorageError: the session could not be created.
         """
+        who = check_actor(actor)
         if task_description is not None:
             check_text(
                 "task_description",
@@ -130,6 +159,10 @@ class NinePlan:
                 )
                 continue
             self._reconciled.add(session.name)
+            async with store.transaction() as tx:
+                await tx.append(
+                    NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
+                )
             if request_id is not None:
                 await self.catalog.remember_creation(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
@@ -180,6 +213,7 @@ class NinePlan:
         outputs: str = "",
         position: Position | str = Position.BACK,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> PlacedPlan:
         """Add a plan at the front or the back of the queue and write its file.
 
@@ -199,6 +233,7 @@ class NinePlan:
         where = check_position(position)
         content = PlanContent(**texts, inputs=inputs, outputs=outputs)
         request = _request(request_id, "add_plan", content=attrs.asdict(content), position=where)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
@@ -215,11 +250,22 @@ class NinePlan:
             placed = PlacedPlan(
                 plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
             )
+            await _record(
+                tx,
+                plan.created_at,
+                who,
+                EventKind.PLAN_ADDED,
+                plan,
+                position=where,
+                rank=placed.rank,
+            )
             await _remember(tx, request, placed)
         log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
         return placed
 
-    async def pull_plan(self, name: str, *, request_id: str | None = None) -> PlacedPlan:
+    async def pull_plan(
+        self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
+    ) -> PlacedPlan:
         """Make the front of the queue the active plan.
 
         Raises:
@@ -228,6 +274,7 @@ class NinePlan:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         request = _request(request_id, "pull_plan")
+        who = check_actor(actor)
         store = await self._open(name)
         await self._refresh_mirror(store)
         async with store.transaction() as tx:
@@ -241,7 +288,14 @@ class NinePlan:
             await tx.save(plan)
             if not await tx.read_file(plan.id):
                 await tx.write_file(plan.id, render(plan.content, plan.notes))
-            placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id))
+            deferred = len(await tx.events(attrs.evolve(DEFERRALS, plan_id=plan.id)))
+            placed = PlacedPlan(
+                plan=plan,
+                path=store.plan_path(plan.id),
+                defer_count=deferred,
+                stuck=deferred >= self.stuck_defers,
+            )
+            await _record(tx, self.clock(), who, EventKind.PLAN_PULLED, plan)
             await _remember(tx, request, placed)
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
         return placed
@@ -253,6 +307,7 @@ class NinePlan:
         position: Position | str = Position.BACK,
         *,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> PlacedPlan:
         """Put the active plan back in the queue, noting why; the agent's file edits are kept.
 
@@ -262,6 +317,7 @@ class NinePlan:
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         request = _request(request_id, "defer_plan", reason=reason, position=where)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
@@ -276,12 +332,27 @@ class NinePlan:
             placed = PlacedPlan(
                 plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
             )
+            await _record(
+                tx,
+                self.clock(),
+                who,
+                EventKind.PLAN_DEFERRED,
+                plan,
+                position=where,
+                rank=placed.rank,
+                reason=reason.strip(),
+            )
             await _remember(tx, request, placed)
         log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
         return placed
 
     async def complete_plan(
-        self, name: str, outcome: str, *, request_id: str | None = None
+        self,
+        name: str,
+        outcome: str,
+        *,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> Completion:
         """Finish the active plan: its outcome goes into searchable history, its file goes away.
 
@@ -290,6 +361,7 @@ class NinePlan:
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         request = _request(request_id, "complete_plan", outcome=outcome)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Completion)) is not None:
@@ -306,12 +378,25 @@ class NinePlan:
                 queue_length=progress.queue_length,
                 next_goal=progress.next_goal,
             )
+            await _record(
+                tx,
+                plan.completed_at or self.clock(),
+                who,
+                EventKind.PLAN_COMPLETED,
+                plan,
+                outcome=outcome_excerpt(outcome),
+            )
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
 
     async def discard_plan(
-        self, name: str, reason: str, *, request_id: str | None = None
+        self,
+        name: str,
+        reason: str,
+        *,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> Discarded:
         """Abandon the active plan; it is kept but never searchable.
 
@@ -320,6 +405,7 @@ class NinePlan:
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         request = _request(request_id, "discard_plan", reason=reason)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Discarded)) is not None:
@@ -330,6 +416,9 @@ class NinePlan:
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
             discarded = Discarded(plan=plan, queue_length=await tx.queue_length())
+            await _record(
+                tx, self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            )
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
@@ -390,7 +479,9 @@ class NinePlan:
     # -- checks and repair ---------------------------------------------------------
 
     async def validate_session(self, name: str) -> ValidationReport:
-        """Check the four invariants; only reports, never repairs (not even by opening).
+        """Check the five invariants; only reports, never repairs (not even by opening).
+
+        A damaged journal row makes `journal_matches_state` false with an issue line.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
@@ -398,7 +489,52 @@ class NinePlan:
         store = await self.catalog.open(check_session_name(name))
         await self._refresh_mirror(store)
         async with store.reading() as reader:
-            return check(await reader.plan_rows(), await reader.file_names())
+            rows = await reader.plan_rows()
+            journal = journal_issues(await reader.events(EventQuery()), rows)
+            return check(rows, await reader.file_names(), journal=journal)
+
+    async def journal(
+        self, name: str, query: EventQuery | None = None
+    ) -> list[Event | UnreadableEvent]:
+        """The session's journal events, oldest first (every one unless `query` narrows them).
+
+        A read only: the session is not reconciled, so nothing is written.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            return await reader.events(query or EventQuery())
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then every new one, from any process.
+
+        Raises (when iterated):
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return self.catalog.follow(check_session_name(name), after_seq)
+
+    async def inspect_state(self, name: str) -> SessionState:
+        """The session's state as stored, for a person looking: no reconcile, no write.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._state(await self.catalog.open(check_session_name(name)))
+
+    async def reminder(self, name: str) -> str | None:
+        """`Active plan: {id} {goal} (pulled N min ago)` while a plan is active, else None.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            if (active := await reader.active_plan()) is None:
+                return None
+            pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
+        return reminder_line(active.id, active.goal, pulled, self.clock())
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database (what opening a session does).
@@ -454,7 +590,19 @@ class NinePlan:
             repairs += [await _stray_file_repair(tx, entry) for entry in strays]
             rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
             files = (names | rendered) - set(strays)
-            state = await _state_of(store, tx, queue=queue, active=active, plan_files=files)
+            # A mirror's files are this machine's copy, not the session: filling it is no change.
+            if repairs and not store.files_mirror:
+                await tx.append(
+                    NewEvent(
+                        kind=EventKind.FILES_REPAIRED,
+                        at=self.clock(),
+                        actor=Actor.SYSTEM,
+                        detail={"repairs": [repair.describe() for repair in repairs]},
+                    )
+                )
+            state = await _state_of(
+                store, tx, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            )
         for repair in repairs:
             log.log(
                 level,
@@ -470,7 +618,9 @@ class NinePlan:
             queue = await reader.queue()
             active = await reader.active_plan()
             files = set(await reader.file_names())
-            return await _state_of(store, reader, queue=queue, active=active, plan_files=files)
+            return await _state_of(
+                store, reader, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            )
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
         """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
@@ -514,8 +664,12 @@ async def _state_of(
     queue: list[QueueEntry],
     active: Plan | None,
     plan_files: set[str],
+    stuck: int,
 ) -> SessionState:
-    """The state from the queue, active plan and files already read, plus the counts."""
+    """The state from the queue, active plan and files already read, plus the counts and
+    what the journal adds (recent events, defer counts, when the active plan was pulled)."""
+    live = {entry.id for entry in queue} | ({active.id} if active else set())
+    counts = defer_counts(await reader.events(DEFERRALS))
     return SessionState(
         session=await reader.session(),
         path=store.path,
@@ -524,6 +678,12 @@ async def _state_of(
         active_plan_path=store.plan_path(active.id) if active else None,
         completed_count=await reader.completed_count(),
         plan_files=sorted(plan_files),
+        recent=readable(await reader.events(RECENT_EVENTS)),
+        defer_counts={plan_id: n for plan_id, n in counts.items() if plan_id in live},
+        pulled_at=(
+            pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
+        ),
+        stuck_defers=stuck,
     )
 
 
@@ -553,6 +713,42 @@ async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T
         raise DatabaseError(f"The recorded result of request {request.id!r} cannot be read.")
     log.info("request replayed", extra={"request_id": request.id})
     return recorded[1]
+
+
+async def _record(
+    tx: SessionTx,
+    at: dt.datetime,
+    actor: Actor,
+    kind: EventKind,
+    plan: Plan,
+    **detail: object,
+) -> None:
+    """Append the event of a change to `plan` (the journal's record, in its transaction)."""
+    await tx.append(
+        NewEvent(
+            kind=kind,
+            at=at,
+            actor=actor,
+            plan_id=plan.id,
+            detail={key: _plain(value) for key, value in detail.items()},
+        )
+    )
+
+
+def check_actor(actor: Actor | str) -> Actor:
+    """Who makes a change: `agent`, `person` or `system`.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    try:
+        return Actor(actor)
+    except ValueError:
+        raise InvalidInputError("actor", "must be 'agent', 'person' or 'system'") from None
+
+
+def _plain(value: object) -> Any:
+    return value.value if isinstance(value, Position) else value
 
 
 async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:

@@ -3,7 +3,7 @@ take turns; plan files are this machine's mirror of the database."""
 
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,9 +13,11 @@ import asyncpg
 import attrs
 
 from nineplan_adapters.converters import dump_result, load_result, row_to_plan
+from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import EventQuery
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
@@ -61,6 +63,19 @@ _SEARCH_PLAIN = (
     "SELECT id, goal, outcome, '' FROM nineplan_plans, to_tsquery('english', $2) AS q "
     "WHERE session_name = $1 AND search @@ q ORDER BY ts_rank(search, q) DESC, seq LIMIT $3"
 )
+
+
+# One statement appends the event and notifies the session's listeners (at commit).
+_APPEND = (
+    f"WITH appended AS (INSERT INTO nineplan_journal (session_name, {', '.join(EVENT_COLUMNS)}) "  # noqa: S608 - constants only
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq) "
+    "SELECT pg_notify($8, seq::text) FROM appended"
+)
+
+
+def changes_channel(name: str) -> str:
+    """The LISTEN/NOTIFY channel of a session's journal."""
+    return f"nineplan.{name}"
 
 
 @contextmanager
@@ -143,12 +158,30 @@ class PostgresSessionStore:
 
 
 @attrs.define
-class PostgresSessionTx(JournalledFiles):
+class PostgresSessionTx(JournalledFiles, EventRows):
     """Reads and writes of one session inside one PostgreSQL transaction."""
 
     session_name: str
     connection: asyncpg.Connection
     journal: FileJournal
+
+    async def _last_seq(self) -> int:
+        value = await self.connection.fetchval(
+            "SELECT max(seq) FROM nineplan_journal WHERE session_name = $1", self.session_name
+        )
+        return int(value or 0)
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        values = [row[column] for column in EVENT_COLUMNS]
+        await self.connection.execute(
+            _APPEND, self.session_name, *values, changes_channel(self.session_name)
+        )
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        sql, parameters = event_select(
+            query, "nineplan_journal", lambda n: f"${n}", {"session_name": self.session_name}
+        )
+        return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
         record = await self.connection.fetchrow(

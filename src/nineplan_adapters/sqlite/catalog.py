@@ -7,12 +7,14 @@ import secrets
 import shutil
 import sqlite3
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import attrs
 
 from nineplan_adapters.converters import row_to_session
+from nineplan_adapters.event_log import follow_events
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.sqlite.connection import (
     MIGRATIONS,
@@ -22,12 +24,14 @@ from nineplan_adapters.sqlite.connection import (
     database_errors,
 )
 from nineplan_adapters.sqlite.store import SqliteSessionStore
+from nineplan_adapters.sqlite.watch import SqliteSessionWatch
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
     SessionExistsError,
     SessionNotFoundError,
 )
+from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
 from nineplan_core.ports import PlanFiles
 from nineplan_core.requests import REMEMBERED
@@ -197,6 +201,15 @@ class SqliteSessionCatalog:
             log.exception(
                 "could not record a session creation; a retry would create another session"
             )
+
+    def watch(self) -> SqliteSessionWatch:
+        """Change ticks for these sessions, from commits made by any process."""
+        return SqliteSessionWatch(self.root)
+
+    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)  # migrates an older session first: it gets its journal
+        async for event in follow_events(store, self.watch().changes(name), after_seq):
+            yield event
 
     async def aclose(self) -> None:
         """Close every open session."""

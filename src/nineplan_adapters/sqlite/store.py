@@ -2,7 +2,7 @@
 
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,10 +17,12 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
+from nineplan_adapters.event_log import EventRows, event_select, timestamp_text
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import EventQuery
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
@@ -85,6 +87,10 @@ ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
 SHAPE = f"SELECT {_QUEUED}, {_FRONT_OF.format('queue_position')}, {_BACK}"
 PROGRESS = f"SELECT {_COMPLETED}, {_QUEUED}, {_FRONT_OF.format('goal')}"
+INSERT_EVENT = (
+    "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
+    "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
+)
 
 
 @attrs.define
@@ -195,11 +201,24 @@ class SqliteSessionStore:
 
 
 @attrs.define
-class SqliteSessionTx(JournalledFiles):
+class SqliteSessionTx(JournalledFiles, EventRows):
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
 
     db: SessionConnection
     journal: FileJournal
+
+    async def _last_seq(self) -> int:
+        row = await self._one("SELECT max(seq) FROM journal")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        await self.db.run(INSERT_EVENT, row | {"at": timestamp_text(row["at"])})
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        sql, parameters = event_select(query, "journal", lambda _: "?", {})
+        bounded = query.last is not None or query.plan_id is not None  # a few rows, by index
+        run = self.db.run if bounded else self.db.run_in_thread
+        return [dict(row) for row in await run(sql, parameters)]
 
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
         rows = await self.db.run(sql, parameters)
