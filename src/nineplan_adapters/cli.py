@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ import anyio
 from nineplan_adapters.config import ConfigError, Settings
 from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, PlanNotFoundError
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.model import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
@@ -23,6 +25,7 @@ examples:
   nineplan sessions                       every session
   nineplan state brave-quiet-otter        one session's queue and active plan
   nineplan search brave-quiet-otter auth  search its completed plans
+  nineplan log brave-quiet-otter --follow what happened, then each change as it happens
   nineplan validate brave-quiet-otter --repair
 """
 COMMANDS = [
@@ -35,10 +38,24 @@ COMMANDS = [
     ("show", "show one plan of a session in full", "nineplan show brave-quiet-otter a3x9k"),
     ("search", "search a session's completed plans, best first",
      'nineplan search brave-quiet-otter "users table" --limit 5'),
+    ("log", "show a session's journal (the last 100 events, newest last)",
+     "nineplan log brave-quiet-otter --limit 20\n  nineplan log brave-quiet-otter --json --follow"),
     ("validate", "check a session's invariants; exit 1 when invalid",
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+LOG_LIMIT = 10_000
+
+
+def _log_limit(raw: str) -> int:
+    """--limit of `nineplan log`: a whole number from 1 to 10,000."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {raw!r}") from None
+    if not 1 <= value <= LOG_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {LOG_LIMIT:,}, not {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.choices["validate"].add_argument(
         "--repair", action="store_true", help="reconcile files first"
+    )
+    commands.choices["log"].add_argument(
+        "--limit", type=_log_limit, default=100, help="the last this many events (1-10,000)"
+    )
+    commands.choices["log"].add_argument(
+        "--follow", action="store_true", help="keep printing new events until Ctrl-C"
     )
     return parser
 
@@ -146,21 +169,74 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
 async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
-    state = views.admin_state(await service.session_state(args.name))
-    active = state["active_plan"]
-    queue = [["RANK", "ID", "GOAL"]] + [
-        [str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]
-    ]
+    found = await service.inspect_state(args.name)  # a look only: nothing is repaired
+    state = views.admin_state(found)
+    active = found.active_plan
+    queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [
+        [str(q["queue_position"]), q["id"], _deferred(q["defer_count"], stuck=q["stuck"]),
+         q["goal"][:70]]
+        for q in state["queue"]
+    ]  # fmt: skip
+    held = "-"
+    if active is not None:
+        held = f"{active.id}  {active.goal}"
+        if found.pulled_at is not None:
+            held += f"  (pulled {minutes_since(found.pulled_at, service.clock())} min ago)"
+        if found.stuck(active.id):
+            held += f"  [STUCK: deferred {found.defer_count(active.id)} times]"
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
         f"Task: {state['task_description'] or '-'}",
-        f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
+        f"Active: {held}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
         _table(queue) if state["queue"] else "The queue is empty.",
     ]
+    if found.recent:
+        lines += ["", "Recent events:", *(views.event_line(event) for event in found.recent)]
     _emit(args, state, "\n".join(lines))
     return 0
+
+
+def _deferred(count: int, *, stuck: bool) -> str:
+    if not count:
+        return "-"
+    return f"{count} STUCK" if stuck else str(count)
+
+
+async def _log(service: NinePlan, args: argparse.Namespace) -> int:
+    events = await service.journal(args.name, EventQuery(last=args.limit))
+    if not events and not args.json and not args.follow:
+        print("No events yet.")
+    for event in events:
+        _print_event(args, event)
+    if args.follow:
+        await _follow(service, args, events[-1].seq if events else 0)
+    return 0
+
+
+async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -> None:
+    """Print each new event until SIGINT or SIGTERM (then return: exit 0)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as group:
+
+            async def stop() -> None:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(stop)
+            # Cancelled by stop(): the feed's watch closes as the cancellation passes through it.
+            async for event in service.follow(args.name, after_seq):
+                _print_event(args, event)
+
+
+def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> None:
+    from nineplan_adapters.mcp import views  # noqa: PLC0415
+
+    if args.json:
+        print(json.dumps(views.journal_entry(event), ensure_ascii=False), flush=True)
+    else:
+        print(views.event_line(event), flush=True)
 
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
@@ -212,6 +288,7 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
     "state": _state,
     "show": _show,
     "search": _search,
+    "log": _log,
     "validate": _validate,
 }
 

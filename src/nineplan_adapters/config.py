@@ -43,6 +43,7 @@ class Settings:
     database_url: str | None = None
     max_text_chars: int = 100_000
     max_queue: int = 10_000
+    stuck_defers: int = 3
 
     @classmethod
     def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
@@ -62,7 +63,12 @@ class Settings:
         return cls(**values)
 
 
-_RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
+_RANGES = {
+    "http_port": (0, 65535),
+    "max_text_chars": (1, 10_000_000),
+    "max_queue": (1, 1_000_000),
+    "stuck_defers": (1, 1_000),
+}
 _CHOICES: dict[str, tuple[str, ...]] = {
     "storage": ("sqlite", "memory"),
     "log_level": ("debug", "info", "warn", "error"),

@@ -26,6 +26,7 @@ __all__ = [
     "UnreadableEvent",
     "defer_counts",
     "journal_issues",
+    "minutes_since",
     "pulled_at",
     "reminder_line",
     "started",

@@ -20,11 +20,15 @@ from nineplan_adapters.mcp.results import error_result, error_text, label_for
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
 from nineplan_core.errors import NinePlanError
+from nineplan_core.journal import EventQuery
 from nineplan_core.service import NinePlan
 
 SERVER_NAME = "9plan"
 PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
 STATE_URI = "nineplan://sessions/{session}/state"
+LOG_URI = "nineplan://sessions/{session}/log"
+#: How many events the log resource holds (the newest; as `nineplan log` prints by default).
+LOG_EVENTS = 100
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
 
 
@@ -71,6 +75,7 @@ class NineplanServer(MCPServer[Any]):
         try:
             names = [summary.session.name for summary in await self.service.list_sessions()]
             listed += [_state_resource(name) for name in names]
+            listed += [_log_resource(name) for name in names]
             for name in sorted(self.sessions.in_use() & set(names)):
                 state = await self.service.session_state(name)
                 plans = [(entry.id, entry.goal) for entry in state.queue]
@@ -94,6 +99,15 @@ def _state_resource(name: str) -> Resource:
         uri=STATE_URI.format(session=name),
         name=f"{name} state",
         description=f"Queue, active plan and counts of session {name}",
+        mime_type="application/json",
+    )
+
+
+def _log_resource(name: str) -> Resource:
+    return Resource(
+        uri=LOG_URI.format(session=name),
+        name=f"{name} log",
+        description=f"The last {LOG_EVENTS} journal events of session {name}, oldest first",
         mime_type="application/json",
     )
 
@@ -147,6 +161,20 @@ def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> 
             return json.dumps(views.admin_state(await service.session_state(session)), indent=2)
         except NinePlanError as exc:
             raise _resource_error(exc, session) from exc
+
+    @server.resource(
+        LOG_URI,
+        name="log",
+        description=f"A session's journal as JSON: its last {LOG_EVENTS} events, oldest first",
+        mime_type="application/json",
+    )
+    async def session_log(session: str) -> str:
+        try:
+            events = await service.journal(session, EventQuery(last=LOG_EVENTS))
+        except NinePlanError as exc:
+            raise _resource_error(exc, session) from exc
+        entries = [views.journal_entry(event) for event in events]
+        return json.dumps({"session_name": session, "events": entries}, indent=2)
 
     return server
 

@@ -4,8 +4,12 @@ These TypedDicts are the contract with clients: they change only on purpose, nev
 the domain did.
 """
 
+import json
+from typing import Any
+
 from typing_extensions import TypedDict
 
+from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import (
     Completion,
     HistoryMatch,
@@ -27,12 +31,26 @@ class QueueItem(TypedDict):
     id: str
     goal: str
     queue_position: int
+    defer_count: int
+    stuck: bool
 
 
 class ActivePlan(TypedDict):
     id: str
     goal: str
     file_path: str
+    pulled_at: str | None
+    defer_count: int
+    stuck: bool
+
+
+class EventView(TypedDict):
+    seq: int
+    at: str
+    kind: str
+    plan_id: str | None
+    actor: str
+    detail: dict[str, Any]
 
 
 class SessionStateView(TypedDict):
@@ -42,6 +60,7 @@ class SessionStateView(TypedDict):
     queue: list[QueueItem]
     active_plan: ActivePlan | None
     completed_count: int
+    recent: list[EventView]
 
 
 class AdminState(SessionStateView):
@@ -108,6 +127,7 @@ class Invariants(TypedDict):
     queue_order_preserved: bool
     files_match_database: bool
     no_orphaned_files: bool
+    journal_matches_state: bool
 
 
 class Validation(TypedDict):
@@ -139,14 +159,67 @@ def session_state(state: SessionState) -> SessionStateView:
         "session_name": state.session.name,
         "session_path": state.path,
         "task_description": state.session.task_description,
-        "queue": [{"id": e.id, "goal": e.goal, "queue_position": e.rank} for e in state.queue],
+        "queue": [
+            {
+                "id": e.id,
+                "goal": e.goal,
+                "queue_position": e.rank,
+                "defer_count": state.defer_count(e.id),
+                "stuck": state.stuck(e.id),
+            }
+            for e in state.queue
+        ],
         "active_plan": (
-            {"id": active.id, "goal": active.goal, "file_path": state.active_plan_path or ""}
+            {
+                "id": active.id,
+                "goal": active.goal,
+                "file_path": state.active_plan_path or "",
+                "pulled_at": format_timestamp(state.pulled_at) if state.pulled_at else None,
+                "defer_count": state.defer_count(active.id),
+                "stuck": state.stuck(active.id),
+            }
             if active
             else None
         ),
         "completed_count": state.completed_count,
+        "recent": [event_view(event) for event in state.recent],
     }
+
+
+def event_view(event: Event) -> EventView:
+    """An event as JSON: what `recent`, `nineplan log --json` and the log resource show."""
+    return {
+        "seq": event.seq,
+        "at": format_timestamp(event.at),
+        "kind": event.kind.value,
+        "plan_id": event.plan_id,
+        "actor": event.actor.value,
+        "detail": dict(event.detail),
+    }
+
+
+def journal_entry(event: Event | UnreadableEvent) -> dict[str, Any]:
+    """A journal row as JSON; a damaged one says so instead of failing the listing."""
+    if isinstance(event, UnreadableEvent):
+        return {"seq": event.seq, "unreadable": event.problem}
+    return dict(event_view(event))
+
+
+def event_line(event: Event | UnreadableEvent) -> str:
+    """One line of `nineplan log`: seq, time, actor, kind, plan and what the detail says."""
+    if isinstance(event, UnreadableEvent):
+        return f"{event.seq:>5}  (this journal row cannot be read: {event.problem})"
+    detail = ", ".join(f"{key}={_short(value)}" for key, value in event.detail.items())
+    return (
+        f"{event.seq:>5}  {format_timestamp(event.at)}  {event.actor.value:<6}  "
+        f"{event.kind.value:<15}  {event.plan_id or '-':<5}  {detail}"
+    ).rstrip()
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 def admin_state(state: SessionState) -> AdminState:
@@ -216,6 +289,7 @@ def validation(report: ValidationReport) -> Validation:
             "queue_order_preserved": report.queue_order_preserved,
             "files_match_database": report.files_match_database,
             "no_orphaned_files": report.no_orphaned_files,
+            "journal_matches_state": report.journal_matches_state,
         },
         "issues": report.issues,
     }
