@@ -14,10 +14,13 @@ from cattrs import ClassValidationError, transform_error
 
 from nineplan_adapters.converters import converter
 from nineplan_core.errors import NinePlanError
-from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
+from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.ports import SessionStore
 
 log = logging.getLogger("nineplan.journal")
+
+_KINDS = frozenset(kind.value for kind in EventKind)
+_ACTORS = frozenset(actor.value for actor in Actor)
 
 #: The columns of a stored event, in the order both SQL schemas declare them.
 EVENT_COLUMNS = ("seq", "at", "kind", "plan_id", "actor", "detail")
@@ -44,6 +47,10 @@ def timestamp_text(at: dt.datetime) -> str:
 def row_event(row: Mapping[str, Any]) -> Event | UnreadableEvent:
     """A stored row as an Event; a row that is not one (edited by hand) as an UnreadableEvent."""
     seq = int(row["seq"])
+    if row["kind"] not in _KINDS:
+        return UnreadableEvent(seq, f"unknown kind {row['kind']!r}")
+    if row["actor"] not in _ACTORS:
+        return UnreadableEvent(seq, f"unknown actor {row['actor']!r}")
     try:
         detail = json.loads(row["detail"])
         if not isinstance(detail, dict):
