@@ -13,8 +13,8 @@ from tests.integration.servers import run_nineplan, spawned_nineplan, stdio_serv
 from tests.integration.test_stdio import ok, text
 
 
-def log_json(sessions: Path, name: str, *extra: str, **env: str) -> list[dict[str, Any]]:
-    done = run_nineplan(sessions, "log", name, "--json", *extra, **env)
+def log_json(sessions: Path, name: str, *extra: str) -> list[dict[str, Any]]:
+    done = run_nineplan(sessions, "log", name, "--json", *extra)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
