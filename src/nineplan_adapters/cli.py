@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 
 from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.journal_views import event_line, journal_entry
 from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, PlanNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
@@ -59,7 +60,7 @@ def _log_limit(raw: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from nineplan_adapters.mcp.server import package_version  # noqa: PLC0415 - only --version needs it
+    from nineplan_adapters.version import package_version  # noqa: PLC0415 - only --version needs it
 
     parser = argparse.ArgumentParser(
         prog="nineplan",
@@ -193,7 +194,7 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
         _table(queue) if state["queue"] else "The queue is empty.",
     ]
     if found.recent:
-        lines += ["", "Recent events:", *(views.event_line(event) for event in found.recent)]
+        lines += ["", "Recent events:", *(event_line(event) for event in found.recent)]
     _emit(args, state, "\n".join(lines))
     return 0
 
@@ -231,12 +232,10 @@ async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -
 
 
 def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> None:
-    from nineplan_adapters.mcp import views  # noqa: PLC0415
-
     if args.json:
-        print(json.dumps(views.journal_entry(event), ensure_ascii=False), flush=True)
+        print(json.dumps(journal_entry(event), ensure_ascii=False), flush=True)
     else:
-        print(views.event_line(event), flush=True)
+        print(event_line(event), flush=True)
 
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:

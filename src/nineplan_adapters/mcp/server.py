@@ -1,7 +1,6 @@
 """build_server(): the 9plan MCP server over the use cases."""
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pydantic
@@ -14,11 +13,13 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.types import CallToolResult, Resource
 
+from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import error_result, error_text, label_for
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
+from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
 from nineplan_core.service import NinePlan
@@ -30,13 +31,6 @@ LOG_URI = "nineplan://sessions/{session}/log"
 #: How many events the log resource holds (the newest; as `nineplan log` prints by default).
 LOG_EVENTS = 100
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
-
-
-def package_version() -> str:
-    try:
-        return version("nineplan")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0"
 
 
 class NineplanServer(MCPServer[Any]):
@@ -173,7 +167,7 @@ def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> 
             events = await service.journal(session, EventQuery(last=LOG_EVENTS))
         except NinePlanError as exc:
             raise _resource_error(exc, session) from exc
-        entries = [views.journal_entry(event) for event in events]
+        entries = [journal_entry(event) for event in events]
         return json.dumps({"session_name": session, "events": entries}, indent=2)
 
     return server

@@ -7,6 +7,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from nineplan_adapters.journal_views import event_line
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
@@ -60,7 +61,7 @@ def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
         if active
         else "Active plan: none"
     )
-    recent = "\n".join(f"  {views.event_line(event)}" for event in state.recent)
+    recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
