@@ -8,6 +8,7 @@ anything: the table says whether each target is met.
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -464,27 +465,24 @@ FLOOR_LOG = (
 
 
 def seed_journal(database: Path, events: int, queued: list[str]) -> None:
-    """Append `events` journal events to a session: plans added, pulled, deferred now and then
-    (the queued plans most) and completed, as a long-lived session gathers them."""
+    """Append `events` journal events to a session, as a long-lived one gathers them: plan
+    after plan added, pulled, deferred, pulled again and completed; every queued plan deferred
+    twice along the way."""
     at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+    deferred = '{"reason": "blocked", "position": "back", "rank": 1}'
     with sqlite3.connect(database) as db:
-        start = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0] + 1
+        seq = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
         kinds = ["plan_added", "plan_pulled", "plan_deferred", "plan_pulled", "plan_completed"]
-        rows = []
-        for offset in range(events):
-            kind = kinds[offset % len(kinds)]
-            plan_id = (
-                queued[offset % len(queued)]
-                if kind == "plan_deferred"
-                else f"x{offset // 5:04d}"[-5:]
-            )
-            detail = (
-                '{"reason": "blocked", "position": "back", "rank": 1}'
-                if kind == "plan_deferred"
-                else "{}"
-            )
-            rows.append((start + offset, at, kind, plan_id, "agent", detail))
-        db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?)", rows)
+        rows = [(kind, f"{offset // 5:05x}"[-5:]) for offset, kind in
+                zip(range(events - 2 * len(queued)), itertools.cycle(kinds), strict=False)]  # fmt: skip
+        rows[len(rows) // 2 : len(rows) // 2] = [
+            ("plan_deferred", plan_id) for plan_id in queued * 2
+        ]
+        db.executemany(
+            "INSERT INTO journal VALUES (?, ?, ?, ?, 'agent', ?)",
+            [(seq + index, at, kind, plan_id, deferred if kind == "plan_deferred" else "{}")
+             for index, (kind, plan_id) in enumerate(rows, start=1)],
+        )  # fmt: skip
     db.close()
 
 

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import attrs
 from cattrs import ClassValidationError, transform_error
 
 from nineplan_adapters.converters import converter
@@ -73,26 +74,52 @@ def row_event(row: Mapping[str, Any]) -> Event | UnreadableEvent:
         return UnreadableEvent(seq, f"{type(exc).__name__}: {exc}")
 
 
-def event_select(
-    query: EventQuery, table: str, mark: Callable[[int], str], scope: Mapping[str, Any]
-) -> tuple[str, list[Any]]:
-    """The SELECT for `query` and its parameters; `mark(n)` writes the n-th placeholder and
-    `scope` adds equality conditions (PostgreSQL's session_name)."""
+@attrs.frozen
+class Dialect:
+    """How one SQL backend writes what `event_select` needs."""
+
+    #: The n-th placeholder (1-based).
+    mark: Callable[[int], str]
+    #: "is one of the ids in this one parameter", for a placeholder.
+    one_of: Callable[[str], str]
+    #: The parameter value for a set of ids.
+    ids: Callable[[list[str]], Any]
+    #: The table, and the equality conditions that scope it (PostgreSQL's session_name).
+    table: str
+    scope: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+#: SQLite: `?` placeholders; an id set is one JSON array, read back with json_each.
+SQLITE = Dialect(
+    mark=lambda _: "?",
+    one_of="IN (SELECT value FROM json_each({}))".format,
+    ids=json.dumps,
+    table="journal",
+)
+
+
+def event_select(query: EventQuery, dialect: Dialect) -> tuple[str, list[Any]]:
+    """The SELECT for `query`, oldest first, and its parameters. Thousands of plan ids still
+    make one parameter."""
     parameters: list[Any] = []
 
     def parameter(value: Any) -> str:
         parameters.append(value)
-        return mark(len(parameters))
+        return dialect.mark(len(parameters))
 
-    conditions = [f"{column} = {parameter(value)}" for column, value in scope.items()]
+    conditions = [f"{column} = {parameter(value)}" for column, value in dialect.scope.items()]
     conditions.append(f"seq > {parameter(query.after_seq)}")
     if query.kinds:
         kinds = ", ".join(parameter(kind.value) for kind in sorted(query.kinds))
         conditions.append(f"kind IN ({kinds})")
     if query.plan_id is not None:
         conditions.append(f"plan_id = {parameter(query.plan_id)}")
+    if query.plan_ids is not None:
+        ids = parameter(dialect.ids(sorted(query.plan_ids)))
+        conditions.append(f"plan_id {dialect.one_of(ids)}")
     columns = ", ".join(EVENT_COLUMNS)
     where = " AND ".join(conditions)
+    table = dialect.table
     if query.last is None:
         return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY seq", parameters  # noqa: S608 - constants and placeholders only
     newest = f"SELECT {columns} FROM {table} WHERE {where} ORDER BY seq DESC LIMIT {parameter(query.last)}"  # noqa: S608

@@ -158,6 +158,7 @@ class MemorySessionTx(JournalledFiles, EventRows):
             if row["seq"] > query.after_seq
             and (not kinds or row["kind"] in kinds)
             and (query.plan_id is None or row["plan_id"] == query.plan_id)
+            and (query.plan_ids is None or row["plan_id"] in query.plan_ids)
         ]
         return found if query.last is None else found[max(0, len(found) - query.last) :]
 

@@ -25,6 +25,7 @@ __all__ = [
     "NewEvent",
     "UnreadableEvent",
     "defer_counts",
+    "deferrals",
     "journal_issues",
     "minutes_since",
     "pulled_at",
@@ -106,14 +107,15 @@ class UnreadableEvent:
 class EventQuery:
     """Which events to read, always oldest first.
 
-    Events after `after_seq`, of the given `kinds` (every kind when empty) and `plan_id` (any
-    when None); with `last`, only the newest `last` of those.
+    Events after `after_seq`, of the given `kinds` (every kind when empty), about `plan_id` or
+    one of `plan_ids` (any plan when None); with `last`, only the newest `last` of those.
     """
 
     after_seq: int = 0
     last: int | None = None
     kinds: frozenset[EventKind] = frozenset()
     plan_id: str | None = None
+    plan_ids: frozenset[str] | None = None
 
     def matches(self, event: "Event | UnreadableEvent") -> bool:
         """Whether a read event passes the filters (an unreadable one passes when no kind
@@ -121,16 +123,21 @@ class EventQuery:
         if event.seq <= self.after_seq:
             return False
         if isinstance(event, UnreadableEvent):
-            return not self.kinds and self.plan_id is None
-        return (not self.kinds or event.kind in self.kinds) and (
-            self.plan_id is None or event.plan_id == self.plan_id
+            return not self.kinds and self.plan_id is None and self.plan_ids is None
+        return (
+            (not self.kinds or event.kind in self.kinds)
+            and (self.plan_id is None or event.plan_id == self.plan_id)
+            and (self.plan_ids is None or event.plan_id in self.plan_ids)
         )
 
 
 #: The last RECENT events of any kind: what resume and state show.
 RECENT_EVENTS = EventQuery(last=RECENT)
-#: Every deferral: the defer counts come from these.
-DEFERRALS = EventQuery(kinds=frozenset({EventKind.PLAN_DEFERRED}))
+
+
+def deferrals(plan_ids: Iterable[str]) -> EventQuery:
+    """The query for every deferral of these plans: their defer counts come from it."""
+    return EventQuery(kinds=frozenset({EventKind.PLAN_DEFERRED}), plan_ids=frozenset(plan_ids))
 
 
 def last_pull(plan_id: str) -> EventQuery:

@@ -21,7 +21,6 @@ from nineplan_core.errors import (
 from nineplan_core.history import search_terms
 from nineplan_core.invariants import check, file_name
 from nineplan_core.journal import (
-    DEFERRALS,
     RECENT_EVENTS,
     Actor,
     Event,
@@ -30,6 +29,7 @@ from nineplan_core.journal import (
     NewEvent,
     UnreadableEvent,
     defer_counts,
+    deferrals,
     journal_issues,
     last_pull,
     outcome_excerpt,
@@ -288,7 +288,7 @@ class NinePlan:
             await tx.save(plan)
             if not await tx.read_file(plan.id):
                 await tx.write_file(plan.id, render(plan.content, plan.notes))
-            deferred = len(await tx.events(attrs.evolve(DEFERRALS, plan_id=plan.id)))
+            deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
             placed = PlacedPlan(
                 plan=plan,
                 path=store.plan_path(plan.id),
@@ -669,7 +669,7 @@ async def _state_of(
     """The state from the queue, active plan and files already read, plus the counts and
     what the journal adds (recent events, defer counts, when the active plan was pulled)."""
     live = {entry.id for entry in queue} | ({active.id} if active else set())
-    counts = defer_counts(await reader.events(DEFERRALS))
+    counts = defer_counts(await reader.events(deferrals(live))) if live else {}
     return SessionState(
         session=await reader.session(),
         path=store.path,
@@ -679,7 +679,7 @@ async def _state_of(
         completed_count=await reader.completed_count(),
         plan_files=sorted(plan_files),
         recent=readable(await reader.events(RECENT_EVENTS)),
-        defer_counts={plan_id: n for plan_id, n in counts.items() if plan_id in live},
+        defer_counts=dict(counts),
         pulled_at=(
             pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
         ),

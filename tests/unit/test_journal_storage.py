@@ -116,6 +116,9 @@ async def test_queries_filter_and_take_the_newest(backend: Backend):
     both = frozenset({K.PLAN_PULLED, K.PLAN_DEFERRED})
     assert [e.seq for e in await journal(name, EventQuery(kinds=both, plan_id=b))] == [4, 5, 8]
     assert await journal(name, EventQuery(plan_id=a, after_seq=7)) == []
+    of_both = await journal(name, EventQuery(plan_ids=frozenset({a, b}), kinds=both))
+    assert [e.seq for e in of_both] == [4, 5, 6, 8]
+    assert await journal(name, EventQuery(plan_ids=frozenset())) == []
 
 
 async def test_state_derives_defer_counts_pulled_at_and_recent(backend: Backend):

@@ -13,7 +13,7 @@ import asyncpg
 import attrs
 
 from nineplan_adapters.converters import dump_result, load_result, row_to_plan
-from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select
+from nineplan_adapters.event_log import EVENT_COLUMNS, Dialect, EventRows, event_select
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
@@ -178,9 +178,14 @@ class PostgresSessionTx(JournalledFiles, EventRows):
         )
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
-        sql, parameters = event_select(
-            query, "nineplan_journal", lambda n: f"${n}", {"session_name": self.session_name}
+        dialect = Dialect(
+            mark=lambda n: f"${n}",
+            one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
+            ids=list,
+            table="nineplan_journal",
+            scope={"session_name": self.session_name},
         )
+        sql, parameters = event_select(query, dialect)
         return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:

@@ -17,7 +17,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.event_log import EventRows, event_select, timestamp_text
+from nineplan_adapters.event_log import SQLITE, EventRows, event_select, timestamp_text
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
 from nineplan_core.errors import DatabaseError, NinePlanError
@@ -215,7 +215,7 @@ class SqliteSessionTx(JournalledFiles, EventRows):
         await self.db.run(INSERT_EVENT, row | {"at": timestamp_text(row["at"])})
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
-        sql, parameters = event_select(query, "journal", lambda _: "?", {})
+        sql, parameters = event_select(query, SQLITE)
         bounded = query.last is not None or query.plan_id is not None  # a few rows, by index
         run = self.db.run if bounded else self.db.run_in_thread
         return [dict(row) for row in await run(sql, parameters)]
