@@ -32,7 +32,15 @@ from nineplan_adapters import open_nineplan
 from nineplan_adapters.converters import plan_to_row
 from nineplan_adapters.demo import server_command
 from nineplan_adapters.ids import random_plan_id
-from nineplan_adapters.sqlite.store import ACTIVE, FRONT, INSERT_PLAN, PROGRESS, SAVE_PLAN, SHAPE
+from nineplan_adapters.sqlite.store import (
+    ACTIVE,
+    FRONT,
+    INSERT_EVENT,
+    INSERT_PLAN,
+    PROGRESS,
+    SAVE_PLAN,
+    SHAPE,
+)
 from nineplan_core.model import Plan, PlanContent
 from nineplan_core.plan_file import render
 
@@ -170,8 +178,9 @@ class RawDurableWork:
 
 class NineplanSqlDirect:
     """nineplan's own statements for one add -> pull -> complete cycle, on its own schema
-    (indexes, counters kept by triggers, the FTS index a completion feeds), with the same file
-    work, done directly with sqlite3: the cycle's durable work before any of nineplan's Python."""
+    (indexes, counters kept by triggers, the FTS index a completion feeds, a journal event per
+    step), with the same file work, done directly with sqlite3: the cycle's durable work before
+    any of nineplan's Python."""
 
     def __init__(self, database: Path, plans: Path) -> None:
         self.db = sqlite3.connect(database, isolation_level=None)
@@ -188,21 +197,30 @@ class NineplanSqlDirect:
         ]
         target, temp = self.plans / f"{queued.id}.txt", self.plans / f".{queued.id}.tmp"
         text = render(queued.content, "")
+        events = [
+            {"seq": None, "at": now.isoformat(), "kind": kind, "plan_id": queued.id,
+             "actor": "agent", "detail": "{}"}
+            for kind in ("plan_added", "plan_pulled", "plan_completed")
+        ]  # fmt: skip
         start = time.perf_counter()
-        self._transaction(SHAPE, (INSERT_PLAN, rows[0]))
+        self._transaction(SHAPE, (INSERT_PLAN, rows[0]), event=events[0])
         temp.write_text(text)
         temp.replace(target)
-        self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]))
+        self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]), event=events[1])
         target.read_text()
-        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), PROGRESS)
+        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), PROGRESS, event=events[2])
         target.unlink()
         return time.perf_counter() - start
 
-    def _transaction(self, *statements: str | tuple[str, dict[str, Any]]) -> None:
+    def _transaction(
+        self, *statements: str | tuple[str, dict[str, Any]], event: dict[str, Any]
+    ) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         for statement in statements:
             sql, parameters = statement if isinstance(statement, tuple) else (statement, {})
             self.db.execute(sql, parameters).fetchall()
+        (last,) = self.db.execute("SELECT max(seq) FROM journal").fetchone()
+        self.db.execute(INSERT_EVENT, event | {"seq": (last or 0) + 1})
         self.db.execute("COMMIT")
 
     def close(self) -> None:
