@@ -63,9 +63,9 @@ class Lines:
     async def line(self) -> str:
         return (await self.stdout.receive_until(b"\n", 1 << 20)).decode()
 
-    async def stop(self) -> int:
-        """SIGTERM, then the exit code."""
-        self.process.send_signal(signal.SIGTERM)
+    async def stop(self, how: signal.Signals = signal.SIGTERM) -> int:
+        """Send `how` (SIGTERM by default), then the exit code."""
+        self.process.send_signal(how)
         return await self.process.wait()
 
 

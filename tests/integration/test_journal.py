@@ -1,6 +1,7 @@
 """The journal as users get it: the real stdio server, the real `nineplan log` and `state`."""
 
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +175,11 @@ async def test_log_and_state_write_nothing(tmp_path: Path):
     assert run_nineplan(tmp_path, "validate", name).returncode == 1
 
 
-async def follow_sees_an_add(follower: Path, writer: Path, **env: str) -> None:
+async def follow_sees_an_add(
+    follower: Path, writer: Path, how: signal.Signals = signal.SIGTERM, **env: str
+) -> None:
     """`nineplan log --json --follow` on `follower` prints an add made through a server on
-    `writer`, then exits 0 on SIGTERM."""
+    `writer`, then exits 0 on `how` (SIGTERM or SIGINT)."""
     async with Client(stdio_server(writer, **env), mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         async with spawned_nineplan(follower, "log", name, "--json", "--follow", **env) as log:
@@ -192,12 +195,14 @@ async def follow_sees_an_add(follower: Path, writer: Path, **env: str) -> None:
                 2,
             )
             with anyio.fail_after(5):
-                assert await log.stop() == 0
+                assert await log.stop(how) == 0
 
 
-async def test_follow_in_a_second_process_sees_an_add(tmp_path: Path):
-    """On SQLite, a follower process sees the server process's add."""
-    await follow_sees_an_add(tmp_path, tmp_path)
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+async def test_follow_in_a_second_process_sees_an_add(tmp_path: Path, how: signal.Signals):
+    """On SQLite, a follower process sees the server process's add, and Ctrl-C (SIGINT) or
+    SIGTERM ends it with exit code 0."""
+    await follow_sees_an_add(tmp_path, tmp_path, how)
 
 
 @pytest.mark.postgres
