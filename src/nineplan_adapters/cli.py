@@ -5,16 +5,20 @@ import json
 import os
 import signal
 import sys
+import textwrap
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any
 
 import anyio
 
 from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.journal_views import event_line, journal_entry
 from nineplan_adapters.logging import configure_logging
-from nineplan_core.errors import NinePlanError, PlanNotFoundError
+from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
+from nineplan_core.lifecycle import LIVE
 from nineplan_core.model import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
@@ -45,17 +49,22 @@ COMMANDS = [
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
-LOG_LIMIT = 10_000
+# Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
+# or no such session (argparse exits 2 for bad usage itself).
+REFUSED, USAGE = 1, 2
+MAX_LIMIT = 100  # search
+MAX_LOG_LIMIT = 10_000  # log
+SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
 
 
-def _log_limit(raw: str) -> int:
-    """--limit of `nineplan log`: a whole number from 1 to 10,000."""
+def _limit(raw: str, high: int = MAX_LIMIT) -> int:
+    """`--limit`: a whole number 1-`high` (argparse names the flag when this raises)."""
     try:
         value = int(raw)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, not {raw!r}") from None
-    if not 1 <= value <= LOG_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {LOG_LIMIT:,}, not {value}")
+    if not 1 <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {high:,}, not {value}")
     return value
 
 
@@ -85,7 +94,10 @@ def _parser() -> argparse.ArgumentParser:
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
         )
         command.add_argument(
-            "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+            "--log-level",
+            type=str.lower,
+            choices=["debug", "info", "warn", "warning", "error"],
+            help="NINEPLAN_LOG_LEVEL",
         )
         command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
         if name == "serve":
@@ -105,13 +117,16 @@ def _parser() -> argparse.ArgumentParser:
     commands.choices["show"].add_argument("plan_id", help="5-character plan id")
     commands.choices["search"].add_argument("query", help="words to look for")
     commands.choices["search"].add_argument(
-        "--limit", type=int, default=10, help="at most this many (1-100)"
+        "--limit", type=_limit, default=10, help="at most this many (1-100)"
     )
     commands.choices["validate"].add_argument(
         "--repair", action="store_true", help="reconcile files first"
     )
     commands.choices["log"].add_argument(
-        "--limit", type=_log_limit, default=100, help="the last this many events (1-10,000)"
+        "--limit",
+        type=partial(_limit, high=MAX_LOG_LIMIT),
+        default=100,
+        help="the last this many events (1-10,000)",
     )
     commands.choices["log"].add_argument(
         "--follow", action="store_true", help="keep printing new events until Ctrl-C"
@@ -130,8 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return int(anyio.run(serve, settings))
     except ConfigError as exc:
-        print(f"nineplan: {exc}", file=sys.stderr)
-        return 2
+        error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
+                 "suggestion": f"Correct {exc.variable}."}  # fmt: skip
+        return _fail(args, error, f"nineplan: {exc}", USAGE)
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
@@ -146,8 +162,20 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         async with running(build_container(settings)) as service:
             return await INSPECTORS[args.command](service, args)
     except NinePlanError as exc:
-        print(f"nineplan: {exc.category}: {exc.message}", file=sys.stderr)
-        return 1
+        missing = isinstance(exc, SessionNotFoundError)
+        suggestion = "`nineplan sessions` lists every session." if missing else exc.suggestion
+        error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
+        human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        return _fail(args, error, human, USAGE if missing else REFUSED)
+
+
+def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:
+    """Report `error`: JSON on stdout with --json, `human` on stderr otherwise; return `code`."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    else:
+        print(human, file=sys.stderr)
+    return code
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -160,7 +188,7 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
     listing = views.session_list(await service.list_sessions())["sessions"]
     rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
         [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
-         "yes" if s["has_active_plan"] else "-", (s["task_description"] or "")[:50]]
+         "yes" if s["has_active_plan"] else "-", one_line(s["task_description"])[:50]]
         for s in listing
     ]  # fmt: skip
     _emit(args, listing, _table(rows) if listing else "No sessions yet.")
@@ -175,19 +203,19 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     active = found.active_plan
     queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [
         [str(q["queue_position"]), q["id"], _deferred(q["defer_count"], stuck=q["stuck"]),
-         q["goal"][:70]]
+         one_line(q["goal"])[:70]]
         for q in state["queue"]
     ]  # fmt: skip
     held = "-"
     if active is not None:
-        held = f"{active.id}  {active.goal}"
+        held = f"{active.id}  {one_line(active.goal)}"
         if found.pulled_at is not None:
             held += f"  (pulled {minutes_since(found.pulled_at, service.clock())} min ago)"
         if found.stuck(active.id):
             held += f"  [STUCK: deferred {found.defer_count(active.id)} times]"
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
-        f"Task: {state['task_description'] or '-'}",
+        f"Task: {one_line(state['task_description']) or '-'}",
         f"Active: {held}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
@@ -241,15 +269,22 @@ def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> No
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
-    try:
-        view: dict[str, Any] = dict(
-            views.completed_plan(await service.get_history(args.name, args.plan_id))
-        )
-    except PlanNotFoundError:
-        text = await service.plan_file_text(args.name, args.plan_id)
-        _emit(args, {"id": args.plan_id, "file": text}, text)
-        return 0
-    _emit(args, view, "\n".join(f"{key}: {value}" for key, value in view.items()))
+    plan = await service.get_plan(args.name, args.plan_id)
+    file = await service.plan_file_text(args.name, args.plan_id) if plan.status in LIVE else None
+    view: dict[str, Any] = {
+        "status": plan.status.value,
+        **views.completed_plan(plan),
+        "discard_reason": plan.discard_reason,
+        "file": file,
+    }
+    shown = ["status", "id", "goal", "discard_reason", "outcome", "created_at", "completed_at"]
+    lines = [indented(key, view[key]) for key in shown if view[key] is not None]
+    body = (
+        [f"file:\n{textwrap.indent(file, '  ')}"]
+        if file is not None
+        else [indented(key, view[key]) for key in SECTIONS]
+    )
+    _emit(args, view, "\n".join(lines + body))
     return 0
 
 
@@ -262,7 +297,7 @@ async def _search(service: NinePlan, args: argparse.Namespace) -> int:
     ]  # fmt: skip
     colour = _colour()
     text = "\n".join(
-        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {m.goal}\n   {_highlight(m.snippet, colour=colour)}"
+        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {one_line(m.goal)}\n   {_highlight(m.snippet, colour=colour)}"
         for m in matches
     )
     _emit(args, data, text or "No matches.")

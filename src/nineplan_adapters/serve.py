@@ -13,19 +13,19 @@ async def serve(settings: Settings) -> int:
     """Serve MCP on the configured transport; returns the exit code.
 
     Raises:
-        ConfigError: an HTTP bind the settings do not allow.
+        ConfigError: an HTTP bind the settings do not allow, or a port in use.
     """
-    if settings.transport == "http":
-        from nineplan_adapters.http import check_bind  # noqa: PLC0415 - uvicorn only for HTTP
-
-        check_bind(settings)
     stdio = settings.transport == "stdio"
-    async with running(build_container(settings, one_client=stdio)) as service:
-        server = build_server(service)
-        log.info("9plan serving", extra={"transport": settings.transport})
-        if stdio:
-            await server.run_stdio_async()
+    if stdio:
+        async with running(build_container(settings, one_client=True)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            await build_server(service).run_stdio_async()
             return 0
-        from nineplan_adapters.http import serve_http  # noqa: PLC0415
+    from nineplan_adapters.http import bind, check_bind, serve_http  # noqa: PLC0415 - uvicorn only for HTTP
 
-        return await serve_http(server, settings)
+    check_bind(settings)
+    # Bound before anything starts: a busy port is one line, not a started-then-stopped server.
+    with bind(settings) as listener:
+        async with running(build_container(settings, one_client=False)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            return await serve_http(build_server(service), settings, listener)

@@ -7,6 +7,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.journal_views import event_line
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
@@ -38,9 +39,13 @@ DESTRUCTIVE = ToolAnnotations(
 QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
 
 
+def _next(goal: str | None, empty: str) -> str:
+    return f"Next: {one_line(goal)} (9plan_queue_pull)." if goal else empty
+
+
 def _queue_lines(state: SessionState) -> str:
     lines = [
-        f"  {entry.rank}. {entry.id} {entry.goal}{_stuck_mark(state, entry.id)}"
+        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}{_stuck_mark(state, entry.id)}"
         for entry in state.queue[:QUEUE_LINES]
     ]
     if len(state.queue) > QUEUE_LINES:
@@ -67,7 +72,7 @@ def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
         follow = "The queue is empty: add plans with 9plan_queue_add."
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n"
-        f"Task: {state.session.task_description or '(none)'}\n{active_line}\n"
+        f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
         f"{follow}"
@@ -176,7 +181,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
             placed = await service.pull_plan(call.session, request_id=request_id)
             stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
             call.succeed(
-                f"Pulled plan {placed.plan.id}: {placed.plan.goal}\nFile: {placed.path}\n"
+                f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
                 f"Read the file for the full plan; keep notes in its # Notes section.{stuck}",
                 views.plan_pulled(placed),
             )
@@ -217,11 +222,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     ) -> Annotated[CallToolResult, views.PlanCompleted]:
         async with (call := start("9plan_plan_complete", ctx, session_name)):
             done = await service.complete_plan(call.session, outcome, request_id=request_id)
-            follow = (
-                f"Next: {done.next_goal} (9plan_queue_pull)."
-                if done.next_goal
-                else "The queue is empty. Task complete!"
-            )
+            follow = _next(done.next_goal, "The queue is empty. Task complete!")
             call.succeed(
                 f"Completed plan {done.plan.id}. {done.completed_count} completed, "
                 f"{done.queue_length} queued.\n{follow}",
@@ -243,8 +244,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     ) -> Annotated[CallToolResult, views.PlanDiscarded]:
         async with (call := start("9plan_plan_discard", ctx, session_name)):
             gone = await service.discard_plan(call.session, reason, request_id=request_id)
+            follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
             call.succeed(
-                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.",
+                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}",
                 views.plan_discarded(gone),
             )
         return call.outcome
@@ -258,12 +260,15 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     async def history_search(
         ctx: Context,
         query: Annotated[str, Field(description="Words to look for")],
-        max_results: Annotated[int, Field(description="1-100")] = 10,
+        max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
         session_name: SessionArg = None,
     ) -> Annotated[CallToolResult, views.SearchResults]:
         async with (call := start("9plan_history_search", ctx, session_name)):
             matches = await service.search_history(call.session, query, max_results)
-            lines = [f"{m.rank}. {m.id} {m.goal}\n   Outcome: {m.outcome}" for m in matches]
+            lines = [
+                f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}"
+                for m in matches
+            ]
             found = (
                 f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
                 if matches
@@ -287,7 +292,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
     ) -> Annotated[CallToolResult, views.CompletedPlan]:
         async with (call := start("9plan_history_get", ctx, session_name)):
             view = views.completed_plan(await service.get_history(call.session, plan_id))
-            body = "\n".join(f"{key}: {value}" for key, value in view.items())
+            body = "\n".join(indented(key, value) for key, value in view.items())
             call.succeed(
                 _with_reminder(
                     f"Completed plan {plan_id}:\n{body}", await service.reminder(call.session)
@@ -326,7 +331,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
             view = views.session_list(await service.list_sessions())
             lines = [
                 f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
-                f"{', 1 active' if s['has_active_plan'] else ''} - {s['task_description'] or '(no task)'}"
+                f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
                 for s in view["sessions"]
             ]
             call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
