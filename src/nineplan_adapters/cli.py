@@ -198,7 +198,7 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
 async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
-    found = await service.inspect_state(args.name)  # a look only: nothing is repaired
+    found = await service.session_state(args.name)  # a look only: nothing is repaired
     state = views.admin_state(found)
     active = found.active_plan
     queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [

@@ -318,9 +318,9 @@ def readable(events: Iterable[Event | UnreadableEvent]) -> list[Event]:
     return [event for event in events if isinstance(event, Event)]
 
 
-def outcome_excerpt(outcome: str) -> str:
-    """What an event keeps of an outcome."""
-    return outcome[:OUTCOME_CHARS]
+def excerpt(text: str) -> str:
+    """What an event keeps of an outcome or of notes: the first 200 characters."""
+    return text[:OUTCOME_CHARS]
 
 
 def stuck_text(plan_id: str, defer_count: int) -> str:

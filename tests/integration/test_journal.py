@@ -21,8 +21,9 @@ def log_json(sessions: Path, name: str, *extra: str) -> list[dict[str, Any]]:
 
 
 async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
-    """Create, three adds, pull, defer, pull, complete, pull, discard over stdio: `nineplan log
-    --json` prints exactly those kinds in order, one JSON object per line, actor agent."""
+    """Create, three adds, pull, defer, pull, complete with notes, pull, discard over stdio:
+    `nineplan log --json` prints exactly those kinds in order (the notes first, then the
+    completion), one JSON object per line, actor agent."""
     async with Client(stdio_server(tmp_path), mode="legacy") as client:
         name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
         first = await ok(client, "9plan_queue_add", **PLAN)
@@ -31,7 +32,7 @@ async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
         await ok(client, "9plan_queue_pull")
         await ok(client, "9plan_plan_defer", reason="needs the schema first", position="back")
         await ok(client, "9plan_queue_pull")
-        await ok(client, "9plan_plan_complete", outcome="wrote users.sql")
+        await ok(client, "9plan_plan_complete", outcome="wrote users.sql", notes="- used uuid")
         await ok(client, "9plan_queue_pull", request_id="pull-1")
         await ok(client, "9plan_queue_pull", request_id="pull-1")  # a replay: no event
         await ok(client, "9plan_plan_discard", reason="obsolete")
@@ -45,30 +46,32 @@ async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
         "plan_pulled",
         "plan_deferred",
         "plan_pulled",
+        "notes_added",
         "plan_completed",
         "plan_pulled",
         "plan_discarded",
     ]
-    assert [event["seq"] for event in events] == list(range(1, 11))
+    assert [event["seq"] for event in events] == list(range(1, 12))
     assert {event["actor"] for event in events} == {"agent"}
     assert events[5]["detail"] == {
         "position": "back",
         "rank": 3,
         "reason": "needs the schema first",
     }
-    assert events[7] == {
-        "seq": 8,
-        "at": events[7]["at"],
+    assert events[7]["detail"] == {"notes": "- used uuid"}
+    assert events[8] == {
+        "seq": 9,
+        "at": events[8]["at"],
         "kind": "plan_completed",
         "plan_id": first["plan_id"],
         "actor": "agent",
         "detail": {"outcome": "wrote users.sql"},
     }
-    assert events[7]["at"].endswith("Z")
-    assert [event["seq"] for event in log_json(tmp_path, name, "--limit", "3")] == [8, 9, 10]
+    assert events[8]["at"].endswith("Z")
+    assert [event["seq"] for event in log_json(tmp_path, name, "--limit", "3")] == [9, 10, 11]
     plain = run_nineplan(tmp_path, "log", name)
     assert plain.returncode == 0
-    assert len(plain.stdout.splitlines()) == 10
+    assert len(plain.stdout.splitlines()) == 11
     assert "plan_deferred" in plain.stdout
     assert "reason=needs the schema first" in plain.stdout
 

@@ -99,7 +99,7 @@ async def test_the_actor_is_recorded_and_checked(backend: Backend):
     assert [event.actor for event in events if isinstance(event, Event)] == [Actor.PERSON]
     with pytest.raises(InvalidInputError, match="actor"):
         await service.add_plan(name, **PLAN, actor="robot")
-    assert len((await service.inspect_state(name)).queue) == 1
+    assert len((await service.session_state(name)).queue) == 1
 
 
 async def test_queries_filter_and_take_the_newest(backend: Backend):
@@ -242,7 +242,7 @@ async def test_inspection_writes_nothing(backend: Backend):
     placed = await service.add_plan(name, **PLAN)
     await backend.delete_plan_file(name, placed.plan.id)
     before = await service.journal(name)
-    state = await service.inspect_state(name)
+    state = await service.session_state(name)
     assert f"{placed.plan.id}.txt" not in state.plan_files
     assert await service.journal(name) == before
     assert await backend.plan_text(name, placed.plan.id) is None
@@ -335,3 +335,32 @@ async def test_an_older_postgres_database_starts_each_sessions_journal(tmp_path:
             assert (await service.validate_session(name)).valid
         finally:
             await catalog.aclose()
+
+
+async def test_salvage_and_notes_come_before_the_change(backend: Backend):
+    """A defer of a messy, non-UTF-8 file with notes gives edits_salvaged (with the recovered/
+    copy), then notes_added, then plan_deferred, in that order, and the journal still replays."""
+    service = backend.service
+    name = await backend.session()
+    placed = await service.add_plan(name, **PLAN)
+    await service.pull_plan(name)
+    await backend.write_plan_text(name, placed.plan.id, b"stray \xff bytes, no headings")
+    await service.defer_plan(name, "blocked", notes="- tried the cache first")
+    events = [e for e in await service.journal(name) if isinstance(e, Event)]
+    assert [e.kind for e in events[-3:]] == [K.EDITS_SALVAGED, K.NOTES_ADDED, K.PLAN_DEFERRED]
+    salvaged, noted, _ = events[-3:]
+    assert str(salvaged.detail["salvaged"]).startswith("Plan file read tolerantly")
+    assert "recovered" in str(salvaged.detail["recovered"])
+    assert noted.detail == {"notes": "- tried the cache first"}
+    assert {e.plan_id for e in events[-3:]} == {placed.plan.id}
+    assert (await service.validate_session(name)).journal_matches_state
+
+
+async def test_a_clean_file_and_no_notes_add_no_extra_events(backend: Backend):
+    """Completing with a clean file and no notes journals the completion alone."""
+    service = backend.service
+    name = await backend.session()
+    await service.add_plan(name, **PLAN)
+    await service.pull_plan(name)
+    await service.complete_plan(name, "done", notes="  ")
+    assert (await kinds(backend, name))[-2:] == [K.PLAN_PULLED, K.PLAN_COMPLETED]

@@ -26,11 +26,9 @@ from nineplan_core.requests import REMEMBERED
 
 log = logging.getLogger("nineplan.postgres")
 
-# Version 2 (plan notes) comes with the tolerant plan files; until it is here, the journal's
-# version 3 is applied second.
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 3)
+    for number in (1, 2, 3)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 

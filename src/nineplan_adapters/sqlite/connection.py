@@ -17,11 +17,9 @@ from nineplan_core.errors import DatabaseError
 log = logging.getLogger("nineplan.sqlite")
 
 Durability = Literal["full", "normal"]
-# Version 4 (plan notes) comes with the tolerant plan files; until it is here, the journal's
-# version 5 is applied fourth.
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3, 5)
+    for number in (1, 2, 3, 4, 5)
 )
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
