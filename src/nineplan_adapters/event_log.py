@@ -5,7 +5,6 @@ a select (`EventRows`), and change ticks for the feed."""
 
 import datetime as dt
 import json
-import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -17,8 +16,6 @@ from nineplan_adapters.converters import converter
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.ports import SessionStore
-
-log = logging.getLogger("nineplan.journal")
 
 _KINDS = frozenset(kind.value for kind in EventKind)
 _ACTORS = frozenset(actor.value for actor in Actor)

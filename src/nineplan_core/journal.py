@@ -33,8 +33,8 @@ __all__ = [
     "started",
 ]
 
-#: How much of an outcome an event keeps.
-OUTCOME_CHARS = 200
+#: How much of an outcome or of notes an event keeps.
+EXCERPT_CHARS = 200
 #: How many events `recent` holds.
 RECENT = 5
 
@@ -320,7 +320,7 @@ def readable(events: Iterable[Event | UnreadableEvent]) -> list[Event]:
 
 def excerpt(text: str) -> str:
     """What an event keeps of an outcome or of notes: the first 200 characters."""
-    return text[:OUTCOME_CHARS]
+    return text[:EXCERPT_CHARS]
 
 
 def stuck_text(plan_id: str, defer_count: int) -> str:
