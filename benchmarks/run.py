@@ -37,9 +37,8 @@ from nineplan_adapters.sqlite.store import (
     FRONT,
     INSERT_EVENT,
     INSERT_PLAN,
-    PROGRESS,
     SAVE_PLAN,
-    SHAPE,
+    TALLY,
 )
 from nineplan_core.model import Plan, PlanContent
 from nineplan_core.plan_file import render
@@ -203,12 +202,12 @@ class NineplanSqlDirect:
             for kind in ("plan_added", "plan_pulled", "plan_completed")
         ]  # fmt: skip
         start = time.perf_counter()
-        self._transaction(SHAPE, (INSERT_PLAN, rows[0]), event=events[0])
+        self._transaction(TALLY, (INSERT_PLAN, rows[0]), event=events[0])
         temp.write_text(text)
         temp.replace(target)
         self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]), event=events[1])
         target.read_text()
-        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), PROGRESS, event=events[2])
+        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), TALLY, event=events[2])
         target.unlink()
         return time.perf_counter() - start
 
