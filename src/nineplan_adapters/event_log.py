@@ -32,7 +32,8 @@ def event_row(event: NewEvent, seq: int) -> dict[str, Any]:
         "kind": event.kind.value,
         "plan_id": event.plan_id,
         "actor": event.actor.value,
-        "detail": json.dumps(converter.unstructure(dict(event.detail)), ensure_ascii=False),
+        # Details are plain JSON values already; the converter serves anything else.
+        "detail": json.dumps(event.detail, ensure_ascii=False, default=converter.unstructure),
     }
 
 
