@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     HistoryMatch,
     Plan,
@@ -113,6 +114,11 @@ class SessionReader(Protocol):
         """Every queued or active plan and every plan that holds a queue position."""
         ...
 
+    async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
+        """The session's journal events that `query` asks for, oldest first; a stored row
+        that is not a valid event comes back as an UnreadableEvent, never as an error."""
+        ...
+
 
 class SessionTx(SessionReader, Protocol):
     """A unit of work on one session: rows and files change together or not at all.
@@ -134,6 +140,13 @@ class SessionTx(SessionReader, Protocol):
 
     async def save(self, plan: Plan) -> None:
         """Replace a stored plan (or insert it). Raises StorageError."""
+        ...
+
+    async def append(self, event: NewEvent) -> Event:
+        """Add an event to the journal in this transaction, with the next `seq` (no gaps).
+
+        Raises StorageError.
+        """
         ...
 
 
@@ -202,6 +215,16 @@ class SessionCatalog(Protocol):
     @property
     def creations(self) -> RequestLog:
         """The session creates applied with a `request_id`; each result is the session name."""
+        ...
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then each new one as it is committed, by
+        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the session cannot be read or watched.
+        """
         ...
 
 
