@@ -1,6 +1,7 @@
 """The use cases: one async method per operation an agent or a person can ask for."""
 
 import logging
+from collections.abc import Sequence
 from typing import TypeVar
 
 import attrs
@@ -364,6 +365,57 @@ class NinePlan:
         return discarded
 
     # -- steering by a person (the web view, the CLI) -------------------------------
+
+    async def import_plans(
+        self, name: str, plans: Sequence[PlanText], position: Position | str = Position.BACK
+    ) -> list[PlacedPlan]:
+        """Add many plans in one transaction, all or none, keeping their order.
+
+        At the back they are pulled in the order given after the plans already queued; at the
+        front they are pulled in the order given before them. Each plan's file is written.
+
+        Raises:
+            InvalidInputError: a plan is invalid (its index is in the message); nothing is added.
+            QueueFullError: the queue cannot take them all; nothing is added.
+            SessionNotFoundError, StorageError.
+        """
+        where = check_position(position)
+        for index, text in enumerate(plans, start=1):
+            for field, value in attrs.asdict(text.content).items():
+                try:
+                    check_text(
+                        field,
+                        value,
+                        max_chars=self.limits.max_text_chars,
+                        required=field not in ("inputs", "outputs"),
+                    )
+                except InvalidInputError as exc:
+                    raise InvalidInputError(
+                        exc.field, f"(plan {index} of {len(plans)}) {exc.problem}"
+                    ) from exc
+        store = await self._open(name)
+        placed: list[PlacedPlan] = []
+        async with store.transaction() as tx:
+            tally = await tx.tally()
+            if tally.queued + len(plans) > self.limits.max_queue:
+                raise QueueFullError(self.limits.max_queue)
+            before = tally.queued
+            # At the front, the last plan goes in first so that the first ends up first.
+            order = list(plans) if where is Position.BACK else list(reversed(plans))
+            for text in order:
+                tally = await tx.tally()
+                plan = await self._insert(tx, text.content, insert_position(tally, where))
+                if text.notes:
+                    plan = attrs.evolve(plan, notes=text.notes)
+                    await tx.save(plan)
+                await tx.files.write(plan.id, render(text.content, plan.notes))
+                placed.append(PlacedPlan(plan=plan, path=store.plan_path(plan.id)))
+        if where is Position.FRONT:
+            placed.reverse()
+        first = 1 if where is Position.FRONT else before + 1
+        ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
+        log.info("plans imported", extra={"session": name, "count": len(ranked)})
+        return ranked
 
     async def move_plan(self, name: str, plan_id: str, position: Position | str) -> PlacedPlan:
         """Move a queued plan to the front or the back of the queue; its file is unchanged.
