@@ -21,7 +21,7 @@ COMMANDS = [
      "nineplan move brave-quiet-otter a3x9k --front"),
     ("drop", "discard a queued plan, saying why",
      'nineplan drop brave-quiet-otter a3x9k --reason "not needed any more"'),
-    ("export", "print a whole session (queue, active plan, counts) as Markdown or JSON",
+    ("export", "print a whole session (queue, active plan, history) as Markdown or JSON",
      "nineplan export brave-quiet-otter > session.md\n  nineplan export brave-quiet-otter --format json"),
     ("import", "add the plans of a file (plan files separated by ---), all or none",
      "nineplan import brave-quiet-otter plans.md\n  nineplan import brave-quiet-otter plans.md --front"),
@@ -110,12 +110,14 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
     state = await service.session_state(args.name)
     queue = [await service.get_plan(args.name, q.id) for q in state.queue]
     active = state.active_plan
+    history = await service.finished_plans(args.name)
     journal = await service.journal(args.name) if hasattr(service, "journal") else None
     if args.format == "json" or args.json:
         data = {
             **views.admin_state(state),
             "queue": [_plan(p) for p in queue],
             "active_plan": _plan(active) if active else None,
+            "history": [_plan(p) for p in history],
             "journal": journal,
         }
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
@@ -132,6 +134,12 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
         parts.append(
             f"\n## Active plan {active.id}\n\n{join_plans([PlanText(active.content, active.notes)])}"
         )
+    for plan in history:
+        finished = plan.completed_at.isoformat() if plan.completed_at else "-"
+        parts.append(f"\n## {plan.status.value.capitalize()} plan {plan.id} ({finished})\n")
+        parts.append(join_plans([PlanText(plan.content, plan.notes)]))
+        if plan.outcome is not None:
+            parts.append(f"Outcome: {plan.outcome}")
     if journal is not None:
         parts.append(f"\n## Journal\n\n{json.dumps(journal, indent=2, default=str)}")
     print("\n".join(parts))
@@ -139,8 +147,10 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
 
 
 def _plan(plan: Plan) -> dict[str, Any]:
+    finished = plan.completed_at.isoformat() if plan.completed_at else None
     return {"id": plan.id, "status": plan.status.value, "notes": plan.notes,
-            "created_at": plan.created_at.isoformat(),
+            "outcome": plan.outcome, "created_at": plan.created_at.isoformat(),
+            "completed_at": finished,
             **{k: getattr(plan.content, k) for k in (*TEXTS, "inputs", "outputs")}}  # fmt: skip
 
 

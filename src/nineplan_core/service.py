@@ -498,6 +498,16 @@ class NinePlan:
             raise PlanNotFoundError(plan_id)
         return plan
 
+    async def finished_plans(self, name: str) -> list[Plan]:
+        """Every completed and discarded plan of a session, in the order they finished.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            return await reader.finished()
+
     async def get_plan(self, name: str, plan_id: str) -> Plan:
         """Any plan of the session by id, whatever its status, as stored; repairs nothing.
 

@@ -157,13 +157,28 @@ async def _empty_session(tmp_path: Path) -> str:
 
 
 def test_export_json_holds_the_whole_session(tmp_path: Path, session: str):
-    """`export --format json` holds the queue, the active plan and the counts."""
+    """`export --format json` holds the queue, the active plan, the history and the counts;
+    `--format md` holds the history too, with outcomes."""
     code, out, _ = nineplan(tmp_path, "export", session, "--format", "json")
     data = json.loads(out)
     assert code == 0
     assert [p["goal"] for p in data["queue"]] == ["second", "third"]
     assert data["active_plan"]["goal"] == "first"
     assert data["session_name"] == session
+    assert data["history"] == []
+
+    async def finish() -> None:
+        async with open_backend("sqlite", tmp_path) as backend:
+            await backend.service.complete_plan(session, "built the penguin importer")
+
+    anyio.run(finish)
+    data = json.loads(nineplan(tmp_path, "export", session, "--format", "json")[1])
+    assert [(p["goal"], p["outcome"]) for p in data["history"]] == [
+        ("first", "built the penguin importer")
+    ]
+    code, out, _ = nineplan(tmp_path, "export", session)
+    assert "## Completed plan 00001" in out
+    assert "Outcome: built the penguin importer" in out
 
 
 @pytest.mark.parametrize("command", ["add", "move", "drop", "import", "export"])

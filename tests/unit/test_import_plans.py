@@ -88,3 +88,18 @@ async def test_a_storage_failure_in_the_middle_adds_none(tmp_path: Path):
             await backend.service.import_plans(name, plans("A", "B", "C"))
         assert await goals(backend, name) == []
         assert (await backend.service.validate_session(name)).valid
+
+
+async def test_finished_plans_are_the_history_in_order(backend: Backend):
+    """`finished_plans` lists completed and dropped plans in the order they finished, never a
+    queued or active one."""
+    name = await backend.session()
+    placed = await backend.service.import_plans(name, plans("A", "B", "C", "D"))
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "did A")
+    await backend.service.drop_plan(name, placed[2].plan.id, "not needed")
+    await backend.service.pull_plan(name)
+    finished = await backend.service.finished_plans(name)
+    assert [(p.goal, p.status.value) for p in finished] == [
+        ("A", "completed"), ("C", "discarded"),
+    ]  # fmt: skip
