@@ -1,11 +1,14 @@
 """The `nineplan add | move | drop | import | export` commands: a person steers a session."""
 
 import argparse
+import datetime as dt
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from nineplan_adapters.formatting import one_line
 from nineplan_adapters.plan_bundle import END_OF_QUEUE, join_plans, split_plans
@@ -120,7 +123,7 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
             "history": [_plan(p) for p in history],
             "journal": journal,
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
         return 0
     parts = [
         join_plans([PlanText(p.content, p.notes) for p in queue]) if queue else "",
@@ -141,9 +144,20 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
         if plan.outcome is not None:
             parts.append(f"Outcome: {plan.outcome}")
     if journal is not None:
-        parts.append(f"\n## Journal\n\n{json.dumps(journal, indent=2, default=str)}")
+        parts.append(
+            f"\n## Journal\n\n{json.dumps(journal, indent=2, ensure_ascii=False, default=_json_default)}"
+        )
     print("\n".join(parts))
     return 0
+
+
+def _json_default(value: object) -> object:
+    """JSON for the journal's events (attrs classes, timestamps); anything else as text."""
+    if attrs.has(type(value)):
+        return attrs.asdict(value)  # type: ignore[arg-type] # attrs.has checked it
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)
 
 
 def _plan(plan: Plan) -> dict[str, Any]:

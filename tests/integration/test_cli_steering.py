@@ -2,6 +2,7 @@
 through the real `nineplan` command in child processes."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -11,7 +12,7 @@ from nineplan_adapters.plan_bundle import join_plans, split_plans
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import PlanText
 from tests.fakes import PLAN, open_backend
-from tests.integration.servers import run_nineplan
+from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
 
 
 @pytest.fixture
@@ -108,6 +109,22 @@ def test_import_adds_at_the_back_or_front_in_file_order(tmp_path: Path, session:
     code, out, _ = nineplan(tmp_path, "import", session, str(plans), "--front", "--json")
     assert [p["queue_position"] for p in json.loads(out)["plans"]] == [1, 2]
     assert queue(tmp_path, session) == ["A", "B", "second", "third", "A", "B"]
+
+
+def test_import_reads_stdin(tmp_path: Path, session: str):
+    """`nineplan import NAME -` reads the plans from standard input."""
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "import", session, "-"],
+        input=plan_file("from stdin"),
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=PROJECT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert queue(tmp_path, session) == ["second", "third", "from stdin"]
 
 
 def test_import_is_all_or_none(tmp_path: Path, session: str):
