@@ -1,9 +1,10 @@
 """The import/export text of many plans: plan files separated by lines `---`.
 
-Each plan is in the plan-file format (`nineplan_core.plan_file`); its `# Notes` section may be
-left out. A line `---` inside a plan's text is written `\\---` (and a line `\\---` gains one more
-backslash), so that only a separator reads as one. `nineplan export --format md` writes the
-queue this way; the rest of the session follows the line END_OF_QUEUE, where import stops.
+Each plan is in the plan-file format (`nineplan_core.plan_file`); its optional sections
+(`# Inputs`, `# Outputs`, `# Notes`) may be left out. A line `---` inside a plan's text is
+written `\\---` (and a line `\\---` gains one more backslash), so that only a separator reads
+as one. `nineplan export --format md` writes the queue this way; the rest of the session
+follows the line END_OF_QUEUE, where import stops.
 """
 
 import re
@@ -47,12 +48,24 @@ def split_plans(text: str) -> list[PlanText]:
         texts.pop()  # a file may end with a separator
     plans = []
     for index, block in enumerate(texts, start=1):
-        has_notes = re.search(r"^# Notes\s*$", block, re.MULTILINE | re.IGNORECASE)
         try:
-            plans.append(parse(block + ("\n" if has_notes else "\n\n# Notes\n")))
+            plans.append(parse(_with_optional_sections(block)))
         except PlanFileFormatError as exc:
             problem = exc.message.removeprefix("The plan file is not in the plan format: ")
             raise PlanFileFormatError(
                 f"plan {index} of {len(texts)}, {problem.rstrip('.')}"
             ) from exc
     return plans
+
+
+def _with_optional_sections(block: str) -> str:
+    """`block` with empty `# Inputs`, `# Outputs` and `# Notes` sections where they are left
+    out (before `# Notes`, which holds everything after it)."""
+    notes = re.search(r"^# Notes[ \t]*$", block, re.MULTILINE | re.IGNORECASE)
+    head, tail = (block[: notes.start()], block[notes.start() :]) if notes else (block, "# Notes\n")
+    missing = [
+        f"# {title}\n\n"
+        for title in ("Inputs", "Outputs")
+        if not re.search(rf"^# {title}[ \t]*$", head, re.MULTILINE | re.IGNORECASE)
+    ]
+    return f"{head.rstrip(chr(10))}\n\n{''.join(missing)}{tail.rstrip(chr(10))}\n"

@@ -230,3 +230,8 @@ def test_the_bundle_format_escapes_separator_lines():
     assert "\\---" in text
     assert split_plans(text + "\n---\n") == [plan, plan]
     assert split_plans(text.replace("# Notes\n", "")) == [plan, plan]
+    bare = text.replace("# Inputs\n\n\n", "").replace("# Outputs\n\n\n", "")
+    assert "# Inputs" not in bare
+    assert split_plans(bare) == [plan, plan]
+    noted = PlanText(plan.content, "kept\n# not a heading")
+    assert split_plans(join_plans([noted]).replace("# Inputs\n\n\n", "")) == [noted]
