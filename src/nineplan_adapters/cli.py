@@ -12,11 +12,14 @@ from typing import Any, get_args
 
 import anyio
 
+from nineplan_adapters.cli_steering import COMMANDS as STEERING_COMMANDS
+from nineplan_adapters.cli_steering import STEERING
+from nineplan_adapters.cli_steering import add_arguments as add_steering_arguments
 from nineplan_adapters.config import ConfigError, Durability, LogLevel, Settings, Transport
 from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.journal_views import event_line, journal_entry
 from nineplan_adapters.logging import configure_logging
-from nineplan_core.errors import NinePlanError, SessionNotFoundError
+from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE
 from nineplan_core.model import SNIPPET_MARKS
@@ -33,6 +36,8 @@ examples:
   nineplan log brave-quiet-otter --follow what happened, then each change as it happens
   nineplan validate brave-quiet-otter --repair
   nineplan ui                             the web view on http://127.0.0.1:8765/
+  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
+  nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
 """
 COMMANDS = [
     ("serve", "run the MCP server (MCP clients spawn this on stdio)",
@@ -82,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, summary, examples in COMMANDS:
+    for name, summary, examples in [*COMMANDS, *STEERING_COMMANDS]:
         command = commands.add_parser(
             name,
             help=summary,
@@ -144,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.choices["log"].add_argument(
         "--follow", action="store_true", help="keep printing new events until Ctrl-C"
     )
+    add_steering_arguments(commands.choices)
     return parser
 
 
@@ -186,6 +192,8 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         suggestion = "`nineplan sessions` lists every session." if missing else exc.suggestion
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        if isinstance(exc, PlanHeldByAgentError):
+            human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
         return _fail(args, error, human, USAGE if missing else REFUSED)
 
 
@@ -344,6 +352,7 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
     "search": _search,
     "log": _log,
     "validate": _validate,
+    **STEERING,
 }
 
 

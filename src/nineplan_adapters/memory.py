@@ -221,6 +221,10 @@ class MemorySessionTx(EventRows):
     async def plan(self, plan_id: str) -> Plan | None:
         return self.plans.get(plan_id)
 
+    async def finished(self) -> list[Plan]:
+        done = [p for p in self.plans.values() if p.status not in LIVE]
+        return sorted(done, key=lambda p: (p.completed_at or p.created_at, p.id))
+
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:

@@ -100,6 +100,10 @@ class SessionReader(Protocol):
         """Any plan of this session by id, whatever its status."""
         ...
 
+    async def finished(self) -> list[Plan]:
+        """The completed and discarded plans, in the order they finished (for an export)."""
+        ...
+
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:

@@ -2,7 +2,7 @@
 
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -447,6 +447,72 @@ class NinePlan:
 
     # -- steering by a person (the web view, the CLI) -------------------------------
 
+    async def import_plans(
+        self,
+        name: str,
+        plans: Sequence[PlanText],
+        position: Position | str = Position.BACK,
+        *,
+        actor: Actor | str = Actor.PERSON,
+    ) -> list[PlacedPlan]:
+        """Add many plans in one transaction, all or none, keeping their order.
+
+        At the back they are pulled in the order given after the plans already queued; at the
+        front they are pulled in the order given before them. Each plan's file is written.
+
+        Raises:
+            InvalidInputError: a plan is invalid (its index is in the message); nothing is added.
+            QueueFullError: the queue cannot take them all; nothing is added.
+            SessionNotFoundError, StorageError.
+        """
+        where = check_position(position)
+        who = check_actor(actor)
+        for index, text in enumerate(plans, start=1):
+            for field, value in attrs.asdict(text.content).items():
+                try:
+                    check_text(
+                        field,
+                        value,
+                        max_chars=self.limits.max_text_chars,
+                        required=field not in ("inputs", "outputs"),
+                    )
+                except InvalidInputError as exc:
+                    raise InvalidInputError(
+                        exc.field, f"(plan {index} of {len(plans)}) {exc.problem}"
+                    ) from exc
+        store = await self._open(name)
+        placed: list[PlacedPlan] = []
+        async with store.transaction() as tx:
+            tally = await tx.tally()
+            if tally.queued + len(plans) > self.limits.max_queue:
+                raise QueueFullError(self.limits.max_queue)
+            before = tally.queued
+            # At the front, the last plan goes in first so that the first ends up first.
+            order = list(plans) if where is Position.BACK else list(reversed(plans))
+            for text in order:
+                tally = await tx.tally()
+                plan = await self._insert(tx, text.content, insert_position(tally, where))
+                if text.notes:
+                    plan = attrs.evolve(plan, notes=text.notes)
+                    await tx.save(plan)
+                await tx.files.write(plan.id, render(text.content, plan.notes))
+                await _record(
+                    tx,
+                    plan.created_at,
+                    who,
+                    EventKind.PLAN_ADDED,
+                    plan,
+                    position=where,
+                    rank=insert_rank(tally, where),
+                )
+                placed.append(PlacedPlan(plan=plan, path=store.plan_path(plan.id)))
+        if where is Position.FRONT:
+            placed.reverse()
+        first = 1 if where is Position.FRONT else before + 1
+        ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
+        log.info("plans imported", extra={"session": name, "count": len(ranked)})
+        return ranked
+
     async def move_plan(
         self,
         name: str,
@@ -545,6 +611,16 @@ class NinePlan:
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
         return plan
+
+    async def finished_plans(self, name: str) -> list[Plan]:
+        """Every completed and discarded plan of a session, in the order they finished.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            return await reader.finished()
 
     async def get_plan(self, name: str, plan_id: str) -> Plan:
         """Any plan of the session by id, whatever its status, as stored; repairs nothing.

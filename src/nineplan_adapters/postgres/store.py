@@ -232,6 +232,14 @@ class PostgresSessionTx(EventRows):
     async def plan(self, plan_id: str) -> Plan | None:
         return await self._plan_where("id = $2", plan_id)
 
+    async def finished(self) -> list[Plan]:
+        records = await self.connection.fetch(
+            f"SELECT {_COLUMNS} FROM nineplan_plans WHERE session_name = $1 "  # noqa: S608 - fixed fragments
+            "AND status IN ('completed', 'discarded') ORDER BY completed_at, id",
+            self.session_name,
+        )
+        return [row_to_plan(record) for record in records]
+
     async def queue(self) -> list[QueueEntry]:
         records = await self.connection.fetch(
             "SELECT id, goal FROM nineplan_plans WHERE session_name = $1 AND status = 'queued' ORDER BY queue_position",

@@ -86,6 +86,7 @@ _UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_CO
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
 INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
+FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 _BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
@@ -241,6 +242,10 @@ class SqliteSessionTx(EventRows):
 
     async def plan(self, plan_id: str) -> Plan | None:
         return await self._plan(_BY_ID, (plan_id,))
+
+    async def finished(self) -> list[Plan]:
+        rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
+        return [row_to_plan(dict(row)) for row in rows]
 
     async def queue(self) -> list[QueueEntry]:
         rows = await self.db.run_in_thread(  # grows with the queue: in the thread
