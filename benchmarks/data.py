@@ -8,7 +8,7 @@ from pathlib import Path
 from nineplan_adapters.clock import utc_now
 from nineplan_adapters.ids import PLAN_ID_ALPHABET
 from nineplan_adapters.sqlite import SqliteSessionCatalog
-from nineplan_core.model import PlanContent, Session
+from nineplan_core.model import PlanContent, Session, SessionName
 from nineplan_core.plan_file import render
 
 WORDS = [
@@ -152,7 +152,9 @@ def plan_id(rng: random.Random, taken: set[str]) -> str:
 async def create_session(root: Path, name: str) -> None:
     catalog = SqliteSessionCatalog(root, durability="normal")
     try:
-        await catalog.create(Session(name=name, task_description="benchmark", created_at=utc_now()))
+        await catalog.create(
+            Session(name=SessionName(name), task_description="benchmark", created_at=utc_now())
+        )
     finally:
         await catalog.aclose()
 

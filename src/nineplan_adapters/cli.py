@@ -22,7 +22,7 @@ from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE
-from nineplan_core.model import SNIPPET_MARKS
+from nineplan_core.results import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
 EXAMPLES = """\

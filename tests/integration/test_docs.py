@@ -13,7 +13,7 @@ from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.demo import free_port
-from nineplan_core.model import Session
+from nineplan_core.model import Session, SessionName
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, PYTHON, child_env, wait_until_listening
 
@@ -51,7 +51,9 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
         async with running(app) as service:
             await service.catalog.create(
                 Session(
-                    name="brave-quiet-otter", task_description="docs", created_at=FixedClock()()
+                    name=SessionName("brave-quiet-otter"),
+                    task_description="docs",
+                    created_at=FixedClock()(),
                 )
             )
             await service.add_plan(

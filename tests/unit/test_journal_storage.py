@@ -13,6 +13,7 @@ from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, UnreadableEvent
+from nineplan_core.model import SessionName
 from tests.fakes import PLAN, Backend, make_service, postgres_schema
 
 K = EventKind
@@ -161,9 +162,9 @@ async def damage(backend: Backend, name: str, seq: int, column: str, value: Any)
     if backend.kind == "memory":
         catalog = backend.catalog
         assert isinstance(catalog, MemorySessionCatalog)
-        catalog.stores[name].event_rows[seq - 1][column] = value
+        catalog.stores[SessionName(name)].event_rows[seq - 1][column] = value
     elif backend.kind == "postgres":
-        store = await backend.catalog.open(name)
+        store = await backend.catalog.open(SessionName(name))
         await store.pool.execute(  # type: ignore[attr-defined]
             f"UPDATE nineplan_journal SET {column} = $1 WHERE session_name = $2 AND seq = $3",  # noqa: S608 - a test's own column names
             value,

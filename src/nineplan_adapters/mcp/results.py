@@ -11,7 +11,7 @@ from mcp.types import CallToolResult, TextContent
 
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
-from nineplan_core.model import SESSION_NAME, check_session_name
+from nineplan_core.model import SESSION_NAME
 
 log = logging.getLogger("nineplan.mcp")
 
@@ -99,15 +99,15 @@ class ToolCall:
 
     @property
     def session(self) -> str:
-        """The session this call addresses.
+        """The session this call addresses: the explicit name as given (the use case checks
+        it), else the client's current one.
 
         Raises:
-            InvalidInputError: an explicit name of the wrong shape.
             SessionNameRequiredError: no name and a transport without client identity.
             SessionNotFoundError: no name and no current session.
         """
         if self.explicit is not None:
-            return check_session_name(self.explicit)
+            return self.explicit
         key = client_key(self.headers)
         if key is None:
             raise SessionNameRequiredError

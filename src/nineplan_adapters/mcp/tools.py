@@ -13,7 +13,7 @@ from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
 from nineplan_core.journal import reminder_line, stuck_text
-from nineplan_core.model import SessionState
+from nineplan_core.results import SessionState
 from nineplan_core.service import NinePlan
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]

@@ -18,7 +18,7 @@ import attrs
 
 from nineplan_adapters.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
-from nineplan_core.model import check_session_name
+from nineplan_core.model import SessionName
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -33,8 +33,8 @@ class SqliteSessionWatch:
     interval: float = 0.1
 
     @asynccontextmanager
-    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
-        database = self.root / check_session_name(name) / DATABASE
+    async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
+        database = self.root / name / DATABASE
         if not database.is_file() or database.parent.is_symlink():
             raise SessionNotFoundError(name)
         with database_errors("watch the session"):

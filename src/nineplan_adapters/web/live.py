@@ -21,6 +21,7 @@ from watchfiles import Change, awatch
 
 from nineplan_adapters.web.pages import Pages
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
+from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
 
 log = logging.getLogger("nineplan.web")
@@ -88,7 +89,7 @@ class FileFollower:
 class LiveResponse(Response):
     """`text/event-stream` of `fragments` events for one session page, until the client goes."""
 
-    def __init__(self, pages: Pages, watch: SessionWatch, name: str, page: int) -> None:
+    def __init__(self, pages: Pages, watch: SessionWatch, name: SessionName, page: int) -> None:
         super().__init__()
         # A stream: no content-length (Response would declare the empty body's 0).
         self.raw_headers = [
