@@ -34,6 +34,7 @@ from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import (
     ERROR_SCHEMA,
+    ToolDeps,
     error_result,
     error_text,
     for_agents,
@@ -60,11 +61,21 @@ RESOURCE_NOT_FOUND = -32002
 SESSIONLESS_ERA = "2026-07-28"
 
 
-class NineplanServer(MCPServer[Any]):
-    """MCPServer whose argument-validation failures come back in nineplan's error format."""
+class NineplanServer(MCPServer[ToolDeps]):
+    """MCPServer whose argument-validation failures come back in nineplan's error format.
+
+    Its lifespan yields the ToolDeps (the use cases, each client's current session): the
+    tools read them from their context.
+    """
 
     def __init__(self, service: NinePlan, sessions: CurrentSessions) -> None:
-        super().__init__(SERVER_NAME, version=package_version(), instructions=INSTRUCTIONS)
+        deps = ToolDeps(service, sessions)
+        super().__init__(
+            SERVER_NAME,
+            version=package_version(),
+            instructions=INSTRUCTIONS,
+            lifespan=deps.lifespan,
+        )
         self.service = service
         self.sessions = sessions
         self._tools: list[Tool] | None = None
@@ -248,7 +259,7 @@ def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
 def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> NineplanServer:
     """A fresh 9plan server over `service`; `sessions` keeps each client's current session."""
     server = NineplanServer(service, sessions or CurrentSessions())
-    register_tools(server, service, server.sessions)
+    register_tools(server)
 
     @server.prompt(
         name="bootstrap",
