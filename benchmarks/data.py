@@ -8,6 +8,7 @@ from pathlib import Path
 from nineplan_adapters.clock import utc_now
 from nineplan_adapters.ids import PLAN_ID_ALPHABET
 from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import PlanContent, Session, SessionName
 from nineplan_core.plan_file import render
 
@@ -152,8 +153,10 @@ def plan_id(rng: random.Random, taken: set[str]) -> str:
 async def create_session(root: Path, name: str) -> None:
     catalog = SqliteSessionCatalog(root, durability="normal")
     try:
+        at = utc_now()
         await catalog.create(
-            Session(name=SessionName(name), task_description="benchmark", created_at=utc_now())
+            Session(name=SessionName(name), task_description="benchmark", created_at=at),
+            NewEvent(kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT),
         )
     finally:
         await catalog.aclose()

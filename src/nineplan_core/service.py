@@ -766,25 +766,23 @@ class NinePlan:
         return recorded[1]
 
     async def _new_session(self, task_description: str | None, who: Actor) -> SessionStore:
-        """Create a session under a fresh name (drawing again on a collision), journalled."""
+        """Create a session under a fresh name (drawing again on a collision), with its
+        `session_created` event in the same transaction."""
         for _ in range(_ATTEMPTS):
             session = Session(
                 name=check_session_name(self.session_names()),
                 task_description=task_description,
                 created_at=self.clock(),
             )
+            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
             try:
-                store = await self.catalog.create(session)
+                store = await self.catalog.create(session, created)
             except SessionExistsError:
                 log.warning(
                     "session name collision, drawing another", extra={"session": session.name}
                 )
                 continue
             self._reconciled.add(session.name)
-            async with store.transaction() as tx:
-                await tx.append(
-                    NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
-                )
             return store
         raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
 

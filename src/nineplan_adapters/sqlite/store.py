@@ -27,7 +27,7 @@ from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import EventQuery
+from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -187,8 +187,8 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
             self._db.roll_back()
         return self._db
 
-    async def initialise(self, session: Session) -> None:
-        """Write the session row of a new database."""
+    async def initialise(self, session: Session, first: NewEvent) -> None:
+        """Write the session row of a new database and the journal's first event."""
         async with self.transaction() as tx:
             await tx.db.run(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
@@ -198,6 +198,7 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
                     session.created_at.isoformat(timespec="milliseconds"),
                 ),
             )
+            await tx.append(first)
 
 
 @attrs.define
