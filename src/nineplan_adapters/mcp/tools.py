@@ -109,6 +109,8 @@ async def session_create(
     task_description: Annotated[str | None, Field(description="The overall task")] = None,
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.SessionCreated]:
+    """Start a session (a three-word name) and make it current. Save the name: it resumes the work
+    after compaction. Next: 9plan_queue_add."""
     call = ToolCall.of(ctx)
     state = await call.service.create_session(task_description, request_id=request_id)
     call.make_current(state.session.name)
@@ -123,6 +125,8 @@ async def session_create(
 async def session_resume(
     ctx: ToolContext, session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")]
 ) -> Annotated[CallToolResult, views.SessionStateView]:
+    """Resume a session by name and make it current: its queue, active plan and counts. Use after
+    a new conversation or compaction."""
     call = ToolCall.of(ctx, session_name)
     state = await call.service.resume_session(call.session)
     call.make_current(state.session.name)
@@ -143,6 +147,8 @@ async def queue_add(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.PlanAdded]:
+    """Queue a self-contained plan: front for blocking work, back (default) for later. A, B, C
+    added at front give C, B, A."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.add_plan(
         call.session,
@@ -167,6 +173,8 @@ async def queue_add(
 async def queue_pull(
     ctx: ToolContext, session_name: SessionArg = None, request_id: RequestArg = None
 ) -> Annotated[CallToolResult, views.PlanPulled]:
+    """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
+    file or pass notes, then complete, defer or discard it."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.pull_plan(call.session, request_id=request_id)
     stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
@@ -186,6 +194,8 @@ async def plan_defer(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.PlanDeferred]:
+    """Return the active plan to the queue with a reason: front when blocked, back (default) after
+    splitting it. File edits are kept."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.defer_plan(
         call.session, reason, position, notes=notes, request_id=request_id
@@ -205,6 +215,8 @@ async def plan_complete(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.PlanCompleted]:
+    """Finish the active plan. The outcome (what was produced, where) and notes become searchable
+    history. Returns what remains."""
     call = ToolCall.of(ctx, session_name)
     done = await call.service.complete_plan(
         call.session, outcome, notes=notes, request_id=request_id
@@ -227,6 +239,8 @@ async def plan_discard(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.PlanDiscarded]:
+    """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
+    9plan_plan_defer if the work is still needed."""
     call = ToolCall.of(ctx, session_name)
     gone = await call.service.discard_plan(call.session, reason, notes=notes, request_id=request_id)
     follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
@@ -244,6 +258,8 @@ async def history_search(
     max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
     session_name: SessionArg = None,
 ) -> Annotated[CallToolResult, views.SearchResults]:
+    """Search completed plans (all sections, outcome, notes) by words, best first, to find what
+    earlier plans produced. Plain text, any language."""
     call = ToolCall.of(ctx, session_name)
     matches = await call.service.search_history(call.session, query, max_results)
     lines = [
@@ -265,6 +281,7 @@ async def history_get(
     plan_id: Annotated[str, Field(description="5 characters, e.g. a3x9k")],
     session_name: SessionArg = None,
 ) -> Annotated[CallToolResult, views.CompletedPlan]:
+    """A completed plan in full by id: all sections, notes, outcome, times."""
     call = ToolCall.of(ctx, session_name)
     view = views.completed_plan(await call.service.get_history(call.session, plan_id))
     body = "\n".join(indented(key, value) for key, value in view.items())
@@ -279,6 +296,8 @@ async def history_get(
 async def admin_validate(
     ctx: ToolContext, session_name: SessionArg = None
 ) -> Annotated[CallToolResult, views.Validation]:
+    """Check the session's invariants (one active plan, distinct queue positions, a readable file
+    per live plan, no stray files, a journal that replays to the state). Reports only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
     issues = "\n".join(f"- {issue}" for issue in report.issues)
@@ -289,6 +308,8 @@ async def admin_validate(
 
 
 async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.SessionList]:
+    """Every session with its task, queue length, completed count and whether a plan is active:
+    find one to resume."""
     call = ToolCall.of(ctx)
     view = views.session_list(await call.service.list_sessions())
     lines = [
@@ -302,6 +323,8 @@ async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.Se
 async def admin_state(
     ctx: ToolContext, session_name: SessionArg = None
 ) -> Annotated[CallToolResult, views.AdminState]:
+    """The session's queue, active plan, counts, plan files on disk and whether they match the
+    database. Reads only."""
     call = ToolCall.of(ctx, session_name)
     state = await call.service.session_state(call.session)
     return call.succeed(
@@ -317,112 +340,32 @@ async def admin_state(
 
 @attrs.frozen
 class Tool:
-    """One row of the tool table: the function, and how tools/list presents it."""
+    """One row of the tool table: the function, and how tools/list presents it. The
+    description an agent reads is the function's docstring, on one line."""
 
     function: ToolFunction
     name: str
     title: str
-    description: str
     annotations: ToolAnnotations
+
+    @property
+    def description(self) -> str:
+        return " ".join((self.function.__doc__ or "").split())
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool(
-        session_create,
-        "9plan_session_create",
-        "Create session",
-        "Start a session (a three-word name) and make it current. Save the name: it "
-        "resumes the work after compaction. Next: 9plan_queue_add.",
-        WRITE,
-    ),
-    Tool(
-        session_resume,
-        "9plan_session_resume",
-        "Resume session",
-        "Resume a session by name and make it current: its queue, active plan and "
-        "counts. Use after a new conversation or compaction.",
-        RESUME,
-    ),
-    Tool(
-        queue_add,
-        "9plan_queue_add",
-        "Add plan",
-        "Queue a self-contained plan: front for blocking work, back (default) for "
-        "later. A, B, C added at front give C, B, A.",
-        WRITE,
-    ),
-    Tool(
-        queue_pull,
-        "9plan_queue_pull",
-        "Pull next plan",
-        "Make the next queued plan active; returns its text and file. Do the work, "
-        "keep notes in the file or pass notes, then complete, defer or discard it.",
-        WRITE,
-    ),
-    Tool(
-        plan_defer,
-        "9plan_plan_defer",
-        "Defer plan",
-        "Return the active plan to the queue with a reason: front when blocked, back "
-        "(default) after splitting it. File edits are kept.",
-        WRITE,
-    ),
-    Tool(
-        plan_complete,
-        "9plan_plan_complete",
-        "Complete plan",
-        "Finish the active plan. The outcome (what was produced, where) and notes "
-        "become searchable history. Returns what remains.",
-        WRITE,
-    ),
-    Tool(
-        plan_discard,
-        "9plan_plan_discard",
-        "Discard plan",
-        "Abandon the active plan (obsolete or misconceived); it is never searchable. "
-        "Prefer 9plan_plan_defer if the work is still needed.",
-        DESTRUCTIVE,
-    ),
-    Tool(
-        history_search,
-        "9plan_history_search",
-        "Search history",
-        "Search completed plans (all sections, outcome, notes) by words, best first, "
-        "to find what earlier plans produced. Plain text, any language.",
-        READ_ONLY,
-    ),
-    Tool(
-        history_get,
-        "9plan_history_get",
-        "Get completed plan",
-        "A completed plan in full by id: all sections, notes, outcome, times.",
-        READ_ONLY,
-    ),
-    Tool(
-        admin_validate,
-        "9plan_admin_validate",
-        "Validate session",
-        "Check the session's invariants (one active plan, distinct queue positions, a "
-        "readable file per live plan, no stray files, a journal that replays to the state). "
-        "Reports only.",
-        READ_ONLY,
-    ),
-    Tool(
-        admin_sessions,
-        "9plan_admin_sessions",
-        "List sessions",
-        "Every session with its task, queue length, completed count and whether a "
-        "plan is active: find one to resume.",
-        READ_ONLY,
-    ),
-    Tool(
-        admin_state,
-        "9plan_admin_state",
-        "Session state",
-        "The session's queue, active plan, counts, plan files on disk and whether "
-        "they match the database. Reads only.",
-        READ_ONLY,
-    ),
+    Tool(session_create, "9plan_session_create", "Create session", WRITE),
+    Tool(session_resume, "9plan_session_resume", "Resume session", RESUME),
+    Tool(queue_add, "9plan_queue_add", "Add plan", WRITE),
+    Tool(queue_pull, "9plan_queue_pull", "Pull next plan", WRITE),
+    Tool(plan_defer, "9plan_plan_defer", "Defer plan", WRITE),
+    Tool(plan_complete, "9plan_plan_complete", "Complete plan", WRITE),
+    Tool(plan_discard, "9plan_plan_discard", "Discard plan", DESTRUCTIVE),
+    Tool(history_search, "9plan_history_search", "Search history", READ_ONLY),
+    Tool(history_get, "9plan_history_get", "Get completed plan", READ_ONLY),
+    Tool(admin_validate, "9plan_admin_validate", "Validate session", READ_ONLY),
+    Tool(admin_sessions, "9plan_admin_sessions", "List sessions", READ_ONLY),
+    Tool(admin_state, "9plan_admin_state", "Session state", READ_ONLY),
 )
 
 
