@@ -256,7 +256,7 @@ class NinePlan:
                 about={"plan_id": plan.id, "rank": rank},
             )
 
-        return await self._apply(name, add, request=call)
+        return await self._apply(name, add, retry=call)
 
     async def pull_plan(
         self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
@@ -293,7 +293,7 @@ class NinePlan:
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, pull, request=call, refresh=True)
+        return await self._apply(name, pull, retry=call, refresh=True)
 
     async def defer_plan(
         self,
@@ -346,7 +346,7 @@ class NinePlan:
                 about={"plan_id": plan.id, "rank": rank},
             )
 
-        return await self._apply(name, defer, request=call)
+        return await self._apply(name, defer, retry=call)
 
     async def complete_plan(
         self,
@@ -381,7 +381,7 @@ class NinePlan:
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, complete, request=call)
+        return await self._apply(name, complete, retry=call)
 
     async def discard_plan(
         self,
@@ -416,7 +416,7 @@ class NinePlan:
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, discard, request=call)
+        return await self._apply(name, discard, retry=call)
 
     # -- steering by a person (the web view, the CLI) -------------------------------
 
@@ -703,7 +703,7 @@ class NinePlan:
         name: str,
         change: Change[T],
         *,
-        request: Request[T] | None = None,
+        retry: Request[T] | None = None,
         refresh: bool = False,
     ) -> T:
         """Run `change` in the envelope every change shares.
@@ -721,13 +721,13 @@ class NinePlan:
         if refresh and store.files_mirror:
             await self._reconcile(store, level=logging.INFO)
         async with store.transaction() as tx:
-            if request is not None and (first := await replayed(tx.requests, request)) is not None:
+            if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
             applied = await change(store, tx)
             for event in applied.events:
                 await tx.append(event)
-            if request is not None:
-                await tx.requests.remember(request.id, request.fingerprint, applied.result)
+            if retry is not None:
+                await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
         return applied.result
 
