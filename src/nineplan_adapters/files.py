@@ -75,6 +75,8 @@ class DirectoryPlanFiles:
         return str(self._file(plan_id))
 
     def _file(self, plan_id: PlanId) -> Path:
+        # The one place an id becomes a path on disk keeps its own guard: a PlanId forged
+        # with a cast (PlanId("../x")) is refused here too.
         return self.folder / file_name(check_plan_id(plan_id))
 
     async def read(self, plan_id: PlanId) -> bytes | None:
