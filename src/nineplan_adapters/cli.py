@@ -154,6 +154,7 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
         f"Task: {state['task_description'] or '-'}",
+        f"Workspace: {state['workspace'] or '-'}",
         f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",

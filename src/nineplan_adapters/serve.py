@@ -5,6 +5,7 @@ import logging
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.mcp import build_server
+from nineplan_adapters.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")
 
@@ -21,7 +22,7 @@ async def serve(settings: Settings) -> int:
         check_bind(settings)
     stdio = settings.transport == "stdio"
     async with running(build_container(settings, one_client=stdio)) as service:
-        server = build_server(service)
+        server = build_server(service, workspace=process_workspace() if stdio else None)
         log.info("9plan serving", extra={"transport": settings.transport})
         if stdio:
             await server.run_stdio_async()

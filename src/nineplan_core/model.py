@@ -195,6 +195,9 @@ class Session:
     name: str
     task_description: str | None
     created_at: dt.datetime
+    #: The folder the session was created in (its project), or None when there was none to
+    #: record (an HTTP server, a server started in `/` or the home folder, older sessions).
+    workspace: str | None = None
 
 
 @attrs.frozen

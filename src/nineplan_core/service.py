@@ -56,6 +56,8 @@ log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
 
 _ATTEMPTS = 20
+#: A workspace is a folder path; beyond this it is not one a file system gives.
+MAX_WORKSPACE_CHARS = 4096
 
 
 @attrs.frozen(kw_only=True)
@@ -91,16 +93,25 @@ class NinePlan:
     # -- sessions ------------------------------------------------------------------
 
     async def create_session(
-        self, task_description: str | None = None, *, request_id: str | None = None
+        self,
+        task_description: str | None = None,
+        *,
+        request_id: str | None = None,
+        workspace: str | None = None,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
+        `workspace` is the folder the session belongs to (the stdio server's working
+        directory), recorded for `nineplan prime`; it is not part of a retry's fingerprint.
         A repeat with the same `request_id` returns the session the first call created.
 
         Raises:
-            InvalidInputError: task_description is too long or contains NUL; request_id reused.
+            InvalidInputError: task_description or workspace is too long or contains NUL;
+                request_id reused.
             StorageError: the session could not be created.
         """
+        if workspace is not None:
+            check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
         if task_description is not None:
             check_text(
                 "task_description",
@@ -121,6 +132,7 @@ class NinePlan:
                 name=self.session_names(),
                 task_description=task_description,
                 created_at=self.clock(),
+                workspace=workspace,
             )
             try:
                 store = await self.catalog.create(session)

@@ -112,10 +112,16 @@ def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
     return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
 
 
-def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> NineplanServer:
-    """A fresh 9plan server over `service`; `sessions` keeps each client's current session."""
+def build_server(
+    service: NinePlan, sessions: CurrentSessions | None = None, *, workspace: str | None = None
+) -> NineplanServer:
+    """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
+
+    `workspace`: the folder the sessions this server creates belong to (a stdio server's
+    working directory; None over HTTP, where the server's folder says nothing of its clients').
+    """
     server = NineplanServer(service, sessions or CurrentSessions())
-    register_tools(server, service, server.sessions)
+    register_tools(server, service, server.sessions, workspace=workspace)
 
     @server.prompt(
         name="bootstrap",

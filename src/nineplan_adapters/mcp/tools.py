@@ -52,16 +52,23 @@ def _state_text(state: SessionState, verb: str) -> str:
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
+    workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     return (
-        f"{verb} session {state.session.name}.\nPath: {state.path}\n"
+        f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {state.session.task_description or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\n{follow}"
     )
 
 
-def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessions) -> None:  # noqa: PLR0915 - one closure per tool
-    """Add the twelve tools to `server`."""
+def register_tools(  # noqa: PLR0915 - one closure per tool
+    server: MCPServer,
+    service: NinePlan,
+    sessions: CurrentSessions,
+    *,
+    workspace: str | None = None,
+) -> None:
+    """Add the twelve tools to `server`; sessions it creates record `workspace` (§9)."""
 
     def start(tool: str, ctx: Context, explicit: str | None) -> ToolCall:
         return ToolCall(tool, explicit, ctx.headers, sessions)
@@ -78,7 +85,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.SessionCreated]:
         async with (call := start("9plan_session_create", ctx, None)):
-            state = await service.create_session(task_description, request_id=request_id)
+            state = await service.create_session(
+                task_description, request_id=request_id, workspace=workspace
+            )
             call.make_current(state.session.name)
             call.succeed(
                 f"Created session {state.session.name}.\nPath: {state.path}\n"

@@ -20,7 +20,10 @@ from nineplan_core.requests import REMEMBERED
 
 log = logging.getLogger("nineplan.postgres")
 
-MIGRATIONS = (resources.files(__package__).joinpath("schema_v1.sql").read_text("utf-8"),)
+MIGRATIONS = tuple(
+    resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
+    for number in (1, 4)
+)
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
 
@@ -94,11 +97,12 @@ class PostgresSessionCatalog:
         check_session_name(session.name)
         with database_errors("create the session"):
             created = await self.pool.fetchval(
-                "INSERT INTO nineplan_sessions (name, task_description, created_at) VALUES ($1, $2, $3) "
-                "ON CONFLICT (name) DO NOTHING RETURNING name",
+                "INSERT INTO nineplan_sessions (name, task_description, created_at, workspace) "
+                "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
                 session.name,
                 session.task_description,
                 session.created_at,
+                session.workspace,
             )
         if created is None:
             raise SessionExistsError(session.name)
@@ -126,7 +130,7 @@ class PostgresSessionCatalog:
         """Every session's counts in one query."""
         with database_errors("count the sessions' plans"):
             records = await self.pool.fetch(
-                "SELECT s.name, s.task_description, s.created_at, "
+                "SELECT s.name, s.task_description, s.created_at, s.workspace, "
                 "count(p.id) FILTER (WHERE p.status = 'queued') AS queued, "
                 "count(p.id) FILTER (WHERE p.status = 'completed') AS completed, "
                 "count(p.id) FILTER (WHERE p.status = 'active') AS active "
@@ -170,6 +174,7 @@ def _summary(record: asyncpg.Record) -> SessionSummary:
         name=record["name"],
         task_description=record["task_description"],
         created_at=record["created_at"],
+        workspace=record["workspace"],
     )
     return SessionSummary(
         session=session,

@@ -160,7 +160,8 @@ class PostgresSessionTx(JournalledFiles):
 
     async def session(self) -> Session:
         record = await self.connection.fetchrow(
-            "SELECT name, task_description, created_at FROM nineplan_sessions WHERE name = $1",
+            "SELECT name, task_description, created_at, workspace FROM nineplan_sessions "
+            "WHERE name = $1",
             self.session_name,
         )
         if record is None:
@@ -169,6 +170,7 @@ class PostgresSessionTx(JournalledFiles):
             name=record["name"],
             task_description=record["task_description"],
             created_at=record["created_at"],
+            workspace=record["workspace"],
         )
 
     async def active_plan(self) -> Plan | None:

@@ -21,7 +21,7 @@ from nineplan_adapters.sqlite.connection import (
     connect,
     database_errors,
 )
-from nineplan_adapters.sqlite.store import SqliteSessionStore
+from nineplan_adapters.sqlite.store import SESSION_ROW, SqliteSessionStore
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
@@ -229,9 +229,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] != len(MIGRATIONS):
                 return None
-            session = db.execute(
-                "SELECT name, task_description, created_at FROM sessions"
-            ).fetchone()
+            session = db.execute(SESSION_ROW).fetchone()
             if session is None:
                 raise DatabaseError("The session database has no session row.")
             counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
@@ -239,7 +237,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
             db.close()
     return SessionSummary(
         session=row_to_session(
-            dict(zip(("name", "task_description", "created_at"), session, strict=True))
+            dict(zip(("name", "task_description", "created_at", "workspace"), session, strict=True))
         ),
         queue_length=int(counts.get("queued", 0)),
         completed_count=int(counts.get("completed", 0)),

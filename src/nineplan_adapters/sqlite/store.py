@@ -54,6 +54,11 @@ _SEARCH_PLAIN = (
     f"SELECT rowid, {_BM25} AS score FROM history_fts WHERE history_fts MATCH ? ORDER BY score LIMIT ?"
     ") AS hit JOIN plans ON plans.seq = hit.rowid ORDER BY hit.score"
 )
+#: The session row with its workspace (schema v6), as row_to_session reads it.
+SESSION_ROW = (
+    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
+    "FROM sessions"
+)
 _STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
 _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
@@ -192,6 +197,10 @@ class SqliteSessionStore:
                     session.created_at.isoformat(timespec="milliseconds"),
                 ),
             )
+            if session.workspace is not None:
+                await tx.db.run(
+                    "INSERT INTO workspace (only_row, path) VALUES (1, ?)", (session.workspace,)
+                )
 
 
 @attrs.define
@@ -210,7 +219,7 @@ class SqliteSessionTx(JournalledFiles):
         return row_to_plan(dict(row)) if row else None
 
     async def session(self) -> Session:
-        row = await self._one("SELECT name, task_description, created_at FROM sessions")
+        row = await self._one(SESSION_ROW)
         if row is None:
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))
