@@ -37,6 +37,8 @@ COMMANDS = [
      'nineplan search brave-quiet-otter "users table" --limit 5'),
     ("validate", "check a session's invariants; exit 1 when invalid",
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
+    ("prime", "print where this folder's session stands, for a client's session-start hook",
+     "nineplan prime\n  nineplan prime --workspace ~/project --json"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
 
@@ -62,6 +64,11 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "demo":
             command.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+            continue
+        if name == "prime":  # parsed by nineplan_adapters.prime; listed here for --help
+            from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
+
+            add_arguments(command)
             continue
         command.add_argument(
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
@@ -96,7 +103,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["prime"]:  # a hook waits for it: no mcp, no container (DESIGN §9)
+        from nineplan_adapters.prime import main as prime  # noqa: PLC0415
+
+        return prime(arguments[1:])
+    args = _parser().parse_args(arguments)
     flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
         settings = Settings.load(os.environ, **flags)

@@ -1,0 +1,345 @@
+"""`nineplan prime`: the way back after compaction, printed for a client's session-start hook.
+
+It finds the most recently active session bound to a folder (or a parent of it) that still
+has work, and prints a short block about it: what an agent needs to pick the work back up
+without remembering its session's name. A hook waits for this command, so it reads the
+databases directly with `sqlite3`, read-only, and imports nothing of `mcp`, the container or
+aiosqlite (tests/integration/test_prime.py checks the imports).
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sqlite3
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.files import MAX_FILE_BYTES
+from nineplan_adapters.workspace import covers
+from nineplan_core.errors import PlanFileFormatError
+from nineplan_core.model import SESSION_NAME
+from nineplan_core.plan_file import parse
+
+#: The most a block may hold: it lands in the agent's context on every start and compaction.
+BUDGET = 2_000
+#: A plan deferred this many times or more is stuck (DESIGN §7).
+STUCK_DEFERS = 3
+NEXT_GOALS = 3
+NOTES_LINES = 5
+DATABASE = "session.db"
+_DEFERRED = re.compile(r"^- \S+ Deferred: ", re.MULTILINE)
+
+
+@attrs.frozen
+class ActivePrimer:
+    id: str
+    goal: str
+    file_path: str
+    notes_tail: list[str]
+
+
+@attrs.frozen
+class StuckPlan:
+    id: str
+    goal: str
+    defers: int
+
+
+@attrs.frozen(kw_only=True)
+class Primer:
+    """What prime found: the session to go back to and where its work stands."""
+
+    session_name: str
+    task_description: str | None
+    workspace: str
+    active_plan: ActivePrimer | None
+    next: list[str]
+    stuck: list[StuckPlan]
+
+    @property
+    def resume_call(self) -> str:
+        return f'9plan_session_resume(session_name="{self.session_name}")'
+
+    def as_json(self) -> dict[str, Any]:
+        """The fields DESIGN §9 lists, as `nineplan prime --json` prints them."""
+        active = self.active_plan
+        return {
+            "session_name": self.session_name,
+            "task_description": self.task_description,
+            "workspace": self.workspace,
+            "active_plan": attrs.asdict(active) if active else None,
+            "next": self.next,
+            "stuck": [plan.id for plan in self.stuck],
+            "resume_call": self.resume_call,
+        }
+
+    def block(self) -> str:
+        """The text for the agent's context: at most BUDGET characters.
+
+        The session's name and the resume call always fit; the other lines are kept in order
+        of importance as long as the budget allows, and shown in reading order.
+        """
+        lines = [
+            (0, f"[9plan] This folder's session is {self.session_name}.", True),
+            (1, f"Workspace: {_clip(self.workspace, 300)}", False),
+            (99, f"To continue, call {self.resume_call}; it makes the session current.", True),
+        ]
+        if self.task_description:
+            lines.append((2, f"Task: {_clip(self.task_description, 300)}", False))
+        if (active := self.active_plan) is not None:
+            lines += [
+                (3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
+                (4, f"  File: {_clip(active.file_path, 300)}", False),
+            ]
+            if active.notes_tail:
+                lines.append((10, "  Last notes:", False))
+                lines += [
+                    (10 + index, f"    {_clip(line, 200)}", False)
+                    for index, line in enumerate(active.notes_tail, start=1)
+                ]
+        else:
+            lines.append((3, "Active plan: none; pull the next one with 9plan_queue_pull.", True))
+        if self.next:
+            lines.append((5, "Next in the queue:", False))
+            lines += [
+                (5 + index, f"  {index}. {_clip(goal, 150)}", False)
+                for index, goal in enumerate(self.next, start=1)
+            ]
+        lines += [
+            (
+                20 + index,
+                (
+                    f"Stuck: {plan.id} deferred {plan.defers} times: {_clip(plan.goal, 120)} "
+                    "(split it, or record why it is blocked)"
+                ),
+                False,
+            )
+            for index, plan in enumerate(self.stuck)
+        ]
+        kept = [(order, text) for order, text, required in lines if required]
+        used = sum(len(text) + 1 for _, text in kept)
+        for order, text, required in sorted(lines, key=lambda line: line[0]):
+            if not required and used + len(text) + 1 <= BUDGET:
+                kept.append((order, text))
+                used += len(text) + 1
+        return "\n".join(text for _, text in sorted(kept, key=lambda line: line[0]))[:BUDGET]
+
+
+def _clip(text: str | None, limit: int) -> str:
+    """One line of at most `limit` characters."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# -- SQLite: a folder per session ------------------------------------------------------------
+
+
+def last_activity(folder: Path) -> int | None:
+    """When a session last changed, in ns: its database's mtime, or its WAL's while the WAL
+    holds commits not yet checkpointed. None when the folder holds no session."""
+    try:
+        when = (folder / DATABASE).stat().st_mtime_ns
+    except OSError:
+        return None
+    try:
+        wal = (folder / f"{DATABASE}-wal").stat()
+    except OSError:
+        return when
+    return max(when, wal.st_mtime_ns) if wal.st_size else when
+
+
+def find_sqlite(root: Path, folder: str) -> Primer | None:
+    """The most recently active session under `root` bound to `folder` (or a parent of it)
+    that still has work; None when there is none."""
+    try:
+        entries = [entry for entry in os.scandir(root) if SESSION_NAME.fullmatch(entry.name)]
+    except OSError:
+        return None
+    candidates = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            when = last_activity(Path(entry.path))
+            if when is not None:
+                candidates.append((when, entry.name))
+    for _, name in sorted(candidates, reverse=True):
+        if (primer := _sqlite_primer(root / name, name, folder)) is not None:
+            return primer
+    return None
+
+
+def _sqlite_primer(session: Path, name: str, folder: str) -> Primer | None:
+    try:
+        db = sqlite3.connect(f"{(session / DATABASE).as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return None
+    try:
+        row = db.execute("SELECT path FROM workspace").fetchone()
+        if row is None or not covers(row[0], folder):
+            return None
+        return _read_primer(db, session, name, row[0])
+    except sqlite3.Error:  # an older schema (no workspace), a damaged or busy database
+        return None
+    finally:
+        db.close()
+
+
+def _read_primer(db: sqlite3.Connection, session: Path, name: str, workspace: str) -> Primer | None:
+    counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
+    if not counts.get("queued") and not counts.get("active"):
+        return None
+    (task,) = db.execute("SELECT task_description FROM sessions").fetchone()
+    active = db.execute("SELECT id, goal, notes FROM plans WHERE status = 'active'").fetchone()
+    goals = db.execute(
+        "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?",
+        (NEXT_GOALS,),
+    ).fetchall()
+    deferred = db.execute(
+        "SELECT id, goal, notes FROM plans WHERE status IN ('queued', 'active') "
+        "AND notes LIKE '%Deferred: %' ORDER BY id"
+    ).fetchall()
+    return Primer(
+        session_name=name,
+        task_description=task,
+        workspace=workspace,
+        active_plan=_active(session / "plans", *active) if active else None,
+        next=[goal for (goal,) in goals],
+        stuck=_stuck(deferred),
+    )
+
+
+def _active(plans: Path, plan_id: str, goal: str, stored_notes: str) -> ActivePrimer:
+    """The active plan, with the last lines of the notes in its file (the agent writes them
+    there as it works), or of the stored notes when the file cannot be read as a plan."""
+    path = plans / f"{plan_id}.txt"
+    notes = stored_notes
+    if (text := _read_text(path)) is not None:
+        with contextlib.suppress(PlanFileFormatError):  # damaged: the stored notes stand
+            notes = parse(text).notes
+    tail = [line for line in notes.splitlines() if line.strip()][-NOTES_LINES:]
+    return ActivePrimer(id=plan_id, goal=goal, file_path=str(path), notes_tail=tail)
+
+
+def _read_text(path: Path) -> str | None:
+    """A plan file's text; None when it is missing, a symlink, too large or not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _stuck(deferred: Sequence[tuple[str, str, str]]) -> list[StuckPlan]:
+    """Plans whose notes record STUCK_DEFERS deferrals or more (each defer adds a line)."""
+    counted = [(plan_id, goal, len(_DEFERRED.findall(notes))) for plan_id, goal, notes in deferred]
+    return [StuckPlan(plan_id, goal, n) for plan_id, goal, n in counted if n >= STUCK_DEFERS]
+
+
+# -- PostgreSQL: every session in one database -----------------------------------------------
+
+
+async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
+    """As find_sqlite, over a shared database; plan files are this machine's mirror under
+    `root`. Most recently active: the latest plan creation or completion in the session."""
+    import asyncpg  # noqa: PLC0415 - only a database URL loads the driver
+
+    try:
+        connection = await asyncpg.connect(url, timeout=5)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError):
+        return None
+    try:
+        session = await connection.fetchrow(
+            "SELECT s.name, s.task_description, s.workspace FROM nineplan_sessions s "
+            "JOIN nineplan_plans p ON p.session_name = s.name "
+            "WHERE s.workspace IS NOT NULL AND ($1 = s.workspace OR "
+            "starts_with($1, rtrim(s.workspace, '/') || '/')) "
+            "GROUP BY s.name HAVING count(*) FILTER (WHERE p.status IN ('queued', 'active')) > 0 "
+            "ORDER BY greatest(s.created_at, max(p.created_at), max(p.completed_at)) DESC "
+            "LIMIT 1",
+            folder,
+        )
+        if session is None:
+            return None
+        name = session["name"]
+        plans = await connection.fetch(
+            "SELECT id, goal, notes, status FROM nineplan_plans "
+            "WHERE session_name = $1 AND status IN ('queued', 'active') ORDER BY queue_position",
+            name,
+        )
+    except (asyncpg.PostgresError, asyncpg.InterfaceError):  # an older schema, say
+        return None
+    finally:
+        await connection.close()
+    active = next((plan for plan in plans if plan["status"] == "active"), None)
+    return Primer(
+        session_name=name,
+        task_description=session["task_description"],
+        workspace=session["workspace"],
+        active_plan=_active(root / name / "plans", active["id"], active["goal"], active["notes"])
+        if active
+        else None,
+        next=[plan["goal"] for plan in plans if plan["status"] == "queued"][:NEXT_GOALS],
+        stuck=_stuck(sorted((plan["id"], plan["goal"], plan["notes"]) for plan in plans)),
+    )
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the folder to find a session for (default: the current directory)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument(
+        "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+    )
+
+
+def find(settings: Settings, folder: str) -> Primer | None:
+    if settings.database_url:
+        import anyio  # noqa: PLC0415
+
+        return anyio.run(find_postgres, settings.database_url, settings.sessions_path, folder)
+    return find_sqlite(settings.sessions_path, folder)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`nineplan prime`: print the block (or JSON) and exit 0, printing nothing when no
+    session is bound to the folder; exit 2 on a bad setting."""
+    parser = argparse.ArgumentParser(
+        prog="nineplan prime",
+        description="Print where this folder's session stands, for a client's session-start hook.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.load(os.environ, sessions_path=args.sessions_path)
+    except ConfigError as exc:
+        print(f"nineplan: {exc}", file=sys.stderr)  # noqa: T201 - a command's own output
+        return 2
+    folder = os.path.realpath(args.workspace or os.getcwd())  # noqa: PTH109 - a string is compared
+    primer = find(settings, folder)
+    if primer is not None:
+        text = (
+            json.dumps(primer.as_json(), indent=2, ensure_ascii=False)
+            if args.json
+            else primer.block()
+        )
+        print(text)  # noqa: T201
+    return 0
