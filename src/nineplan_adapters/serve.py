@@ -2,12 +2,22 @@
 
 import logging
 
+from nineplan_adapters.changes import SessionChanges
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.mcp import build_server
+from nineplan_adapters.sqlite.watch import SqliteSessionChanges
 from nineplan_adapters.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")
+
+
+def session_changes(settings: Settings) -> SessionChanges | None:
+    """Where a server learns of changes to sessions, by any process: SQLite sessions are
+    followed through `PRAGMA data_version`; other storage reports none yet."""
+    if settings.database_url or settings.storage != "sqlite":
+        return None
+    return SqliteSessionChanges(settings.sessions_path)
 
 
 async def serve(settings: Settings) -> int:
@@ -22,7 +32,11 @@ async def serve(settings: Settings) -> int:
         check_bind(settings)
     stdio = settings.transport == "stdio"
     async with running(build_container(settings, one_client=stdio)) as service:
-        server = build_server(service, workspace=process_workspace() if stdio else None)
+        server = build_server(
+            service,
+            workspace=process_workspace() if stdio else None,
+            changes=session_changes(settings),
+        )
         log.info("9plan serving", extra={"transport": settings.transport})
         if stdio:
             await server.run_stdio_async()

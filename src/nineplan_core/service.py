@@ -164,6 +164,10 @@ class NinePlan:
         self._reconciled.add(name)
         return state
 
+    async def names(self) -> list[str]:
+        """The name of every session, sorted; cheap, as no session is opened."""
+        return await self.catalog.names()
+
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
         names = await self.catalog.names()

@@ -224,7 +224,7 @@ async def test_explicit_session_name_addresses_without_switching(client: Client)
 
 async def test_the_bootstrap_prompt_and_instructions(client: Client):
     prompts = (await client.list_prompts()).prompts
-    assert [p.name for p in prompts] == ["bootstrap"]
+    assert [p.name for p in prompts] == ["bootstrap", "resume"]
     assert prompts[0].arguments[0].name == "task"  # type: ignore[index]
     assert prompts[0].arguments[0].required is False  # type: ignore[index]
     plain = await client.get_prompt("bootstrap", {})

@@ -5,6 +5,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import pydantic
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
     ResourceError,
@@ -12,19 +13,22 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import CallToolResult, Resource
 
+from nineplan_adapters.changes import SessionChanges
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import error_result, error_text, label_for
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
+from nineplan_adapters.mcp.uris import PLAN_URI, STATE_URI
+from nineplan_adapters.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_core.errors import NinePlanError
 from nineplan_core.service import NinePlan
 
 SERVER_NAME = "9plan"
-PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
-STATE_URI = "nineplan://sessions/{session}/state"
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
 
 
@@ -38,10 +42,27 @@ def package_version() -> str:
 class NineplanServer(MCPServer[Any]):
     """MCPServer whose argument-validation failures come back in nineplan's error format."""
 
-    def __init__(self, service: NinePlan, sessions: CurrentSessions) -> None:
-        super().__init__(SERVER_NAME, version=package_version(), instructions=INSTRUCTIONS)
+    def __init__(
+        self, service: NinePlan, sessions: CurrentSessions, changes: SessionChanges | None = None
+    ) -> None:
+        bus = InMemorySubscriptionBus()
+        self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
+        super().__init__(
+            SERVER_NAME,
+            version=package_version(),
+            instructions=INSTRUCTIONS,
+            subscriptions=bus,
+            lifespan=lambda _: following(self.notifier),
+        )
         self.service = service
         self.sessions = sessions
+
+    async def run_stdio_async(self) -> None:
+        """Serve stdio, telling legacy clients that resources/list_changed is sent."""
+        low = self._lowlevel_server
+        options = low.create_initialization_options(NotificationOptions(resources_changed=True))
+        async with stdio_server() as (read_stream, write_stream):
+            await low.run(read_stream, write_stream, options)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -113,14 +134,19 @@ def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
 
 
 def build_server(
-    service: NinePlan, sessions: CurrentSessions | None = None, *, workspace: str | None = None
+    service: NinePlan,
+    sessions: CurrentSessions | None = None,
+    *,
+    workspace: str | None = None,
+    changes: SessionChanges | None = None,
 ) -> NineplanServer:
     """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
 
     `workspace`: the folder the sessions this server creates belong to (a stdio server's
     working directory; None over HTTP, where the server's folder says nothing of its clients').
+    `changes`: where subscribers' notifications come from (none: subscriptions never fire).
     """
-    server = NineplanServer(service, sessions or CurrentSessions())
+    server = NineplanServer(service, sessions or CurrentSessions(), changes)
     register_tools(server, service, server.sessions, workspace=workspace)
 
     @server.prompt(
@@ -154,6 +180,7 @@ def build_server(
         except NinePlanError as exc:
             raise _resource_error(exc, session) from exc
 
+    install(server, service, server.notifier)
     return server
 
 

@@ -9,6 +9,7 @@ from pydantic import Field
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
+from nineplan_adapters.mcp.uris import plan_link
 from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
 
@@ -42,7 +43,7 @@ def _queue_lines(state: SessionState) -> str:
     return "\n".join(lines) or "  (empty)"
 
 
-def _state_text(state: SessionState, verb: str) -> str:
+def state_text(state: SessionState, verb: str) -> str:
     active = state.active_plan
     active_line = (
         f"Active plan: {active.id} {active.goal}\nFile: {state.active_plan_path}"
@@ -109,7 +110,12 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
         async with (call := start("9plan_session_resume", ctx, session_name)):
             state = await service.session_state(call.session)
             call.make_current(state.session.name)
-            call.succeed(_state_text(state, "Resumed"), views.session_state(state))
+            active = state.active_plan
+            call.succeed(
+                state_text(state, "Resumed"),
+                views.session_state(state),
+                extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
+            )
         return call.outcome
 
     @server.tool(
@@ -165,6 +171,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
                 f"Pulled plan {placed.plan.id}: {placed.plan.goal}\nFile: {placed.path}\n"
                 "Read the file for the full plan; keep notes in its # Notes section.",
                 views.plan_pulled(placed),
+                extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
             )
         return call.outcome
 
@@ -321,7 +328,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
         async with (call := start("9plan_admin_state", ctx, session_name)):
             state = await service.session_state(call.session)
             call.succeed(
-                f"{_state_text(state, 'State of')}\nPlan files: {', '.join(state.plan_files) or '(none)'}\n"
+                f"{state_text(state, 'State of')}\nPlan files: {', '.join(state.plan_files) or '(none)'}\n"
                 f"Files match database: {state.file_db_match}",
                 views.admin_state(state),
             )
