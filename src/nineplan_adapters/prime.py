@@ -34,6 +34,7 @@ STUCK_DEFERS = 3
 NEXT_GOALS = 3
 NOTES_LINES = 5
 DATABASE = "session.db"
+WORKSPACE = "workspace"  # the copy SqliteSessionCatalog keeps beside the database
 _DEFERRED = re.compile(r"^- \S+ Deferred: ", re.MULTILINE)
 
 
@@ -164,14 +165,25 @@ def find_sqlite(root: Path, folder: str) -> Primer | None:
         return None
     candidates = []
     for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            when = last_activity(Path(entry.path))
-            if when is not None:
-                candidates.append((when, entry.name))
+        session = Path(entry.path)
+        # Opening a WAL database costs about half a millisecond; its workspace file, a fiftieth.
+        if (
+            entry.is_dir(follow_symlinks=False)
+            and _bound(session, folder)
+            and (when := last_activity(session)) is not None
+        ):
+            candidates.append((when, entry.name))
     for _, name in sorted(candidates, reverse=True):
         if (primer := _sqlite_primer(root / name, name, folder)) is not None:
             return primer
     return None
+
+
+def _bound(session: Path, folder: str) -> bool:
+    try:
+        return covers((session / WORKSPACE).read_text("utf-8"), folder)
+    except (OSError, UnicodeDecodeError):  # no workspace, or not a session folder
+        return False
 
 
 def _sqlite_primer(session: Path, name: str, folder: str) -> Primer | None:

@@ -23,6 +23,8 @@ async def test_a_session_keeps_its_workspace_on_every_backend(backend: Backend):
     assert summary.session.workspace == "/work/project"
     assert views.session_state(state)["workspace"] == "/work/project"
     assert views.session_list([summary])["sessions"][0]["workspace"] == "/work/project"
+    if backend.kind.startswith("sqlite"):  # the copy `nineplan prime` reads without the database
+        assert (backend.root / name / "workspace").read_text() == "/work/project"
 
 
 async def test_a_session_without_a_workspace_has_none(backend: Backend):
@@ -30,6 +32,7 @@ async def test_a_session_without_a_workspace_has_none(backend: Backend):
     name = await backend.session()
     state = await backend.service.session_state(name)
     assert state.session.workspace is None
+    assert not (backend.root / name / "workspace").exists()
     assert views.admin_state(state)["workspace"] is None
 
 

@@ -35,6 +35,10 @@ from nineplan_core.requests import REMEMBERED
 log = logging.getLogger("nineplan.sqlite")
 
 DATABASE = "session.db"
+#: A copy of the session's workspace beside its database, so that `nineplan prime` can tell
+#: which sessions belong to a folder without opening every database (the database's copy is
+#: the one that counts).
+WORKSPACE = "workspace"
 CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 
 
@@ -84,6 +88,8 @@ class SqliteSessionCatalog:
             store = await self._store(session.name, folder, create=True)
             try:
                 await store.initialise(session)
+                if session.workspace is not None:
+                    _write_atomically(folder / WORKSPACE, session.workspace)
             except BaseException:
                 await store.close()
                 raise
@@ -203,6 +209,15 @@ class SqliteSessionCatalog:
         stores, self._stores = list(self._stores.values()), OrderedDict()
         for store in stores:
             await store.close()
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        temp.write_text(text, "utf-8")
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _read_summaries(
