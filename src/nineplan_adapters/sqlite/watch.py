@@ -54,12 +54,16 @@ class _Watch:
     db: sqlite3.Connection | None = None
     version: int | None = None
     live: tuple[int, int] | None = None
+    #: The session was missing or unreadable since the last look: the next read is news.
+    lost: bool = False
 
     def look(self) -> Change | None:
-        """Read `data_version`; a Change when it moved since the last look."""
+        """Read `data_version`; a Change when it moved since the last look (or the session
+        appeared since)."""
         if self.db is None:
             self.db = _connect(self.database)
             if self.db is None:
+                self.lost = True
                 return None
         try:
             version = self.db.execute("PRAGMA data_version").fetchone()[0]
@@ -69,12 +73,14 @@ class _Watch:
         except sqlite3.Error as exc:  # busy, or the session went away: reconnect next time
             log.debug("watching %s: %s", self.name, exc)
             self.close()
+            self.lost = True
             return None
-        # After a reconnect the numbers are another connection's: report a change rather
-        # than risk missing one.
-        first = self.version is None
-        self.version, changed, self.live = version, live != self.live, live
-        return None if first else Change(self.name, plans_came_or_went=changed)
+        # A new connection's numbers say nothing of the old one's: after a loss, report a
+        # change rather than risk missing one.
+        baseline = self.version is None and not self.lost
+        changed = self.lost or live != self.live
+        self.version, self.live, self.lost = version, live, False
+        return None if baseline else Change(self.name, plans_came_or_went=changed)
 
     async def changes(self, interval: float) -> AsyncIterator[Change]:
         while True:
@@ -86,6 +92,7 @@ class _Watch:
         if self.db is not None:
             self.db.close()
             self.db = None
+        self.version = None
 
 
 def _connect(database: Path) -> sqlite3.Connection | None:

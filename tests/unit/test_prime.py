@@ -1,0 +1,101 @@
+"""`nineplan prime`'s reading of the sessions folder, in process: what it skips and what it
+falls back on when folders, databases or plan files are not what they should be."""
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nineplan_adapters.files import MAX_FILE_BYTES
+from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity, main
+from tests.fakes import PLAN, open_backend
+
+
+async def bound_session(root: Path, workspace: Path, *, pull: bool = True) -> tuple[str, str]:
+    """A session bound to `workspace` with one plan, active when `pull`; its name and plan id."""
+    async with open_backend("sqlite", root) as backend:
+        name = (await backend.service.create_session(workspace=str(workspace))).session.name
+        placed = await backend.service.add_plan(name, **PLAN)
+        if pull:
+            await backend.service.pull_plan(name)
+    return name, placed.plan.id
+
+
+def test_no_sessions_folder_finds_nothing(tmp_path: Path):
+    """A sessions folder that does not exist yet is no error: there is simply no session."""
+    assert find_sqlite(tmp_path / "missing", str(tmp_path)) is None
+
+
+async def test_the_database_decides_and_damage_is_skipped(tmp_path: Path):
+    """The workspace file only narrows the search: a session whose database says otherwise, or
+    whose database cannot be read, is skipped, and the next candidate is used."""
+    project = tmp_path / "project"
+    good, _ = await bound_session(tmp_path / "s", project)
+    moved, _ = await bound_session(tmp_path / "s", project)
+    broken, _ = await bound_session(tmp_path / "s", project)
+    with sqlite3.connect(tmp_path / "s" / moved / "session.db") as db:
+        db.execute("UPDATE workspace SET path = '/somewhere/else'")
+    (tmp_path / "s" / broken / "session.db").write_bytes(b"not a database" * 100)
+    for name in (good, moved, broken):  # make the good one the oldest
+        os.utime(tmp_path / "s" / name / "session.db", ns=(1, 1 if name == good else 2))
+    found = find_sqlite(tmp_path / "s", str(project))
+    assert found is not None
+    assert found.session_name == good
+
+
+async def test_a_symlinked_session_folder_is_never_followed(tmp_path: Path):
+    """A session folder that is a symlink (names are checked before paths are built, and links
+    are not followed) is not a session of the folder."""
+    project = tmp_path / "project"
+    name, _ = await bound_session(tmp_path / "real", project)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "linked-session-here").symlink_to(tmp_path / "real" / name)
+    assert find_sqlite(tmp_path / "s", str(project)) is None
+    assert last_activity(tmp_path / "s" / "no-such-folder") is None
+
+
+@pytest.mark.parametrize("damage", ["symlink", "not utf-8", "too large", "not a plan"])
+async def test_an_unreadable_plan_file_gives_the_stored_notes(tmp_path: Path, damage: str):
+    """When the active plan's file is a symlink, not UTF-8, too large or not a plan, the notes
+    tail comes from the database (defer notes are stored there)."""
+    project = tmp_path / "project"
+    async with open_backend("sqlite", tmp_path / "s") as backend:
+        name = (await backend.service.create_session(workspace=str(project))).session.name
+        await backend.service.add_plan(name, **PLAN)
+        await backend.service.pull_plan(name)
+        await backend.service.defer_plan(name, "waiting on the schema")
+        placed = await backend.service.pull_plan(name)
+    plan_file = Path(placed.path)
+    plan_file.unlink()
+    if damage == "symlink":
+        (tmp_path / "elsewhere.txt").write_text("# Notes\nnot mine\n")
+        plan_file.symlink_to(tmp_path / "elsewhere.txt")
+    elif damage == "not utf-8":
+        plan_file.write_bytes(b"# Notes\n\xff\xfe\n")
+    elif damage == "too large":
+        plan_file.write_bytes(b"x" * (MAX_FILE_BYTES + 1))
+    else:
+        plan_file.write_text("just some text\n")
+    found = find_sqlite(tmp_path / "s", str(project))
+    assert found is not None
+    assert found.active_plan is not None
+    [note] = found.active_plan.notes_tail
+    assert note.endswith("Deferred: waiting on the schema")
+
+
+def test_a_bad_setting_is_exit_code_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """A malformed NINEPLAN_* variable is reported on stderr with exit code 2, as for every
+    command; nothing is printed on stdout."""
+    monkeypatch.setenv("NINEPLAN_LOG_LEVEL", "loud")
+    assert main(["--workspace", "/"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "NINEPLAN_LOG_LEVEL" in err
+
+
+async def test_an_unreachable_database_finds_nothing(tmp_path: Path):
+    """A PostgreSQL server that cannot be reached leaves the hook silent rather than failing."""
+    assert await find_postgres("postgresql://nobody@127.0.0.1:1/none", tmp_path, "/p") is None

@@ -1,0 +1,201 @@
+"""Subscriptions in process: an in-memory client of each era on a server over real SQLite
+sessions, changed through a second catalog (another connection, as another process would)."""
+
+import sqlite3
+import warnings
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import pytest
+from mcp import Client, MCPError
+from mcp.client.session import IncomingMessage
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
+
+from nineplan_adapters.changes import Change
+from nineplan_adapters.config import Settings
+from nineplan_adapters.mcp import build_server
+from nineplan_adapters.mcp.uris import session_of
+from nineplan_adapters.mcp.wayback import Notifier, Subscribers
+from nineplan_adapters.serve import session_changes
+from nineplan_adapters.sqlite.watch import SqliteSessionChanges, _Watch
+from nineplan_core.service import NinePlan
+from tests.fakes import PLAN, Backend, open_backend
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the legacy verbs
+
+
+@attrs.define
+class Pair:
+    """The server's use cases and another writer's, on one sessions folder."""
+
+    ours: Backend
+    theirs: NinePlan
+    root: Path
+
+    def server(self, **extra: Any) -> Any:
+        changes = SqliteSessionChanges(self.root, interval=0.01)
+        return build_server(self.ours.service, changes=changes, **extra)
+
+
+@pytest.fixture
+async def pair(tmp_path: Path) -> AsyncIterator[Pair]:
+    async with (
+        open_backend("sqlite", tmp_path) as ours,
+        open_backend("sqlite", tmp_path) as theirs,
+    ):
+        yield Pair(ours, theirs.service, tmp_path)
+
+
+def state_uri(name: str) -> str:
+    return f"nineplan://sessions/{name}/state"
+
+
+async def test_a_legacy_in_memory_client_hears_of_another_writer(pair: Pair):
+    """resources/subscribe, then a change through another connection: resources/updated for
+    the URI and resources/list_changed; unsubscribing stops the updates."""
+    updated: list[str] = []
+    arrived, listed = anyio.Event(), anyio.Event()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            arrived.set()
+        elif isinstance(message, ResourceListChangedNotification):
+            listed.set()
+
+    name = await pair.ours.session()
+    async with Client(pair.server(), mode="legacy", message_handler=handler) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await client.subscribe_resource(state_uri(name))
+        await pair.theirs.add_plan(name, **PLAN)
+        with anyio.fail_after(5):
+            await arrived.wait()
+            await listed.wait()
+        assert updated == [state_uri(name)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await client.unsubscribe_resource(state_uri(name))
+            await client.unsubscribe_resource(state_uri(name))  # twice is harmless
+            with pytest.raises(MCPError) as caught:
+                await client.subscribe_resource("nineplan://sessions/../state")
+        assert caught.value.error.data == {"uri": "nineplan://sessions/../state"}
+
+
+async def test_a_listen_stream_in_memory_hears_of_another_writer(pair: Pair):
+    """subscriptions/listen on the 2026-07-28 era: ResourceUpdated and ResourcesListChanged
+    arrive after another connection adds a plan; closing the stream stops the follower."""
+    name = await pair.ours.session()
+    server = pair.server()
+    async with Client(server, mode="auto") as client:
+        uri = state_uri(name)
+        async with client.listen(resource_subscriptions=[uri], resources_list_changed=True) as sub:
+            await pair.theirs.add_plan(name, **PLAN)
+            seen: list[Any] = []
+            with anyio.fail_after(5):
+                async for event in sub:
+                    seen.append(event)
+                    if ResourceUpdated(uri=uri) in seen and ResourcesListChanged() in seen:
+                        break
+        with anyio.fail_after(5):  # the stream's end is noted: nobody listens any more
+            while server.notifier.subscribers.uris():
+                await anyio.sleep(0.01)
+        assert server.notifier.subscribers.list_listeners == 0
+
+
+async def test_a_current_session_is_followed_for_list_changes(pair: Pair):
+    """A listener for list changes hears of plans coming to the client's current session,
+    without naming any resource."""
+    server = pair.server()
+    async with Client(server, mode="auto") as client:
+        name = (await client.call_tool("9plan_session_create", {})).structured_content[
+            "session_name"
+        ]
+        async with client.listen(resources_list_changed=True) as sub:
+            await pair.theirs.add_plan(name, **PLAN)
+            with anyio.fail_after(5):
+                assert await anext(sub) == ResourcesListChanged()
+
+
+async def test_the_watcher_waits_for_a_session_that_does_not_exist_yet(tmp_path: Path):
+    """Following a session before it exists yields a change once it does."""
+    changes = SqliteSessionChanges(tmp_path, interval=0.01)
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = backend.service.session_names()
+        async with changes.follow(name) as stream:
+            backend.service.session_names = lambda: name
+            await backend.service.create_session()
+            with anyio.fail_after(5):
+                assert (await anext(stream)).session == name
+
+
+async def test_the_watcher_reports_a_change_after_losing_the_database(tmp_path: Path):
+    """A read that fails (here: a table the watcher reads is gone) drops the connection; the
+    next successful read is reported as a change, never swallowed as a new baseline."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    watch = _Watch(tmp_path / name / "session.db", name)
+    assert watch.look() is None  # the baseline
+    with sqlite3.connect(tmp_path / name / "session.db") as db:
+        db.execute("ALTER TABLE plan_counts RENAME TO hidden")
+    assert watch.look() is None
+    assert watch.db is None
+    with sqlite3.connect(tmp_path / name / "session.db") as db:
+        db.execute("ALTER TABLE hidden RENAME TO plan_counts")
+    assert watch.look() == Change(name, plans_came_or_went=True)
+    assert watch.look() is None
+    watch.close()
+
+
+@attrs.define
+class GoneSession:
+    """A legacy subscriber whose connection has closed."""
+
+    async def send_resource_updated(self, uri: str) -> None:
+        raise anyio.ClosedResourceError
+
+    async def send_resource_list_changed(self) -> None:
+        raise anyio.ClosedResourceError
+
+
+class NoBus:
+    async def publish(self, event: object) -> None:
+        pass
+
+    def subscribe(self, listener: object) -> Any:
+        return lambda: None
+
+
+async def test_a_subscriber_that_has_gone_is_forgotten():
+    """A legacy connection that closed is dropped at the next change, not retried forever."""
+    subscribers = Subscribers()
+    subscribers.subscribe("gone", GoneSession(), state_uri("brave-quiet-otter"))  # type: ignore[arg-type]
+    notifier = Notifier(None, NoBus(), subscribers, set)
+    await notifier.announce(Change("brave-quiet-otter", plans_came_or_went=True))
+    assert subscribers.legacy == {}
+    await notifier.refresh()  # without a source there is nothing to follow
+
+
+def test_subscribers_are_bounded_and_uris_name_their_session():
+    """The least recently subscribing connection is forgotten beyond the capacity; only
+    nineplan session URIs name a session."""
+    subscribers = Subscribers(capacity=2)
+    for client in ("a", "b", "c"):
+        subscribers.subscribe(client, GoneSession(), state_uri("brave-quiet-otter"))  # type: ignore[arg-type]
+    assert list(subscribers.legacy) == ["b", "c"]
+    assert subscribers.sessions() == {"brave-quiet-otter"}
+    assert session_of("nineplan://sessions/brave-quiet-otter/plans/a3x9k") == "brave-quiet-otter"
+    assert session_of("nineplan://sessions/brave-quiet-otter/log") == "brave-quiet-otter"
+    assert session_of("nineplan://sessions/brave/state") is None
+    assert session_of("file:///etc/passwd") is None
+
+
+def test_only_sqlite_sessions_are_watched_through_data_version(tmp_path: Path):
+    """The server follows SQLite sessions by data_version; other storage gives no source."""
+    assert isinstance(session_changes(Settings(sessions_path=tmp_path)), SqliteSessionChanges)
+    assert session_changes(Settings(sessions_path=tmp_path, storage="memory")) is None
+    assert session_changes(Settings(database_url="postgresql://x@localhost/db")) is None
