@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from nineplan_adapters.demo import spawned_http_server
 from nineplan_adapters.prime import BUDGET, ActivePrimer, Primer, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
@@ -249,3 +250,33 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
             sessions, "prime", "--workspace", str(tmp_path), NINEPLAN_DATABASE_URL=url
         )
         assert (elsewhere.returncode, elsewhere.stdout) == (0, "")
+
+
+async def test_the_workspace_shows_in_every_view_and_not_over_http(tmp_path: Path, project: Path):
+    """A stdio server started in a project records it: admin_sessions, admin_state,
+    session_resume and `nineplan state --json` show it. One started in the home folder records
+    none, and so does a session created over HTTP."""
+    sessions = tmp_path / "sessions"
+    name = await session_in(sessions, project, [], pull=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    params = stdio_server(sessions, HOME=str(home))
+    params.cwd = home
+    async with Client(params, mode="legacy") as client:
+        homeless = (await ok(client, "9plan_session_create"))["session_name"]
+        listed = {
+            s["name"]: s["workspace"]
+            for s in (await ok(client, "9plan_admin_sessions"))["sessions"]
+        }
+        state = await ok(client, "9plan_admin_state", session_name=name)
+        resumed = await ok(client, "9plan_session_resume", session_name=name)
+    workspace = str(project.resolve())
+    assert listed == {name: workspace, homeless: None}
+    assert state["workspace"] == resumed["workspace"] == workspace
+    shown = run_nineplan(sessions, "state", name, "--json")
+    assert json.loads(shown.stdout)["workspace"] == workspace
+    assert f"Workspace: {workspace}" in run_nineplan(sessions, "state", name).stdout
+    async with spawned_http_server(tmp_path / "http") as url, Client(url, mode="legacy") as client:
+        created = (await ok(client, "9plan_session_create"))["session_name"]
+        over_http = await ok(client, "9plan_admin_state", session_name=created)
+    assert over_http["workspace"] is None
