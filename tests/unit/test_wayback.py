@@ -4,6 +4,7 @@ sessions, changed through a second catalog (another connection, as another proce
 import sqlite3
 import warnings
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
 from nineplan_adapters.serve import session_changes
 from nineplan_adapters.sqlite.watch import SqliteSessionChanges, _Watch
+from nineplan_core.errors import SessionNotFoundError
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, Backend, open_backend
 
@@ -199,3 +201,26 @@ def test_only_sqlite_sessions_are_watched_through_data_version(tmp_path: Path):
     assert isinstance(session_changes(Settings(sessions_path=tmp_path)), SqliteSessionChanges)
     assert session_changes(Settings(sessions_path=tmp_path, storage="memory")) is None
     assert session_changes(Settings(database_url="postgresql://x@localhost/db")) is None
+
+
+class BrokenChanges:
+    """A change source that cannot follow anything (a session that went away, say)."""
+
+    @asynccontextmanager
+    async def follow(self, name: str) -> AsyncIterator[AsyncIterator[Change]]:
+        raise SessionNotFoundError(name)
+        yield  # pragma: no cover - never reached
+
+
+async def test_a_session_that_cannot_be_followed_does_not_end_the_server(tmp_path: Path):
+    """A subscription whose session cannot be followed is still accepted, and the server goes
+    on answering."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        server = build_server(backend.service, changes=BrokenChanges())
+        async with Client(server, mode="legacy") as client:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.subscribe_resource(state_uri(name))
+            state = await client.call_tool("9plan_admin_state", {"session_name": name})
+            assert not state.is_error

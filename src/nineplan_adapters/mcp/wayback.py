@@ -130,12 +130,22 @@ class Notifier:
     async def _follow(
         self, changes: SessionChanges, name: str, *, task_status: TaskStatus[None]
     ) -> None:
+        started = False
         with anyio.CancelScope() as scope:
             self._followed[name] = scope
-            async with changes.follow(name) as stream:
-                task_status.started()
-                async for change in stream:
-                    await self.announce(change)
+            try:
+                async with changes.follow(name) as stream:
+                    task_status.started()
+                    started = True
+                    async for change in stream:
+                        await self.announce(change)
+            except Exception:  # one session's watch must never end the server
+                log.info("stopped following session %s", name, exc_info=True)
+            finally:
+                if self._followed.get(name) is scope:
+                    del self._followed[name]
+                if not started:
+                    task_status.started()
 
     async def announce(self, change: Change) -> None:
         """Publish `change` to the listen streams and notify the legacy subscribers."""
