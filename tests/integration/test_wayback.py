@@ -20,6 +20,7 @@ from mcp.types import (
     ResourceUpdatedNotification,
 )
 
+from nineplan_adapters.demo import spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import stdio_server
 from tests.integration.test_stdio import both_eras, ok
@@ -214,3 +215,31 @@ async def test_a_plan_resource_subscriber_hears_when_its_session_changes(tmp_pat
             with anyio.fail_after(5):
                 await arrived.wait()
         assert updated == [uri]
+
+
+async def test_subscriptions_work_over_http_in_both_eras(tmp_path: Path):
+    """Over streamable HTTP, a legacy client's resources/subscribe (notified on its standalone
+    stream) and a 2026-07-28 client's listen stream both hear of another client's change."""
+    arrived = anyio.Event()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            arrived.set()
+
+    async with spawned_http_server(tmp_path) as url:
+        async with Client(url, mode="legacy", message_handler=handler) as client:
+            name = (await ok(client, "9plan_session_create"))["session_name"]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.subscribe_resource(STATE.format(name))
+            async with Client(url, mode="legacy") as other:
+                await ok(other, "9plan_queue_add", **PLAN, session_name=name)
+            with anyio.fail_after(5):
+                await arrived.wait()
+        async with Client(url, mode="auto") as client:
+            uri = STATE.format(name)
+            async with client.listen(resource_subscriptions=[uri]) as sub:
+                async with Client(url, mode="legacy") as other:
+                    await ok(other, "9plan_queue_add", **PLAN, session_name=name)
+                with anyio.fail_after(5):
+                    assert await anext(sub) == ResourceUpdated(uri=uri)
