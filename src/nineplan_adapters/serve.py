@@ -6,7 +6,7 @@ from nineplan_adapters.changes import SessionChanges
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.mcp import build_server
-from nineplan_adapters.sqlite.watch import SqliteSessionChanges
+from nineplan_adapters.sqlite.data_version import SqliteSessionChanges
 from nineplan_adapters.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")

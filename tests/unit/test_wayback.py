@@ -22,7 +22,7 @@ from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
 from nineplan_adapters.serve import session_changes
-from nineplan_adapters.sqlite.watch import SqliteSessionChanges, _Watch
+from nineplan_adapters.sqlite.data_version import SqliteSessionChanges, _Watch
 from nineplan_core.errors import SessionNotFoundError
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, Backend, open_backend
