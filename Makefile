@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make demo` runs from a venv with only what running needs (no dev tools).
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.installed
+# `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
+WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test lint typecheck docs docs-check soak load bench torture fuzz clean
+.PHONY: demo test wheel-check lint typecheck docs docs-check soak load bench torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -13,8 +18,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-demo: $(STAMP)
-	$(BIN)/nineplan demo
+$(RUN_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RUN_VENV)/bin/python -m pip install --quiet -e .
+	@touch $@
+
+demo: $(RUN_STAMP)
+	$(RUN_VENV)/bin/nineplan demo
+
+# Build the wheel, install it (not editable) into a scratch venv, and smoke-test it from outside
+# the source tree: a file missing from the package data fails here.
+wheel-check: $(STAMP)
+	rm -rf build/lib build/bdist.* build/dist
+	$(BIN)/python -m pip wheel --quiet --no-deps -w build/dist .
+	test -x $(WHEEL_VENV)/bin/python || $(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip uninstall --quiet --yes nineplan
+	$(WHEEL_VENV)/bin/python -m pip install --quiet build/dist/nineplan-*.whl
+	cd $(WHEEL_VENV) && bin/python $(CURDIR)/tests/smoke/wheel_smoke.py
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks
@@ -24,7 +46,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck
+test: lint typecheck wheel-check
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run -m pytest
 	$(BIN)/coverage combine --quiet
@@ -61,4 +83,4 @@ fuzz: $(STAMP)
 	NINEPLAN_FUZZ_CALLS=50000 $(BIN)/pytest tests/reliability/test_fuzz.py -q -o timeout=3600
 
 clean:
-	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) $(RUN_VENV) build dist .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache .hypothesis

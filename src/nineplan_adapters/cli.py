@@ -4,14 +4,17 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
 
 from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.logging import configure_logging
-from nineplan_core.errors import NinePlanError, PlanNotFoundError
+from nineplan_core.errors import NinePlanError, SessionNotFoundError
+from nineplan_core.lifecycle import LIVE
 from nineplan_core.model import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
@@ -41,10 +44,26 @@ COMMANDS = [
      "nineplan prime\n  nineplan prime --workspace ~/project --json"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+# Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
+# or no such session (argparse exits 2 for bad usage itself).
+REFUSED, USAGE = 1, 2
+MAX_LIMIT = 100
+SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
+
+
+def _limit(raw: str) -> int:
+    """`--limit`: a whole number 1-100 (argparse names the flag when this raises)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {raw!r}") from None
+    if not 1 <= value <= MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_LIMIT}, not {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    from nineplan_adapters.mcp.server import package_version  # noqa: PLC0415 - only --version needs it
+    from nineplan_adapters.version import package_version  # noqa: PLC0415 - only --version needs it
 
     parser = argparse.ArgumentParser(
         prog="nineplan",
@@ -65,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "demo":
             command.add_argument("--transport", choices=["stdio", "http"], default="stdio")
             continue
-        if name == "prime":  # parsed by nineplan_adapters.prime; listed here for --help
+        if name == "prime":
             from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
 
             add_arguments(command)
@@ -74,7 +93,10 @@ def _parser() -> argparse.ArgumentParser:
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
         )
         command.add_argument(
-            "--log-level", choices=["debug", "info", "warn", "error"], help="NINEPLAN_LOG_LEVEL"
+            "--log-level",
+            type=str.lower,
+            choices=["debug", "info", "warn", "warning", "error"],
+            help="NINEPLAN_LOG_LEVEL",
         )
         command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
         if name == "serve":
@@ -94,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.choices["show"].add_argument("plan_id", help="5-character plan id")
     commands.choices["search"].add_argument("query", help="words to look for")
     commands.choices["search"].add_argument(
-        "--limit", type=int, default=10, help="at most this many (1-100)"
+        "--limit", type=_limit, default=10, help="at most this many (1-100)"
     )
     commands.choices["validate"].add_argument(
         "--repair", action="store_true", help="reconcile files first"
@@ -103,12 +125,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    if arguments[:1] == ["prime"]:  # a hook waits for it: no mcp, no container (DESIGN §9)
-        from nineplan_adapters.prime import main as prime  # noqa: PLC0415
-
-        return prime(arguments[1:])
-    args = _parser().parse_args(arguments)
+    args = _parser().parse_args(argv)
     flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
         settings = Settings.load(os.environ, **flags)
@@ -117,9 +134,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nineplan_adapters.serve import serve  # noqa: PLC0415 - the other commands do not need mcp
 
             return int(anyio.run(serve, settings))
+        if args.command == "prime":  # a hook waits for it: no mcp, no container (DESIGN §9)
+            from nineplan_adapters.prime import prime  # noqa: PLC0415
+
+            return prime(settings, args.workspace, as_json=args.json)
     except ConfigError as exc:
-        print(f"nineplan: {exc}", file=sys.stderr)
-        return 2
+        error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
+                 "suggestion": f"Correct {exc.variable}."}  # fmt: skip
+        return _fail(args, error, f"nineplan: {exc}", USAGE)
     if args.command == "demo":
         from nineplan_adapters.demo import run_demo  # noqa: PLC0415
 
@@ -134,8 +156,20 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         async with running(build_container(settings)) as service:
             return await INSPECTORS[args.command](service, args)
     except NinePlanError as exc:
-        print(f"nineplan: {exc.category}: {exc.message}", file=sys.stderr)
-        return 1
+        missing = isinstance(exc, SessionNotFoundError)
+        suggestion = "`nineplan sessions` lists every session." if missing else exc.suggestion
+        error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
+        human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        return _fail(args, error, human, USAGE if missing else REFUSED)
+
+
+def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:
+    """Report `error`: JSON on stdout with --json, `human` on stderr otherwise; return `code`."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    else:
+        print(human, file=sys.stderr)
+    return code
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -148,7 +182,7 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
     listing = views.session_list(await service.list_sessions())["sessions"]
     rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
         [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
-         "yes" if s["has_active_plan"] else "-", (s["task_description"] or "")[:50]]
+         "yes" if s["has_active_plan"] else "-", one_line(s["task_description"])[:50]]
         for s in listing
     ]  # fmt: skip
     _emit(args, listing, _table(rows) if listing else "No sessions yet.")
@@ -161,13 +195,13 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     state = views.admin_state(await service.session_state(args.name))
     active = state["active_plan"]
     queue = [["RANK", "ID", "GOAL"]] + [
-        [str(q["queue_position"]), q["id"], q["goal"][:70]] for q in state["queue"]
+        [str(q["queue_position"]), q["id"], one_line(q["goal"])[:70]] for q in state["queue"]
     ]
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
-        f"Task: {state['task_description'] or '-'}",
+        f"Task: {one_line(state['task_description']) or '-'}",
         f"Workspace: {state['workspace'] or '-'}",
-        f"Active: {active['id'] + '  ' + active['goal'] if active else '-'}",
+        f"Active: {active['id'] + '  ' + one_line(active['goal']) if active else '-'}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
         _table(queue) if state["queue"] else "The queue is empty.",
@@ -179,15 +213,22 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
-    try:
-        view: dict[str, Any] = dict(
-            views.completed_plan(await service.get_history(args.name, args.plan_id))
-        )
-    except PlanNotFoundError:
-        text = await service.plan_file_text(args.name, args.plan_id)
-        _emit(args, {"id": args.plan_id, "file": text}, text)
-        return 0
-    _emit(args, view, "\n".join(f"{key}: {value}" for key, value in view.items()))
+    plan = await service.get_plan(args.name, args.plan_id)
+    file = await service.plan_file_text(args.name, args.plan_id) if plan.status in LIVE else None
+    view: dict[str, Any] = {
+        "status": plan.status.value,
+        **views.completed_plan(plan),
+        "discard_reason": plan.discard_reason,
+        "file": file,
+    }
+    shown = ["status", "id", "goal", "discard_reason", "outcome", "created_at", "completed_at"]
+    lines = [indented(key, view[key]) for key in shown if view[key] is not None]
+    body = (
+        [f"file:\n{textwrap.indent(file, '  ')}"]
+        if file is not None
+        else [indented(key, view[key]) for key in SECTIONS]
+    )
+    _emit(args, view, "\n".join(lines + body))
     return 0
 
 
@@ -200,7 +241,7 @@ async def _search(service: NinePlan, args: argparse.Namespace) -> int:
     ]  # fmt: skip
     colour = _colour()
     text = "\n".join(
-        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {m.goal}\n   {_highlight(m.snippet, colour=colour)}"
+        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {one_line(m.goal)}\n   {_highlight(m.snippet, colour=colour)}"
         for m in matches
     )
     _emit(args, data, text or "No matches.")

@@ -43,6 +43,10 @@ class Settings:
     database_url: str | None = None
     max_text_chars: int = 100_000
     max_queue: int = 10_000
+    #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
+    origins: Mapping[str, str] = attrs.field(
+        factory=dict, eq=False, repr=False, metadata={"derived": True}
+    )
 
     @classmethod
     def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
@@ -52,14 +56,25 @@ class Settings:
             ConfigError: a value is not allowed; the message names the variable.
         """
         values: dict[str, Any] = {}
-        for field in attrs.fields(cls):
+        origins: dict[str, str] = {}
+        for field in fields():
             variable = f"NINEPLAN_{field.name.upper()}"
             raw = flags.get(field.name)
+            origins[field.name] = "flag" if raw is not None else variable
             if raw is None and environ.get(variable, "").strip():
                 raw = environ[variable].strip()
             if raw is not None:
                 values[field.name] = _convert(variable, field.name, raw)
-        return cls(**values)
+        return cls(**values, origins=origins)
+
+    def given_by(self, name: str, flag: str) -> str:
+        """What set `name`, as the user would write it: `flag` or its NINEPLAN_* variable."""
+        return flag if self.origins.get(name) == "flag" else f"NINEPLAN_{name.upper()}"
+
+
+def fields() -> list["attrs.Attribute[Any]"]:
+    """The settings a user can give (by variable, flag or keyword)."""
+    return [field for field in attrs.fields(Settings) if not field.metadata.get("derived")]
 
 
 _RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
@@ -86,9 +101,12 @@ def _convert(variable: str, name: str, raw: object) -> object:
     if name in _RANGES:
         low, high = _RANGES[name]
         return _integer(variable, raw, low=low, high=high)
-    if name in _CHOICES and raw not in _CHOICES[name]:
+    value = raw
+    if name == "log_level" and isinstance(raw, str):  # any case; `warning` as Python spells it
+        value = {"warning": "warn"}.get(raw.lower(), raw.lower())
+    if name in _CHOICES and value not in _CHOICES[name]:
         raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
-    return raw
+    return value
 
 
 def _integer(variable: str, raw: object, *, low: int, high: int) -> int:

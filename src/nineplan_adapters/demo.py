@@ -6,10 +6,10 @@ import socket
 import sys
 import tempfile
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -49,14 +49,18 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def spawned_http_server(
-    sessions_path: Path, *extra: str, env: dict[str, str] | None = None
+    sessions_path: Path,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    stderr: IO[str] | None = None,
 ) -> AsyncIterator[str]:
-    """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL."""
+    """Spawn `nineplan serve --transport http` on a free loopback port; yield its MCP URL.
+    Its logs go to `stderr` (by default this process's stderr)."""
     port = free_port()
     params = server_command(sessions_path, "--transport", "http", "--port", str(port), *extra)
     env = {**(params.env or {}), **(env or {})}
     process = await anyio.open_process(
-        [params.command, *params.args], env=env, stdout=None, stderr=None
+        [params.command, *params.args], env=env, stdout=None, stderr=stderr
     )
     try:
         with anyio.fail_after(30):
@@ -88,7 +92,12 @@ async def _client(transport: str, sessions_path: Path) -> AsyncIterator[Client]:
         async with spawned_http_server(sessions_path) as url, Client(url, mode="legacy") as client:
             yield client
         return
-    async with Client(server_command(sessions_path), mode="legacy") as client:
+    # The stdio server runs in the project's folder, as clients start it: the session records it.
+    project = sessions_path / "notekeeper"
+    project.mkdir(exist_ok=True)
+    params = server_command(sessions_path)
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
         yield client
 
 
@@ -101,16 +110,10 @@ async def run_demo(transport: str, emit: Emit) -> int:
             emit(
                 f"Connected to {info.name if info else '?'} {info.version if info else ''} over {transport}."
             )
-
-            async def call(tool: str, **arguments: Any) -> dict[str, Any]:
-                result = await client.call_tool(tool, arguments)
-                text = "\n".join(
-                    block.text for block in result.content if isinstance(block, TextContent)
-                )
-                _show(emit, tool, arguments, text)
-                return result.structured_content or {}
-
-            await call("9plan_session_create", task_description="Add login to the notekeeper app")
+            call = _caller(client, emit)
+            created = await call(
+                "9plan_session_create", task_description="Add login to the notekeeper app"
+            )
             common = {"context": "The notekeeper web app has no accounts yet."}
             await call(
                 "9plan_queue_add",
@@ -137,7 +140,7 @@ async def run_demo(transport: str, emit: Emit) -> int:
                 success_criteria="A decision with a reason in the outcome.",
                 position="front",
             )
-            pulled = await call("9plan_queue_pull")
+            await call("9plan_queue_pull")
             await call(
                 "9plan_plan_defer", reason="Waiting for the security review", position="back"
             )
@@ -147,15 +150,37 @@ async def run_demo(transport: str, emit: Emit) -> int:
                 plan_file.read_text() + "- Used a UUID primary key; email is citext.\n"
             )
             emit(RULE)
-            emit(f"(the agent adds a line to the Notes section of {plan_file.name})")
+            emit(
+                f"(the agent adds a line to the Notes section of {plan_file.name}; the file now reads:)"
+            )
+            emit(textwrap.indent(plan_file.read_text().rstrip("\n"), "  | ", lambda _: True))
             done = await call(
                 "9plan_plan_complete",
                 outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
             )
             await call("9plan_history_search", query="users table migration")
             await call("9plan_history_get", plan_id=done["plan_id"])
+        emit(RULE)
+        emit("(the server process exits, as when a conversation ends; a fresh one starts)")
+        async with _client(transport, Path(folder)) as client:
+            call = _caller(client, emit)
+            await call("9plan_session_resume", session_name=created["session_name"])
+            await call("9plan_queue_pull")
+            await call("9plan_plan_discard", reason="Superseded: the app will use single sign-on")
             await call("9plan_admin_validate")
             await call("9plan_admin_state")
     emit(RULE)
     emit("Demo finished: the session lived in a temporary folder that is now removed.")
     return 0
+
+
+def _caller(client: Client, emit: Emit) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """`call(tool, **arguments)`: call a tool, show the call and its text, return its structure."""
+
+    async def call(tool: str, **arguments: Any) -> dict[str, Any]:
+        result = await client.call_tool(tool, arguments)
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        _show(emit, tool, arguments, text)
+        return result.structured_content or {}
+
+    return call

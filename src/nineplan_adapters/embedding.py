@@ -2,18 +2,17 @@
 
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from nineplan_adapters.config import Settings
+from nineplan_adapters.config import Settings, fields
 from nineplan_core.service import NinePlan
 
 
-@asynccontextmanager
-async def open_nineplan(
+def open_nineplan(
     sessions_path: str | Path | None = None, **settings: Any
-) -> AsyncIterator[NinePlan]:
+) -> AbstractAsyncContextManager[NinePlan]:
     """Open nineplan and yield its use cases; everything is closed on exit.
 
     Args:
@@ -28,10 +27,21 @@ async def open_nineplan(
                                     success_criteria=...)
 
     Raises:
+        TypeError: a keyword that is not a setting (the message names it).
         ConfigError: a setting has a bad value.
     """
+    known = {field.name for field in fields()}
+    if unknown := sorted(set(settings) - known):
+        raise TypeError(
+            f"open_nineplan() got an unexpected keyword argument {unknown[0]!r}; "
+            f"settings are {', '.join(sorted(known))}"
+        )
+    return _opened(Settings.load(os.environ, sessions_path=sessions_path, **settings))
+
+
+@asynccontextmanager
+async def _opened(config: Settings) -> AsyncIterator[NinePlan]:
     from nineplan_adapters.container import build_container, running  # noqa: PLC0415 - keeps `import nineplan_adapters` light
 
-    config = Settings.load(os.environ, sessions_path=sessions_path, **settings)
     async with running(build_container(config)) as service:
         yield service

@@ -1,15 +1,17 @@
 """Streamable HTTP: DNS-rebinding protection, an optional bearer token, logs on stderr."""
 
+import errno
 import hmac
 import ipaddress
 import logging
 import signal
+import socket
 from typing import Any
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nineplan_adapters.config import ConfigError, Settings
 
@@ -41,6 +43,38 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
+class PortInUseError(ConfigError):
+    """Something else listens on the port already."""
+
+    def __init__(self, host: str, port: int, given_by: str) -> None:
+        ValueError.__init__(
+            self,
+            f"port {port} is in use on {host}: stop what listens there, or choose another "
+            f"port with {given_by}",
+        )
+        self.variable = given_by
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+async def _answer(send: Send, status: int, body: str, *headers: tuple[bytes, bytes]) -> None:
+    """A plain-text response."""
+    data = body.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(data)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
 class BearerAuth:
     """Every HTTP request needs `Authorization: Bearer <token>`, compared in constant time."""
 
@@ -50,37 +84,55 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"text/plain"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": b"unauthorized: a bearer token is required\n",
-                    }
+            given = dict(scope["headers"]).get(b"authorization")
+            if given is None or not hmac.compare_digest(given, self.expected):
+                problem = "a bearer token is required" if given is None else "invalid bearer token"
+                await _answer(
+                    send, 401, f"unauthorized: {problem}\n", (b"www-authenticate", b"Bearer")
                 )
                 return
         await self.app(scope, receive, send)
+
+
+class HostRefusalHint:
+    """The SDK's 421 for a Host it does not allow, reworded to say how to allow one."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+        refused = False
+
+        async def reworded(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 421:  # noqa: PLR2004 - HTTP 421 Misdirected Request
+                refused = True
+                await _answer(
+                    send,
+                    421,
+                    f"misdirected request: Host {host!r} is not allowed; add it to "
+                    "NINEPLAN_HTTP_ALLOWED_HOSTS (comma-separated, name:* for any port)\n",
+                )
+            elif not refused:
+                await send(message)
+
+        await self.app(scope, receive, reworded)
 
 
 def check_bind(settings: Settings) -> None:
     """Refuse to listen beyond this machine without a token.
 
     Raises:
-        ConfigError: a non-loopback host and no NINEPLAN_HTTP_TOKEN.
+        ConfigError: a non-loopback host and no NINEPLAN_HTTP_TOKEN; it names what set the
+            host (`--host` or NINEPLAN_HTTP_HOST).
     """
     if not is_loopback(settings.http_host) and not settings.http_token:
         raise ConfigError(
-            "NINEPLAN_HTTP_HOST",
+            settings.given_by("http_host", "--host"),
             f"refusing to listen on {settings.http_host}, which other machines can reach, without "
             "NINEPLAN_HTTP_TOKEN: anyone on the network could read and change every session",
         )
@@ -88,20 +140,46 @@ def check_bind(settings: Settings) -> None:
 
 def build_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:
     """The ASGI app serving MCP at /mcp, with the token check in front when one is set."""
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        transport_security=transport_security(settings),
-        host=settings.http_host,
+    app: ASGIApp = HostRefusalHint(
+        server.streamable_http_app(
+            streamable_http_path="/mcp",
+            transport_security=transport_security(settings),
+            host=settings.http_host,
+        )
     )
     return BearerAuth(app, settings.http_token) if settings.http_token else app
+
+
+def bind(settings: Settings) -> socket.socket:
+    """The listening socket, bound before uvicorn starts so that a busy port is one clear error.
+
+    Raises:
+        PortInUseError: something listens on the port already.
+    """
+    host = settings.http_host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, settings.http_port))
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(
+                settings.http_host, settings.http_port, settings.given_by("http_port", "--port")
+            ) from None
+        raise
+    listener.set_inheritable(True)
+    return listener
 
 
 def _exit_quietly(signum: int, _: object) -> None:
     log.info("signal %d received; shutting down", signum)
 
 
-async def serve_http(server: MCPServer[Any], settings: Settings) -> int:
-    """Serve until SIGINT or SIGTERM, let in-flight calls finish, and return 0."""
+async def serve_http(server: MCPServer[Any], settings: Settings, listener: socket.socket) -> int:
+    """Serve on `listener` (from bind()) until SIGINT or SIGTERM, let in-flight calls finish,
+    and return 0."""
     check_bind(settings)
     # uvicorn re-raises the signal it shut down for; a quiet handler turns that into exit 0.
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -111,9 +189,10 @@ async def serve_http(server: MCPServer[Any], settings: Settings) -> int:
         host=settings.http_host,
         port=settings.http_port,
         log_config=None,  # uvicorn's loggers reach our stderr handler; its default prints to stdout
+        use_colors=False,
         lifespan="on",
         timeout_graceful_shutdown=10,
     )
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[listener])
     log.info("9plan HTTP server stopped")
     return 0

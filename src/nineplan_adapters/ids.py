@@ -1,4 +1,4 @@
-"""Plan ids (5 random characters of [0-9a-z]) and three-word session names."""
+"""Plan ids (5 random characters of [0-9a-z] without 0, o, 1, l) and three-word session names."""
 
 import random
 import secrets
@@ -8,7 +8,9 @@ from typing import Any
 
 import attrs
 
-PLAN_ID_ALPHABET = string.digits + string.ascii_lowercase
+# No look-alikes: 0/o and 1/l are left out, so an id read aloud or copied by hand survives.
+# Any five of [0-9a-z] stays a valid id (ids drawn before this alphabet still work).
+PLAN_ID_ALPHABET = "".join(c for c in string.digits + string.ascii_lowercase if c not in "01ol")
 _PATTERN = "aan"  # adjective-adjective-animal: always exactly three words
 
 
@@ -16,7 +18,7 @@ _PLAN_IDS = len(PLAN_ID_ALPHABET) ** 5
 
 
 def random_plan_id() -> str:
-    """A cryptographically random plan id: 36^5 ≈ 6.0e7 values, lowercase only so that
+    """A cryptographically random plan id: 32^5 ≈ 3.4e7 values, lowercase only so that
     case-insensitive file systems cannot collide two ids. One draw from the OS (a
     `secrets.choice` per character was five getrandom calls per plan added)."""
     number = secrets.randbelow(_PLAN_IDS)

@@ -3,6 +3,7 @@
 import datetime as dt
 import json
 import logging
+import re
 import sys
 from typing import Any
 
@@ -10,15 +11,19 @@ LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "warn": logging.WARNING,
+    "warning": logging.WARNING,
     "error": logging.ERROR,
 }
 # Attributes every LogRecord has; anything else on a record came from `extra=` (session, plan_id...).
+# uvicorn adds `color_message`, the event again with ANSI colours: never in a JSON log.
 _STANDARD = {
     *vars(logging.LogRecord("", 0, "", 0, "", None, None)),
     "message",
     "asctime",
     "taskName",
+    "color_message",
 }
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class JsonFormatter(logging.Formatter):
@@ -31,7 +36,7 @@ class JsonFormatter(logging.Formatter):
             ),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": _ANSI.sub("", record.getMessage()),
         }
         entry.update((key, value) for key, value in vars(record).items() if key not in _STANDARD)
         if record.exc_info:

@@ -13,14 +13,13 @@ import json
 import os
 import re
 import sqlite3
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.config import Settings
 from nineplan_adapters.files import MAX_FILE_BYTES
 from nineplan_adapters.workspace import covers
 from nineplan_core.errors import PlanFileFormatError
@@ -312,6 +311,7 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`nineplan prime`'s options."""
     parser.add_argument(
         "--workspace",
         metavar="DIR",
@@ -331,27 +331,16 @@ def find(settings: Settings, folder: str) -> Primer | None:
     return find_sqlite(settings.sessions_path, folder)
 
 
-def main(argv: Sequence[str]) -> int:
-    """`nineplan prime`: print the block (or JSON) and exit 0, printing nothing when no
-    session is bound to the folder; exit 2 on a bad setting."""
-    parser = argparse.ArgumentParser(
-        prog="nineplan prime",
-        description="Print where this folder's session stands, for a client's session-start hook.",
-    )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        settings = Settings.load(os.environ, sessions_path=args.sessions_path)
-    except ConfigError as exc:
-        print(f"nineplan: {exc}", file=sys.stderr)  # noqa: T201 - a command's own output
-        return 2
-    folder = os.path.realpath(args.workspace or os.getcwd())  # noqa: PTH109 - a string is compared
+def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> int:
+    """Print the block (or JSON) for `workspace` (default: the current directory) and return 0;
+    print nothing when no session is bound to it."""
+    folder = os.path.realpath(workspace or os.getcwd())  # noqa: PTH109 - a string is compared
     primer = find(settings, folder)
     if primer is not None:
         text = (
             json.dumps(primer.as_json(), indent=2, ensure_ascii=False)
-            if args.json
+            if as_json
             else primer.block()
         )
-        print(text)  # noqa: T201
+        print(text)  # noqa: T201 - the command's output
     return 0

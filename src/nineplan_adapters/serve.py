@@ -24,23 +24,23 @@ async def serve(settings: Settings) -> int:
     """Serve MCP on the configured transport; returns the exit code.
 
     Raises:
-        ConfigError: an HTTP bind the settings do not allow.
+        ConfigError: an HTTP bind the settings do not allow, or a port in use.
     """
-    if settings.transport == "http":
-        from nineplan_adapters.http import check_bind  # noqa: PLC0415 - uvicorn only for HTTP
-
-        check_bind(settings)
     stdio = settings.transport == "stdio"
-    async with running(build_container(settings, one_client=stdio)) as service:
-        server = build_server(
-            service,
-            workspace=process_workspace() if stdio else None,
-            changes=session_changes(settings),
-        )
-        log.info("9plan serving", extra={"transport": settings.transport})
-        if stdio:
+    if stdio:
+        async with running(build_container(settings, one_client=True)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            server = build_server(
+                service, workspace=process_workspace(), changes=session_changes(settings)
+            )
             await server.run_stdio_async()
             return 0
-        from nineplan_adapters.http import serve_http  # noqa: PLC0415
+    from nineplan_adapters.http import bind, check_bind, serve_http  # noqa: PLC0415 - uvicorn only for HTTP
 
-        return await serve_http(server, settings)
+    check_bind(settings)
+    # Bound before anything starts: a busy port is one line, not a started-then-stopped server.
+    with bind(settings) as listener:
+        async with running(build_container(settings, one_client=False)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            server = build_server(service, changes=session_changes(settings))
+            return await serve_http(server, settings, listener)

@@ -1,8 +1,11 @@
-"""NinePlanError and one subclass per situation a caller may handle, each with a category."""
+"""NinePlanError and one subclass per situation a caller may handle, each with a category.
+
+Suggestions name library calls (`add_plan`); the MCP layer shows agents the matching tools.
+"""
 
 from typing import ClassVar
 
-_START = "Create a session with 9plan_session_create or resume one with 9plan_session_resume."
+_START = "Create a session with create_session or resume one with session_state."
 
 
 class NinePlanError(Exception):
@@ -27,7 +30,7 @@ class SessionNotFoundError(NinePlanError, LookupError):
             if name is None
             else f"No session named {name!r} exists."
         )
-        super().__init__(message, suggestion=f"{_START} 9plan_admin_sessions lists sessions.")
+        super().__init__(message, suggestion=f"{_START} list_sessions lists sessions.")
         self.name = name
 
 
@@ -41,7 +44,7 @@ class SessionNameRequiredError(SessionNotFoundError):
             "identity), so each call must name its session."
         )
         self.args = (self.message,)
-        self.suggestion = "Pass session_name on every call (9plan_admin_sessions lists them)."
+        self.suggestion = "Pass session_name on every call (list_sessions lists them)."
 
 
 class SessionExistsError(NinePlanError, FileExistsError):
@@ -52,7 +55,7 @@ class SessionExistsError(NinePlanError, FileExistsError):
     def __init__(self, name: str) -> None:
         super().__init__(
             f"A session named {name!r} already exists.",
-            suggestion="Resume it with 9plan_session_resume or create another.",
+            suggestion="Resume it with session_state or create another.",
         )
         self.name = name
 
@@ -64,12 +67,13 @@ class PlanNotFoundError(NinePlanError, LookupError):
 
     def __init__(self, plan_id: str, *, kind: str = "completed") -> None:
         suggestion = (
-            "Use 9plan_history_search to find completed plans and their ids."
+            "Use search_history to find completed plans and their ids."
             if kind == "completed"
-            else "Use 9plan_admin_state to see the queued and active plans."
+            else "Use session_state to see the queued and active plans."
         )
         super().__init__(
-            f"No {kind} plan with id {plan_id!r} in this session.", suggestion=suggestion
+            f"No {kind + ' ' if kind else ''}plan with id {plan_id!r} in this session.",
+            suggestion=suggestion,
         )
         self.plan_id = plan_id
 
@@ -82,7 +86,7 @@ class NoActivePlanError(NinePlanError):
     def __init__(self) -> None:
         super().__init__(
             "No plan is active in this session.",
-            suggestion="Pull the next plan with 9plan_queue_pull.",
+            suggestion="Pull the next plan with pull_plan.",
         )
 
 
@@ -95,23 +99,28 @@ class PlanAlreadyActiveError(NinePlanError):
         super().__init__(
             f"Plan {plan_id} is already active; only one plan is worked on at a time.",
             suggestion=(
-                "Finish it with 9plan_plan_complete, or use 9plan_plan_defer or "
-                "9plan_plan_discard, then pull again."
+                "Finish it with complete_plan, or use defer_plan or discard_plan, then pull again."
             ),
         )
         self.plan_id = plan_id
 
 
 class QueueEmptyError(NinePlanError):
-    """Nothing is queued: the task is complete."""
+    """Nothing is queued: the task is complete, or no plan was ever added."""
 
     category = "QUEUE_EMPTY"
 
-    def __init__(self) -> None:
-        super().__init__(
-            "The queue is empty. Task complete!",
-            suggestion="Add more plans with 9plan_queue_add if work remains.",
-        )
+    def __init__(self, *, completed_count: int = 0) -> None:
+        if completed_count:
+            message = (
+                f"The queue is empty and {completed_count} plan(s) are completed. Task complete!"
+            )
+            suggestion = "Add more plans with add_plan if work remains."
+        else:
+            message = "The queue is empty: no plan has been added to this session yet."
+            suggestion = "Add plans with add_plan, then pull_plan."
+        super().__init__(message, suggestion=suggestion)
+        self.completed_count = completed_count
 
 
 class InvalidInputError(NinePlanError, ValueError):
@@ -128,6 +137,22 @@ class InvalidInputError(NinePlanError, ValueError):
         self.problem = problem
 
 
+class QueueFullError(InvalidInputError):
+    """The session has as many queued plans as its limit allows (an InvalidInputError on
+    `queue`, with its own message and suggestion)."""
+
+    def __init__(self, limit: int) -> None:
+        NinePlanError.__init__(
+            self,
+            f"The queue is full: {limit} plans are queued, the most one session may hold.",
+            suggestion="Work the queue down (pull_plan, then complete_plan or discard_plan) "
+            "before adding more.",
+        )
+        self.field = "queue"
+        self.problem = "is full"
+        self.limit = limit
+
+
 class InvalidTransitionError(NinePlanError):
     """A plan was asked to move between states the lifecycle does not connect."""
 
@@ -136,7 +161,7 @@ class InvalidTransitionError(NinePlanError):
     def __init__(self, plan_id: str, current: str, wanted: str) -> None:
         super().__init__(
             f"Plan {plan_id} is {current} and cannot become {wanted}.",
-            suggestion="Check the session with 9plan_admin_state.",
+            suggestion="Check the session with session_state.",
         )
         self.plan_id = plan_id
 
@@ -179,5 +204,5 @@ class DatabaseError(StorageError):
         super().__init__(
             message,
             suggestion=suggestion
-            or "Retry; if it persists, run 9plan_admin_validate or inspect the session database.",
+            or "Retry; if it persists, run validate_session or inspect the session database.",
         )

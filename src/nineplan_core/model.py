@@ -3,7 +3,7 @@
 import datetime as dt
 import enum
 import re
-from typing import Self
+from typing import Self, TypeVar
 
 import attrs
 
@@ -25,6 +25,8 @@ __all__ = [
     "SessionSummary",
     "ValidationReport",
 ]
+
+T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
@@ -50,12 +52,26 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+def check_type(field: str, value: object, kind: type[T]) -> T:
+    """Return `value` if it is a `kind` (never a bool posing as an int).
+
+    Raises:
+        InvalidInputError: a value of another type; the message names the type expected.
+    """
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        expected = {str: "text", int: "a whole number"}.get(kind, kind.__name__)
+        raise InvalidInputError(field, f"must be {expected}, not {type(value).__name__}")
+    return value
+
+
 def check_text(field: str, value: str, *, max_chars: int, required: bool = True) -> str:
     """Return `value` if it is acceptable text for `field`.
 
     Raises:
-        InvalidInputError: blank when required, containing NUL, or longer than `max_chars`.
+        InvalidInputError: not a string, blank when required, containing NUL, or longer than
+            `max_chars`.
     """
+    check_type(field, value, str)
     if required and not value.strip():
         raise InvalidInputError(field, "must not be blank")
     if "\x00" in value:
@@ -71,7 +87,7 @@ def check_session_name(name: str, field: str = "session_name") -> str:
     Raises:
         InvalidInputError: the name is not three lowercase words joined by '-'.
     """
-    if not SESSION_NAME.fullmatch(name):
+    if not SESSION_NAME.fullmatch(check_type(field, name, str)):
         raise InvalidInputError(
             field, "must be three lowercase words joined by '-', like brave-quiet-otter"
         )
@@ -84,7 +100,7 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
     Raises:
         InvalidInputError: any other shape.
     """
-    if not PLAN_ID.fullmatch(plan_id):
+    if not PLAN_ID.fullmatch(check_type(field, plan_id, str)):
         raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
     return plan_id
 
@@ -96,7 +112,7 @@ def check_position(value: str, field: str = "position") -> Position:
         InvalidInputError: anything else.
     """
     try:
-        return Position(value)
+        return Position(check_type(field, value, str))
     except ValueError:
         raise InvalidInputError(field, "must be 'front' or 'back'") from None
 
@@ -139,6 +155,14 @@ class Plan:
     @property
     def goal(self) -> str:
         return self.content.goal
+
+    @property
+    def discard_reason(self) -> str | None:
+        """Why a discarded plan was abandoned (from its last "Discarded:" note)."""
+        if self.status is not PlanStatus.DISCARDED:
+            return None
+        _, found, reason = self.notes.rpartition(" Discarded: ")
+        return reason.strip() if found else None
 
     def pull(self) -> Self:
         """Leave the queue and become the active plan."""

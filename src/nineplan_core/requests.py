@@ -4,6 +4,7 @@ import hashlib
 import json
 
 from nineplan_core.errors import InvalidInputError
+from nineplan_core.model import check_type
 
 MAX_REQUEST_ID = 128
 #: How many recent request ids a session remembers.
@@ -16,6 +17,7 @@ def check_request_id(request_id: str) -> str:
     Raises:
         InvalidInputError: any other value.
     """
+    check_type("request_id", request_id, str)
     if not 1 <= len(request_id) <= MAX_REQUEST_ID or "\x00" in request_id:
         raise InvalidInputError(
             "request_id", f"must be 1 to {MAX_REQUEST_ID} characters without NUL"

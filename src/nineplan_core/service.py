@@ -14,6 +14,7 @@ from nineplan_core.errors import (
     PlanFileFormatError,
     PlanNotFoundError,
     QueueEmptyError,
+    QueueFullError,
     SessionExistsError,
 )
 from nineplan_core.history import search_terms
@@ -38,6 +39,7 @@ from nineplan_core.model import (
     check_position,
     check_session_name,
     check_text,
+    check_type,
 )
 from nineplan_core.plan_file import parse, render
 from nineplan_core.ports import (
@@ -73,6 +75,7 @@ class PlacedPlan:
 class Discarded:
     plan: Plan
     queue_length: int
+    next_goal: str | None = None
 
 
 @attrs.define
@@ -146,9 +149,7 @@ class NinePlan:
                 await self.catalog.remember_creation(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
-        raise DatabaseError(
-            "No free session name was found.", suggestion="Retry 9plan_session_create."
-        )
+        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
 
     async def session_state(self, name: str) -> SessionState:
         """The queue, the active plan and the counts of a session (resume and admin state).
@@ -221,11 +222,7 @@ class NinePlan:
                 return replayed
             shape = await tx.queue_shape()
             if shape.length >= self.limits.max_queue:
-                raise InvalidInputError(
-                    "queue",
-                    f"is full: {self.limits.max_queue} plans are queued, the limit; "
-                    "complete or discard plans before adding more",
-                )
+                raise QueueFullError(self.limits.max_queue)
             plan = await self._insert(tx, content, insert_position(shape, where))
             await tx.write_file(plan.id, render(content, plan.notes))
             placed = PlacedPlan(
@@ -252,7 +249,7 @@ class NinePlan:
             if (active := await tx.active_plan()) is not None:
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
-                raise QueueEmptyError
+                raise QueueEmptyError(completed_count=await tx.completed_count())
             plan = queued.pull()
             await tx.save(plan)
             if not await tx.read_file(plan.id):
@@ -345,7 +342,10 @@ class NinePlan:
             )
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
-            discarded = Discarded(plan=plan, queue_length=await tx.queue_length())
+            progress = await tx.progress()
+            discarded = Discarded(
+                plan=plan, queue_length=progress.queue_length, next_goal=progress.next_goal
+            )
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
@@ -362,7 +362,7 @@ class NinePlan:
             SessionNotFoundError, StorageError.
         """
         check_text("query", query, max_chars=self.limits.max_text_chars)
-        if not 1 <= max_results <= self.limits.max_results:
+        if not 1 <= check_type("max_results", max_results, int) <= self.limits.max_results:
             raise InvalidInputError(
                 "max_results", f"must be between 1 and {self.limits.max_results}"
             )
@@ -385,6 +385,21 @@ class NinePlan:
             plan = await reader.plan(plan_id)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
+        return plan
+
+    async def get_plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan of the session by id, whatever its status, as stored; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            plan = await reader.plan(plan_id)
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
         return plan
 
     async def plan_file_text(self, name: str, plan_id: str) -> str:

@@ -4,7 +4,7 @@ Any adapter set proves itself by subclassing `QueueConformance` with a `service_
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences against a plain-list
 model and checks the four invariants after every step. Import it from tests only: it needs
-hypothesis, which is a test dependency.
+hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
@@ -12,8 +12,19 @@ from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+try:
+    from hypothesis import strategies as st
+    from hypothesis.stateful import (
+        RuleBasedStateMachine,
+        initialize,
+        invariant,
+        precondition,
+        rule,
+    )
+except ImportError as missing:  # pragma: no cover - the dev install has hypothesis
+    raise ImportError(
+        "nineplan_core.testing needs hypothesis: pip install 'nineplan[testing]'"
+    ) from missing
 
 from nineplan_core.errors import (
     NinePlanError,

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -60,7 +61,8 @@ def test_show_and_search(capsys, tmp_path: Path, session: str):
     code, out, _ = run(capsys, "show", session, "00001", "--sessions-path", str(tmp_path), "--json")
     assert json.loads(out)["outcome"] == "built the penguin importer"
     code, out, _ = run(capsys, "show", session, "00003", "--sessions-path", str(tmp_path))
-    assert out.startswith("# Context")
+    assert out.startswith("status: queued\nid: 00003\ngoal: third")
+    assert "file:\n  # Context" in out
 
 
 def test_validate_repairs_a_damaged_session(capsys, tmp_path: Path, session: str):
@@ -77,10 +79,14 @@ def test_validate_repairs_a_damaged_session(capsys, tmp_path: Path, session: str
     assert (tmp_path / session / "recovered" / "junk.bin").exists()
 
 
-def test_a_missing_session_is_one_line_and_exit_1(capsys, tmp_path: Path):
+def test_a_missing_session_is_one_line_and_exit_2(capsys, tmp_path: Path):
+    """No such session is exit 2 with the error and what to do; a malformed name is exit 1."""
     code, _, err = run(capsys, "state", "no-such-session", "--sessions-path", str(tmp_path))
-    assert code == 1
-    assert err.strip() == "nineplan: SESSION_NOT_FOUND: No session named 'no-such-session' exists."
+    assert code == 2
+    assert err == (
+        "nineplan: SESSION_NOT_FOUND: No session named 'no-such-session' exists.\n"
+        "  `nineplan sessions` lists every session.\n"
+    )
     code, _, err = run(capsys, "state", "../etc", "--sessions-path", str(tmp_path))
     assert code == 1
     assert "VALIDATION_ERROR" in err
@@ -104,6 +110,8 @@ def test_version_and_help(capsys):
 
 
 def test_the_demo_shows_a_whole_session(tmp_path: Path):
+    """The demo drives every step, resumes in a fresh server process, shows a plan file and a
+    discard, and the README's uncut run has the same shape as this one."""
     completed = run_nineplan(tmp_path, "demo", check=True)
     out = completed.stdout
     for tool in [
@@ -121,6 +129,25 @@ def test_the_demo_shows_a_whole_session(tmp_path: Path):
     assert "Session is valid." in out
     assert "- Used a UUID primary key" in out  # the agent's note reached history
     assert "Error" not in out
+    assert "> 9plan_session_resume(" in out.split("a fresh one starts")[1]
+    assert "> 9plan_plan_discard(" in out
+    assert "  | # Notes" in out  # the plan file's text
+    readme = (PROJECT / "README.md").read_text()
+    shown = re.search(r"```text\n(Connected to 9plan.*?)\n```", readme, flags=re.DOTALL)
+    assert shown is not None
+    assert _normalised(shown[1]) == _normalised(out.rstrip("\n"))
+
+
+def _normalised(demo: str) -> str:
+    """A demo run with what differs between runs (names, ids, folders, times) made generic."""
+    session = re.search(r"\[Session: ([a-z-]+)\]", demo)
+    assert session is not None
+    demo = demo.replace(session[1], "SESSION")
+    for number, plan_id in enumerate(dict.fromkeys(re.findall(r"Added plan (\w{5})", demo))):
+        demo = re.sub(rf"\b{plan_id}\b", f"ID{number}", demo)
+    demo = re.sub(r"/\S*/nineplan-demo-[^/]+/", "FOLDER/", demo)
+    demo = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", demo)
+    return re.sub(r"9plan \d+\.\d+\.\d+", "9plan VERSION", demo)
 
 
 def test_the_embedding_example_runs(tmp_path: Path):

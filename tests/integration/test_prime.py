@@ -186,38 +186,41 @@ def test_a_block_never_exceeds_its_budget():
     assert max(len(line) for line in block.splitlines()) <= 320
 
 
-async def test_prime_imports_no_mcp(tmp_path: Path, project: Path):
-    """The hook's command loads neither the MCP SDK nor the container nor aiosqlite (what
-    `python -X importtime` reports for the real `nineplan prime`)."""
-    sessions = tmp_path / "sessions"
-    await session_in(sessions, project, ["one"])
+def imported_by(sessions: Path, *arguments: str) -> set[str]:
+    """The modules `nineplan ARGUMENTS` imports, as `python -X importtime` reports them."""
     done = subprocess.run(
-        [
-            PYTHON,
-            "-X",
-            "importtime",
-            "-m",
-            "nineplan_adapters",
-            "prime",
-            "--workspace",
-            str(project),
-        ],
+        [PYTHON, "-X", "importtime", "-m", "nineplan_adapters", *arguments],
         env=child_env(sessions),
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert "session is" in done.stdout
-    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+
+
+HEAVY = {"mcp", "mcp_types", "aiosqlite", "dependency_injector", "asyncpg", "pydantic"}
+
+
+async def test_prime_imports_no_mcp(tmp_path: Path, project: Path):
+    """The hook's command loads neither the MCP SDK nor the container nor aiosqlite (what
+    `python -X importtime` reports for the real `nineplan prime`)."""
+    sessions = tmp_path / "sessions"
+    await session_in(sessions, project, ["one"])
+    imported = imported_by(sessions, "prime", "--workspace", str(project))
     assert "nineplan_adapters.prime" in imported
-    heavy = {
-        module
-        for module in imported
-        if module.split(".")[0]
-        in {"mcp", "mcp_types", "aiosqlite", "dependency_injector", "asyncpg", "pydantic"}
-    }
-    assert heavy == set()
+    assert {module for module in imported if module.split(".")[0] in HEAVY} == set()
+
+
+async def test_inspection_commands_import_no_mcp(tmp_path: Path, project: Path):
+    """The CLI loads the MCP SDK only to serve or run the demo: --version, listing sessions and
+    showing one's state do not import it."""
+    sessions = tmp_path / "sessions"
+    name = await session_in(sessions, project, ["one"])
+    for arguments in (("--version",), ("sessions",), ("state", name, "--json")):
+        imported = imported_by(sessions, *arguments)
+        assert "nineplan_adapters.cli" in imported
+        assert "mcp" not in {module.split(".")[0] for module in imported}, arguments
 
 
 @pytest.mark.postgres

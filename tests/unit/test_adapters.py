@@ -63,6 +63,9 @@ def test_the_default_sessions_path_is_the_platform_data_folder(monkeypatch, tmp_
 
 
 def test_plan_ids_are_five_lowercase_alphanumerics():
+    """Ids are five of [0-9a-z], every character of the alphabet anywhere, never 0, o, 1 or l."""
+    assert set(PLAN_ID_ALPHABET).isdisjoint("01ol")
+    assert len(PLAN_ID_ALPHABET) == 32
     ids = {random_plan_id() for _ in range(2000)}
     assert all(re.fullmatch(r"[0-9a-z]{5}", plan_id) for plan_id in ids)
     assert len(ids) > 1990

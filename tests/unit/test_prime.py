@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from nineplan_adapters.cli import main
 from nineplan_adapters.files import MAX_FILE_BYTES
-from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity, main
+from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity
 from tests.fakes import PLAN, open_backend
 
 
@@ -90,7 +91,7 @@ def test_a_bad_setting_is_exit_code_2(
     """A malformed NINEPLAN_* variable is reported on stderr with exit code 2, as for every
     command; nothing is printed on stdout."""
     monkeypatch.setenv("NINEPLAN_LOG_LEVEL", "loud")
-    assert main(["--workspace", "/"]) == 2
+    assert main(["prime", "--workspace", "/"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert "NINEPLAN_LOG_LEVEL" in err

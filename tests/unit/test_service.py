@@ -73,10 +73,19 @@ async def test_pull_takes_the_front_and_refuses_a_second(backend: Backend):
 
 
 async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend):
+    """An empty queue is "Task complete!" only once a plan was finished; before, it says to add plans."""
     name = await backend.session()
     with pytest.raises(QueueEmptyError) as caught:
         await backend.service.pull_plan(name)
-    assert "Task complete" in caught.value.message
+    assert "Task complete" not in caught.value.message
+    assert "no plan has been added" in caught.value.message
+    assert "add_plan" in caught.value.suggestion
+    await backend.service.add_plan(name, **PLAN)
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    with pytest.raises(QueueEmptyError) as caught:
+        await backend.service.pull_plan(name)
+    assert caught.value.message.endswith("Task complete!")
 
 
 @pytest.mark.parametrize("operation", ["defer", "complete", "discard"])

@@ -72,7 +72,8 @@ def _type(schema: dict[str, Any]) -> str:
         return " \\| ".join(f"`{value}`" for value in schema["enum"])
     if "anyOf" in schema:
         return " \\| ".join(_type(option) for option in schema["anyOf"])
-    return str(schema.get("type", "object"))
+    kind = schema.get("type", "object")
+    return " \\| ".join(kind) if isinstance(kind, list) else str(kind)
 
 
 def _arguments(tool: Tool) -> list[str]:
@@ -93,7 +94,8 @@ def _arguments(tool: Tool) -> list[str]:
 
 
 def _result(tool: Tool) -> list[str]:
-    properties: dict[str, Any] = (tool.output_schema or {}).get("properties", {})
+    success = (tool.output_schema or {}).get("anyOf", [{}])[0]
+    properties: dict[str, Any] = success.get("properties", {})
     return ["Structured result fields: " + ", ".join(f"`{name}`" for name in properties) + "."]
 
 
@@ -137,7 +139,9 @@ async def render() -> str:
         "Generated from the live server by `python -m nineplan_adapters.mcp.reference > docs/tools.md`;",
         "a test fails when this file is stale. Every result is a text block starting `[Session: NAME]`",
         "plus `structuredContent` matching the tool's output schema. Errors are results with `isError`",
-        "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`.",
+        "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`,",
+        "and `structuredContent` `{category, message, suggestion, session_name}`: each output schema",
+        "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
         "",

@@ -1,6 +1,7 @@
 """The one translation of errors into tool results, in the reference text format."""
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -16,6 +17,37 @@ log = logging.getLogger("nineplan.mcp")
 
 NO_SESSION = "none"
 
+# Domain errors suggest library calls; an agent on MCP reads the tool that does the same.
+TOOL_FOR_CALL = {
+    "create_session": "9plan_session_create",
+    "session_state": "9plan_session_resume",
+    "list_sessions": "9plan_admin_sessions",
+    "add_plan": "9plan_queue_add",
+    "pull_plan": "9plan_queue_pull",
+    "defer_plan": "9plan_plan_defer",
+    "complete_plan": "9plan_plan_complete",
+    "discard_plan": "9plan_plan_discard",
+    "search_history": "9plan_history_search",
+    "get_history": "9plan_history_get",
+    "validate_session": "9plan_admin_validate",
+}
+_CALL = re.compile(rf"\b({'|'.join(TOOL_FOR_CALL)})\b")
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "category": {"type": "string"},
+        "message": {"type": "string"},
+        "suggestion": {"type": "string"},
+        "session_name": {"type": ["string", "null"]},
+    },
+    "required": ["category", "message", "suggestion", "session_name"],
+}
+
+
+def for_agents(text: str) -> str:
+    """`text` with each library call it names replaced by the MCP tool that does the same."""
+    return _CALL.sub(lambda match: TOOL_FOR_CALL[match[1]], text)
+
 
 def error_text(label: str, category: str, message: str, suggestion: str) -> str:
     """`[Session: NAME] Error: CATEGORY`, the message, and the suggested action."""
@@ -23,8 +55,15 @@ def error_text(label: str, category: str, message: str, suggestion: str) -> str:
 
 
 def error_result(label: str, category: str, message: str, suggestion: str) -> CallToolResult:
+    """The error text, and the same as structured content (ERROR_SCHEMA)."""
     return CallToolResult(
         content=[TextContent(type="text", text=error_text(label, category, message, suggestion))],
+        structured_content={
+            "category": category,
+            "message": message,
+            "suggestion": suggestion,
+            "session_name": None if label == NO_SESSION else label,
+        },
         is_error=True,
     )
 
@@ -113,7 +152,9 @@ class ToolCall:
     ) -> bool:
         if isinstance(exc, NinePlanError):
             log.info("tool %s refused: %s %s", self.tool, exc.category, exc.message)
-            self.result = error_result(self.label, exc.category, exc.message, exc.suggestion)
+            self.result = error_result(
+                self.label, exc.category, exc.message, for_agents(exc.suggestion)
+            )
             return True
         if isinstance(exc, Exception):
             log.error("tool %s failed", self.tool, exc_info=(kind, exc, exc.__traceback__))  # type: ignore[arg-type] # kind is set when exc is

@@ -1,11 +1,15 @@
 """build_server(): the 9plan MCP server over the use cases."""
 
 import json
-from importlib.metadata import PackageNotFoundError, version
+import logging
+from collections.abc import Iterable
 from typing import Any
 
+import anyio
 import pydantic
+from mcp import MCPError
 from mcp.server.lowlevel import NotificationOptions
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
     ResourceError,
@@ -15,28 +19,43 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.types import CallToolResult, Resource
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    Resource,
+    Tool,
+)
+from pydantic import AnyUrl
 
 from nineplan_adapters.changes import SessionChanges
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
-from nineplan_adapters.mcp.results import error_result, error_text, label_for
+from nineplan_adapters.mcp.results import (
+    ERROR_SCHEMA,
+    error_result,
+    error_text,
+    for_agents,
+    label_for,
+)
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
 from nineplan_adapters.mcp.uris import PLAN_URI, STATE_URI
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers, following, install
+from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.service import NinePlan
 
+log = logging.getLogger("nineplan.mcp")
+
 SERVER_NAME = "9plan"
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
-
-
-def package_version() -> str:
-    try:
-        return version("nineplan")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0"
+# MCP's "resource not found" until 2025-11-25; the 2026-07-28 protocol retires it for -32602.
+RESOURCE_NOT_FOUND = -32002
+SESSIONLESS_ERA = "2026-07-28"
 
 
 class NineplanServer(MCPServer[Any]):
@@ -56,23 +75,42 @@ class NineplanServer(MCPServer[Any]):
         )
         self.service = service
         self.sessions = sessions
+        self._tools: list[Tool] | None = None
 
-    async def run_stdio_async(self) -> None:
-        """Serve stdio, telling legacy clients that resources/list_changed is sent."""
-        low = self._lowlevel_server
-        options = low.create_initialization_options(NotificationOptions(resources_changed=True))
-        async with stdio_server() as (read_stream, write_stream):
-            await low.run(read_stream, write_stream, options)
+    async def list_tools(self) -> list[Tool]:
+        """The tools with strict, compact input schemas and outputs that may be errors."""
+        if self._tools is None:
+            self._tools = [
+                tool.model_copy(
+                    update={
+                        "input_schema": strict_input_schema(tool.input_schema),
+                        "output_schema": success_or_error(tool.output_schema),
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
+        return self._tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        headers = context.headers if context is not None else None
+        listed = {
+            tool.name: set(tool.input_schema["properties"]) for tool in await self.list_tools()
+        }
+        if name in listed and (unknown := sorted(set(arguments) - listed[name])):
+            return error_result(
+                label_for(arguments.get("session_name"), headers, self.sessions),
+                "VALIDATION_ERROR",
+                f"{', '.join(unknown)}: not an argument of {name}, which takes "
+                f"{', '.join(sorted(listed[name])) or 'none'}",
+                "Correct the named arguments and call again.",
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc, UnexpectedToolError):
                 raise
-            headers = context.headers if context is not None else None
             label = label_for(arguments.get("session_name"), headers, self.sessions)
             cause = exc.__cause__
             if isinstance(cause, pydantic.ValidationError):
@@ -102,6 +140,82 @@ class NineplanServer(MCPServer[Any]):
             pass  # a listing is best effort; reading a resource reports its own error
         return listed
 
+    async def run_stdio_async(self) -> None:
+        """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
+        not silence, and the server reads on. Legacy clients are told that
+        resources/list_changed is sent (the notifier sends it when plans come or go)."""
+        async with stdio_server() as (lines, replies):
+            relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def relay() -> None:
+                async with relayed:
+                    async for item in lines:
+                        if not isinstance(item, Exception):
+                            await relayed.send(item)
+                            continue
+                        log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
+                        error = ErrorData(
+                            code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
+                        )
+                        await replies.send(
+                            SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+                        )
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay)
+                # The SDK has no public way to serve other streams than its own stdio ones.
+                lowlevel = self._lowlevel_server
+                options = lowlevel.create_initialization_options(
+                    NotificationOptions(resources_changed=True)
+                )
+                await lowlevel.run(messages, replies, options)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """A resource's contents; an unknown one is -32002 for clients before 2026-07-28."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            era = context.protocol_version if context is not None else None
+            if era is not None and era < SESSIONLESS_ERA:
+                raise MCPError(
+                    code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": str(uri)}
+                ) from exc
+            raise
+
+
+def strict_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` refusing unknown arguments, without the titles and null branches that only
+    cost agents tokens (`{"anyOf": [{"type": "string"}, {"type": "null"}]}` becomes
+    `{"type": ["string", "null"]}`)."""
+    properties = {}
+    for name, listed in schema.get("properties", {}).items():
+        spec = {key: value for key, value in listed.items() if key != "title"}
+        branches = spec.pop("anyOf", None)
+        if branches and all(set(branch) == {"type"} for branch in branches):
+            spec = {"type": [branch["type"] for branch in branches], **spec}
+        elif branches:
+            spec["anyOf"] = branches
+        properties[name] = spec
+    compact = {key: value for key, value in schema.items() if key not in {"title", "properties"}}
+    return {**compact, "properties": properties, "additionalProperties": False}
+
+
+def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The tool's success view or nineplan's error object, under a root `type: object`."""
+    if schema is None:
+        return None
+    success = {key: value for key, value in schema.items() if key != "$defs"}
+    combined: dict[str, Any] = {"type": "object", "anyOf": [success, ERROR_SCHEMA]}
+    if "$defs" in schema:
+        combined["$defs"] = schema["$defs"]
+    return combined
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+
 
 def _describe(error: pydantic.ValidationError) -> str:
     return "; ".join(
@@ -124,12 +238,12 @@ def _plan_resource(name: str, plan_id: str, goal: str) -> Resource:
         uri=PLAN_URI.format(session=name, plan_id=plan_id),
         name=f"{name} plan {plan_id}",
         description=goal[:200],
-        mime_type="text/markdown",
+        mime_type="text/plain",
     )
 
 
 def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
-    text = error_text(session, exc.category, exc.message, exc.suggestion)
+    text = error_text(session, exc.category, exc.message, for_agents(exc.suggestion))
     return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
 
 
@@ -160,7 +274,7 @@ def build_server(
         PLAN_URI,
         name="plan",
         description="A queued or active plan's file",
-        mime_type="text/markdown",
+        mime_type="text/plain",
     )
     async def plan_file(session: str, plan_id: str) -> str:
         try:

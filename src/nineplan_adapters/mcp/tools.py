@@ -6,6 +6,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
@@ -36,8 +37,14 @@ DESTRUCTIVE = ToolAnnotations(
 QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
 
 
+def _next(goal: str | None, empty: str) -> str:
+    return f"Next: {one_line(goal)} (9plan_queue_pull)." if goal else empty
+
+
 def _queue_lines(state: SessionState) -> str:
-    lines = [f"  {entry.rank}. {entry.id} {entry.goal}" for entry in state.queue[:QUEUE_LINES]]
+    lines = [
+        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}" for entry in state.queue[:QUEUE_LINES]
+    ]
     if len(state.queue) > QUEUE_LINES:
         lines.append(f"  ... and {len(state.queue) - QUEUE_LINES} more")
     return "\n".join(lines) or "  (empty)"
@@ -46,7 +53,7 @@ def _queue_lines(state: SessionState) -> str:
 def state_text(state: SessionState, verb: str) -> str:
     active = state.active_plan
     active_line = (
-        f"Active plan: {active.id} {active.goal}\nFile: {state.active_plan_path}"
+        f"Active plan: {active.id} {one_line(active.goal)}\nFile: {state.active_plan_path}"
         if active
         else "Active plan: none"
     )
@@ -56,7 +63,7 @@ def state_text(state: SessionState, verb: str) -> str:
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
-        f"Task: {state.session.task_description or '(none)'}\n{active_line}\n"
+        f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\n{follow}"
     )
@@ -168,7 +175,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
         async with (call := start("9plan_queue_pull", ctx, session_name)):
             placed = await service.pull_plan(call.session, request_id=request_id)
             call.succeed(
-                f"Pulled plan {placed.plan.id}: {placed.plan.goal}\nFile: {placed.path}\n"
+                f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
                 "Read the file for the full plan; keep notes in its # Notes section.",
                 views.plan_pulled(placed),
                 extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
@@ -210,11 +217,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
     ) -> Annotated[CallToolResult, views.PlanCompleted]:
         async with (call := start("9plan_plan_complete", ctx, session_name)):
             done = await service.complete_plan(call.session, outcome, request_id=request_id)
-            follow = (
-                f"Next: {done.next_goal} (9plan_queue_pull)."
-                if done.next_goal
-                else "The queue is empty. Task complete!"
-            )
+            follow = _next(done.next_goal, "The queue is empty. Task complete!")
             call.succeed(
                 f"Completed plan {done.plan.id}. {done.completed_count} completed, "
                 f"{done.queue_length} queued.\n{follow}",
@@ -236,8 +239,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
     ) -> Annotated[CallToolResult, views.PlanDiscarded]:
         async with (call := start("9plan_plan_discard", ctx, session_name)):
             gone = await service.discard_plan(call.session, reason, request_id=request_id)
+            follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
             call.succeed(
-                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.",
+                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}",
                 views.plan_discarded(gone),
             )
         return call.outcome
@@ -251,12 +255,15 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
     async def history_search(
         ctx: Context,
         query: Annotated[str, Field(description="Words to look for")],
-        max_results: Annotated[int, Field(description="1-100")] = 10,
+        max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
         session_name: SessionArg = None,
     ) -> Annotated[CallToolResult, views.SearchResults]:
         async with (call := start("9plan_history_search", ctx, session_name)):
             matches = await service.search_history(call.session, query, max_results)
-            lines = [f"{m.rank}. {m.id} {m.goal}\n   Outcome: {m.outcome}" for m in matches]
+            lines = [
+                f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}"
+                for m in matches
+            ]
             call.succeed(
                 f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
                 if matches
@@ -277,7 +284,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
     ) -> Annotated[CallToolResult, views.CompletedPlan]:
         async with (call := start("9plan_history_get", ctx, session_name)):
             view = views.completed_plan(await service.get_history(call.session, plan_id))
-            body = "\n".join(f"{key}: {value}" for key, value in view.items())
+            body = "\n".join(indented(key, value) for key, value in view.items())
             call.succeed(f"Completed plan {plan_id}:\n{body}", view)
         return call.outcome
 
@@ -310,7 +317,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
             view = views.session_list(await service.list_sessions())
             lines = [
                 f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
-                f"{', 1 active' if s['has_active_plan'] else ''} - {s['task_description'] or '(no task)'}"
+                f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
                 for s in view["sessions"]
             ]
             call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)

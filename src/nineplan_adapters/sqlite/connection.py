@@ -162,7 +162,8 @@ async def _migrate(db: aiosqlite.Connection) -> None:
         await db.executescript(
             f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
         )
-        log.info("migrated session database to version %d", number)
+        if version:  # a new database is created at the newest version: nothing to report
+            log.info("migrated session database to version %d", number)
 
 
 async def _user_version(db: aiosqlite.Connection) -> int:
