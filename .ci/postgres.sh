@@ -14,7 +14,8 @@ pg_start() {
   PG_DIR=$(mktemp -d /tmp/nineplan-pg.XXXXXX)
   if [ "$(id -u)" = 0 ]; then chown postgres: "$PG_DIR"; fi
   PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U nineplan --no-sync >/dev/null
+  # -E UTF8: on a machine with no LANG set, initdb would otherwise make an ASCII database.
+  as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U nineplan -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
   as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
     -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
   "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U nineplan nineplan_test

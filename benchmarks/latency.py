@@ -1,5 +1,5 @@
 """Median latency of single calls over stdio: a no-op tool on a minimal MCPServer against
-nineplan's tools, and the size of nineplan's tools/list answer.
+nineplan's tools, the size of nineplan's tools/list answer and what it costs in tokens.
 
     python -m benchmarks.latency [--calls 300]
 """
@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks.run import MINIMAL_SERVER
 from nineplan_adapters.demo import server_command
+from nineplan_adapters.mcp.reference import tool_list_tokens
 
 PLAN = {"context": "c", "goal": "g", "approach": "a", "success_criteria": "s"}
 
@@ -47,11 +48,15 @@ async def main(calls: int) -> None:
                     listed.model_dump(mode="json", by_alias=True, exclude_none=True)
                 ).encode()
             )
+            tokens = tool_list_tokens(listed.tools)
             await client.call_tool("9plan_session_create", {})
             await _median_ms(client, "9plan_queue_add", PLAN, 20)
             add = await _median_ms(client, "9plan_queue_add", PLAN, calls)
             validate = await _median_ms(client, "9plan_admin_validate", {}, calls)
     print(f"tools/list answer: {size:,} bytes")
+    print(
+        f"tool list: {tokens:,} tokens (descriptions + input schemas as JSON, 4 characters a token)"
+    )
     print(
         f"median over {calls} calls: no-op {noop:.2f} ms, 9plan_queue_add {add:.2f} ms, 9plan_admin_validate {validate:.2f} ms"
     )

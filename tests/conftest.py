@@ -30,9 +30,15 @@ def anyio_backend() -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Without a test PostgreSQL server the postgres-marked tests are skipped, not failed."""
+    """Without a test PostgreSQL server the postgres-marked tests are skipped, with the reason
+    shown; under CI (CI=true) a missing server fails the run instead of skipping silently."""
     if postgres_url():
         return
+    if os.environ.get("CI") == "true" and any("postgres" in item.keywords for item in items):
+        raise pytest.UsageError(
+            "CI=true but NINEPLAN_TEST_DATABASE_URL is not set: .ci/run starts a PostgreSQL "
+            "server for the postgres tests, and CI never skips them"
+        )
     skip = pytest.mark.skip(
         reason="NINEPLAN_TEST_DATABASE_URL is not set (.ci/run starts a server)"
     )

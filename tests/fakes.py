@@ -13,7 +13,7 @@ import attrs
 from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
 from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
-from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionCatalog
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
@@ -42,12 +42,23 @@ class Backend:
     async def plan_text(self, name: str, plan_id: str) -> str | None:
         store = await self.catalog.open(name)
         async with store.reading() as reader:
-            return await reader.read_file(plan_id)
+            data = await reader.read_file(plan_id)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
-    async def write_plan_text(self, name: str, plan_id: str, text: str) -> None:
+    async def write_plan_text(self, name: str, plan_id: str, text: str | bytes) -> None:
         """Play the agent editing a plan file."""
         store = await self.catalog.open(name)
-        await store.files.write(plan_id, text)  # type: ignore[attr-defined] # both stores expose files
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        await store.files.write(plan_id, data)  # type: ignore[attr-defined] # both stores expose files
+
+    async def recovered(self, name: str) -> dict[str, bytes]:
+        """What the session's recovered/ folder holds, by file name."""
+        store = await self.catalog.open(name)
+        files = store.files  # type: ignore[attr-defined] # both stores expose files
+        if isinstance(files, MemoryPlanFiles):
+            return dict(files.recovered)
+        folder = Path(files.recovered)
+        return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.is_dir() else {}
 
     async def delete_plan_file(self, name: str, plan_id: str) -> None:
         store = await self.catalog.open(name)
@@ -69,12 +80,16 @@ class FailingPlanFiles:
         if operation in self.failing:
             raise file_system_error(f"{operation} a plan file", OSError(self.error, "injected"))
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         return await self.inner.read(plan_id)
 
-    async def write(self, plan_id: str, text: str) -> None:
+    async def write(self, plan_id: str, data: bytes) -> None:
         self._maybe_fail("write")
-        await self.inner.write(plan_id, text)
+        await self.inner.write(plan_id, data)
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        self._maybe_fail("keep")
+        return await self.inner.keep(file_name, data)
 
     async def remove(self, plan_id: str) -> None:
         self._maybe_fail("remove")

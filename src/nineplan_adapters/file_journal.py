@@ -35,16 +35,16 @@ class FileJournal:
     """
 
     files: PlanFiles
-    _undo: list[tuple[str, str | None]] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[str, bytes | None]] = attrs.field(factory=list, init=False)
     _after: list[Action] = attrs.field(factory=list, init=False)
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         return await self.files.read(plan_id)
 
     async def write(self, plan_id: str, text: str) -> None:
         previous = await self.files.read(plan_id)
         self._undo.append((plan_id, previous))
-        await self.files.write(plan_id, text)
+        await self.files.write(plan_id, text.encode("utf-8"))
 
     def remove_after_commit(self, plan_id: str) -> None:
         self._after.append(lambda: self.files.remove(plan_id))
@@ -71,8 +71,11 @@ class JournalledFiles:
     __slots__ = ()
     journal: FileJournal
 
-    async def read_file(self, plan_id: str) -> str | None:
+    async def read_file(self, plan_id: str) -> bytes | None:
         return await self.journal.read(plan_id)
+
+    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+        return await self.journal.files.keep(f"{plan_id}.txt", data)
 
     async def file_sizes(self) -> dict[str, int]:
         return await self.journal.files.sizes()

@@ -11,11 +11,9 @@ import attrs
 
 from nineplan_core.errors import FileSystemError
 from nineplan_core.model import check_plan_id
+from nineplan_core.plan_file import MAX_FILE_BYTES
 from nineplan_core.ports import PlanFiles
 
-# A file larger than this is not a plan file an agent edited by hand; reading it would only
-# let a runaway write exhaust memory. (Seven sections at the default 100,000-char limit.)
-MAX_FILE_BYTES = 8 * 1024 * 1024
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
@@ -79,38 +77,64 @@ class DirectoryPlanFiles:
     def _file(self, plan_id: str) -> Path:
         return self.folder / f"{check_plan_id(plan_id)}.txt"
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         try:
             fd = os.open(self._file(plan_id), _READ_FLAGS)
         except OSError:
             return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-                return None  # a FIFO or a device where a plan file belongs, or a runaway file
-            data = handle.read(info.st_size + 1)  # sized from fstat: no 8 MiB buffer per read
-        if len(data) > MAX_FILE_BYTES:
-            return None
         try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            regular = False
+        if not regular:  # a directory, a FIFO or a device where a plan file belongs
+            os.close(fd)
             return None
+        with os.fdopen(fd, "rb") as handle:
+            # One byte past the limit tells the reader the file is over it.
+            return handle.read(MAX_FILE_BYTES + 1)
 
-    async def write(self, plan_id: str, text: str) -> None:
+    async def write(self, plan_id: str, data: bytes) -> None:
         target = self._file(plan_id)
         temp = self.folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
-            self.calls.write(self.calls.create(temp), text.encode("utf-8"))
+            self._clear_irregular(target)
+            self.calls.write(self.calls.create(temp), data)
             self.calls.replace(temp, target)
         except OSError as exc:
             temp.unlink(missing_ok=True)
             raise file_system_error("write the plan file", exc) from exc
 
     async def remove(self, plan_id: str) -> None:
+        target = self._file(plan_id)
         try:
-            self.calls.unlink(self._file(plan_id))
+            self._clear_irregular(target)
+            self.calls.unlink(target)
         except OSError as exc:
             raise file_system_error("delete the plan file", exc) from exc
+
+    def _clear_irregular(self, target: Path) -> None:
+        """Move a directory (or a link to one) standing where a plan file belongs aside."""
+        try:
+            info = target.lstat()
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            self.calls.rename(target, self._recovered_name(target.name))
+
+    def _recovered_name(self, name: str) -> Path:
+        self.recovered.mkdir(exist_ok=True)
+        target = self.recovered / name
+        while target.exists() or target.is_symlink():
+            target = self.recovered / f"{name}.{secrets.token_hex(2)}"
+        return target
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        try:
+            target = self._recovered_name(Path(file_name).name)
+            self.calls.write(self.calls.create(target), data)
+        except OSError as exc:
+            raise file_system_error("copy a plan file to recovered/", exc) from exc
+        return str(target)
 
     async def sizes(self) -> dict[str, int]:
         try:
@@ -132,11 +156,7 @@ class DirectoryPlanFiles:
     async def recover(self, file_name: str) -> None:
         source = self.folder / Path(file_name).name
         try:
-            self.recovered.mkdir(exist_ok=True)
-            target = self.recovered / source.name
-            while target.exists() or target.is_symlink():
-                target = self.recovered / f"{source.name}.{secrets.token_hex(2)}"
-            self.calls.rename(source, target)
+            self.calls.rename(source, self._recovered_name(source.name))
         except FileNotFoundError:
             return
         except OSError as exc:

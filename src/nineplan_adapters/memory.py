@@ -33,8 +33,15 @@ from nineplan_core.requests import REMEMBERED
 
 T = TypeVar("T")
 _WORD = re.compile(r"[^\W_]+")
-# The same column weights as the SQLite ranking: outputs and outcome weigh most.
-_WEIGHTS = {"goal": 2.0, "context": 1.0, "inputs": 1.0, "outputs": 3.0, "outcome": 3.0}
+# The same column weights as the SQLite ranking: outputs and outcome weigh most, notes least.
+_WEIGHTS = {
+    "goal": 2.0,
+    "context": 1.0,
+    "inputs": 1.0,
+    "outputs": 3.0,
+    "outcome": 3.0,
+    "notes": 0.5,
+}
 
 
 @attrs.define
@@ -42,23 +49,30 @@ class MemoryPlanFiles:
     """Plan files in a dict; `texts` is public so tests can play the agent editing a file."""
 
     session: str
-    texts: dict[str, str] = attrs.field(factory=dict)
-    recovered: dict[str, str] = attrs.field(factory=dict)
+    texts: dict[str, bytes] = attrs.field(factory=dict)
+    recovered: dict[str, bytes] = attrs.field(factory=dict)
 
     def path(self, plan_id: str) -> str:
         return f"memory://{self.session}/plans/{check_plan_id(plan_id)}.txt"
 
-    async def read(self, plan_id: str) -> str | None:
+    async def read(self, plan_id: str) -> bytes | None:
         return self.texts.get(f"{plan_id}.txt")
 
-    async def write(self, plan_id: str, text: str) -> None:
-        self.texts[f"{check_plan_id(plan_id)}.txt"] = text
+    async def write(self, plan_id: str, data: bytes) -> None:
+        self.texts[f"{check_plan_id(plan_id)}.txt"] = data
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        name = file_name
+        while name in self.recovered:
+            name = f"{file_name}.{len(self.recovered)}"
+        self.recovered[name] = data
+        return f"memory://{self.session}/recovered/{name}"
 
     async def remove(self, plan_id: str) -> None:
         self.texts.pop(f"{plan_id}.txt", None)
 
     async def sizes(self) -> dict[str, int]:
-        return {name: len(text.encode()) for name, text in self.texts.items()}
+        return {name: len(text) for name, text in self.texts.items()}
 
     async def names(self) -> list[str]:
         return list(self.texts)
@@ -174,10 +188,18 @@ class MemorySessionTx(JournalledFiles):
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:
-        scored = []
-        for order, plan in enumerate(self.plans.values()):
-            if plan.status is PlanStatus.COMPLETED and (score := _score(plan, terms)) > 0:
-                scored.append((-score, order, plan))
+        completed = [p for p in self.plans.values() if p.status is PlanStatus.COMPLETED]
+        scored = [
+            (-score, order, plan)
+            for order, plan in enumerate(completed)
+            if (score := _score(plan, terms)) > 0
+        ]
+        if not scored:  # text without spaces (CJK): a part of a word, newest plan first
+            scored = [
+                (-hits, -order, plan)
+                for order, plan in enumerate(completed)
+                if (hits := sum(term in _text(plan) for term in terms)) > 0
+            ]
         scored.sort(key=lambda item: item[:2])
         return [
             HistoryMatch(
@@ -220,7 +242,7 @@ class MemorySessionTx(JournalledFiles):
 
 def _snippet(plan: Plan, wanted: set[str]) -> str:
     """The first field with a match, matched words marked, trimmed around the first one."""
-    fields = [*attrs.asdict(plan.content).values(), plan.outcome or ""]
+    fields = list(_fields(plan).values())
     for text in fields:
         words = text.split()
         hits = [
@@ -238,8 +260,16 @@ def _snippet(plan: Plan, wanted: set[str]) -> str:
     return ""
 
 
+def _fields(plan: Plan) -> dict[str, str]:
+    return attrs.asdict(plan.content) | {"outcome": plan.outcome or "", "notes": plan.notes}
+
+
+def _text(plan: Plan) -> str:
+    return "\n".join(_fields(plan).values()).lower()
+
+
 def _score(plan: Plan, terms: list[str]) -> float:
-    fields = attrs.asdict(plan.content) | {"outcome": plan.outcome or ""}
+    fields = _fields(plan)
     wanted = set(terms)
     return sum(
         weight * sum(1 for word in _WORD.findall(fields[field].lower()) if word in wanted)

@@ -8,7 +8,6 @@ aiosqlite (tests/integration/test_prime.py checks the imports).
 """
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -20,11 +19,9 @@ from typing import Any
 import attrs
 
 from nineplan_adapters.config import Settings
-from nineplan_adapters.files import MAX_FILE_BYTES
 from nineplan_adapters.workspace import covers
-from nineplan_core.errors import PlanFileFormatError
-from nineplan_core.model import SESSION_NAME
-from nineplan_core.plan_file import parse
+from nineplan_core.model import DEFAULT_LIMITS, SESSION_NAME, PlanContent
+from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
@@ -206,7 +203,7 @@ def _read_primer(db: sqlite3.Connection, session: Path, name: str, workspace: st
     if not counts.get("queued") and not counts.get("active"):
         return None
     (task,) = db.execute("SELECT task_description FROM sessions").fetchone()
-    active = db.execute("SELECT id, goal, notes FROM plans WHERE status = 'active'").fetchone()
+    active = db.execute(f"SELECT {_ACTIVE} FROM plans WHERE status = 'active'").fetchone()  # noqa: S608 - a constant
     goals = db.execute(
         "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?",
         (NEXT_GOALS,),
@@ -225,32 +222,43 @@ def _read_primer(db: sqlite3.Connection, session: Path, name: str, workspace: st
     )
 
 
-def _active(plans: Path, plan_id: str, goal: str, stored_notes: str) -> ActivePrimer:
-    """The active plan, with the last lines of the notes in its file (the agent writes them
-    there as it works), or of the stored notes when the file cannot be read as a plan."""
+#: The active plan's columns _active() takes, in its order.
+_ACTIVE = "id, notes, context, goal, approach, success_criteria, inputs, outputs"
+
+
+def _active(
+    plans: Path,
+    plan_id: str,
+    notes: str,
+    context: str,
+    goal: str,
+    approach: str,
+    success_criteria: str,
+    inputs: str,
+    outputs: str,
+) -> ActivePrimer:
+    """The active plan, with the last lines of the notes in its file as the use cases would
+    read them back (the agent writes there as it works); the stored notes without a file."""
     path = plans / f"{plan_id}.txt"
-    notes = stored_notes
-    if (text := _read_text(path)) is not None:
-        with contextlib.suppress(PlanFileFormatError):  # damaged: the stored notes stand
-            notes = parse(text).notes
-    tail = [line for line in notes.splitlines() if line.strip()][-NOTES_LINES:]
+    content = PlanContent(
+        context=context, goal=goal, approach=approach, success_criteria=success_criteria,
+        inputs=inputs, outputs=outputs,
+    )  # fmt: skip
+    read = read_back(
+        _read_bytes(path), PlanText(content, notes), max_section_chars=DEFAULT_LIMITS.max_text_chars
+    )
+    tail = [line for line in read.text.notes.splitlines() if line.strip()][-NOTES_LINES:]
     return ActivePrimer(id=plan_id, goal=goal, file_path=str(path), notes_tail=tail)
 
 
-def _read_text(path: Path) -> str | None:
-    """A plan file's text; None when it is missing, a symlink, too large or not UTF-8."""
+def _read_bytes(path: Path) -> bytes | None:
+    """A plan file's first MAX_FILE_BYTES + 1 bytes; None when it is missing or a symlink."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return handle.read(MAX_FILE_BYTES + 1)
 
 
 def _stuck(deferred: Sequence[tuple[str, str, str]]) -> list[StuckPlan]:
@@ -286,7 +294,7 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
             return None
         name = session["name"]
         plans = await connection.fetch(
-            "SELECT id, goal, notes, status FROM nineplan_plans "
+            f"SELECT status, {_ACTIVE} FROM nineplan_plans "  # noqa: S608 - a constant
             "WHERE session_name = $1 AND status IN ('queued', 'active') ORDER BY queue_position",
             name,
         )
@@ -299,9 +307,7 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
         session_name=name,
         task_description=session["task_description"],
         workspace=session["workspace"],
-        active_plan=_active(root / name / "plans", active["id"], active["goal"], active["notes"])
-        if active
-        else None,
+        active_plan=_active(root / name / "plans", *list(active.values())[1:]) if active else None,
         next=[plan["goal"] for plan in plans if plan["status"] == "queued"][:NEXT_GOALS],
         stuck=_stuck(sorted((plan["id"], plan["goal"], plan["notes"]) for plan in plans)),
     )

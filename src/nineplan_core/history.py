@@ -14,3 +14,17 @@ def search_terms(query: str) -> list[str]:
     """
     words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
     return list(words)[:MAX_TERMS]
+
+
+#: A trigram index finds parts of words this long or longer; shorter ones need a scan.
+TRIGRAM_CHARS = 3
+
+
+def trigram_terms(terms: list[str]) -> list[str]:
+    """The terms a trigram index can look up (text without spaces: a part of a longer word)."""
+    return [term for term in terms if len(term) >= TRIGRAM_CHARS]
+
+
+def needs_scan(terms: list[str]) -> bool:
+    """Whether some term is too short for a trigram index and needs a substring scan."""
+    return any(len(term) < TRIGRAM_CHARS for term in terms)

@@ -22,10 +22,13 @@ def file_name(plan_id: str) -> str:
     return f"{plan_id}.txt"
 
 
-def check(rows: list[PlanRow], file_names: list[str]) -> ValidationReport:
+def check(
+    rows: list[PlanRow], file_names: list[str], damaged: dict[str, str] | None = None
+) -> ValidationReport:
     """Check a session snapshot; never repairs, only reports.
 
-    `rows` must include every queued or active plan and every plan that holds a position.
+    `rows` must include every queued or active plan and every plan that holds a position;
+    `damaged` names the live plans' files that cannot be read as a plan, and why.
     """
     issues: list[str] = []
     active = [row.id for row in rows if row.status is PlanStatus.ACTIVE]
@@ -41,11 +44,13 @@ def check(rows: list[PlanRow], file_names: list[str]) -> ValidationReport:
     missing = sorted(live - files)
     orphans = sorted(files - live)
     issues += [f"missing plan file: {name}" for name in missing]
+    unreadable = sorted((damaged or {}).items())
+    issues += [f"plan file {name} cannot be read as a plan: {why}" for name, why in unreadable]
     issues += [f"orphaned file: {name}" for name in orphans]
     return ValidationReport(
         single_active_plan=single_active,
         queue_order_preserved=not order_issues,
-        files_match_database=not missing,
+        files_match_database=not missing and not unreadable,
         no_orphaned_files=not orphans,
         issues=issues,
     )

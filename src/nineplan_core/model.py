@@ -209,7 +209,8 @@ def format_timestamp(at: dt.datetime) -> str:
 
 def _append_note(notes: str, at: dt.datetime, text: str) -> str:
     line = f"- {format_timestamp(at)} {text}"
-    return f"{notes.rstrip()}\n{line}" if notes.strip() else line
+    # rstrip("\n"), not rstrip(): trailing spaces on the agent's last line are its text.
+    return notes.rstrip("\n") + "\n" + line if notes.strip() else line
 
 
 @attrs.frozen(kw_only=True)
@@ -289,6 +290,8 @@ class Completion:
     completed_count: int
     queue_length: int
     next_goal: str | None
+    #: One line saying what had to be salvaged from the agent's plan file, if anything.
+    salvage: str | None = None
 
 
 @attrs.frozen

@@ -1,9 +1,15 @@
-"""The plan-file text format: render a plan for the agent, parse the agent's copy back.
+"""The plan-file text format: render a plan for the agent, read the agent's copy back.
 
-A file is seven sections, each a `# Title` line followed by its text and a blank line.
-A line of text that would read as one of those header lines is escaped with a leading
-backslash (and an already escaped one gains another), so any text survives the round trip
-while everything else an agent writes, other `#` lines included, is left as written.
+A file is seven sections, each a `# Title` line followed by its text and a blank line. In the
+first six sections a line of text that starts with `# ` (or with backslashes and `# `) gains a
+leading backslash, so that no text of a section can read as a heading. `# Notes` is the last
+section: everything after its heading is notes, so there only lines that read as one of the
+seven headings are escaped (as version 0.1.0 did).
+
+Reading back is tolerant (`read_back`), because agents and editors write messy files: it
+never raises, and whatever it cannot place in a section is kept verbatim in the notes. It says
+what it had to salvage, and when the original must be copied aside (bytes that are not UTF-8,
+NUL characters, a section or a file beyond a limit).
 """
 
 import re
@@ -22,10 +28,18 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("success_criteria", "Success Criteria"),
     ("notes", "Notes"),
 )
-_HEADERS = {f"# {title}": field for field, title in SECTIONS}
-_ESCAPED_HEADER = re.compile(
-    r"\\*(# (?:Context|Goal|Inputs|Outputs|Approach|Success Criteria|Notes))"
+REQUIRED = ("context", "goal", "approach", "success_criteria")
+#: A file larger than this is read only this far (and copied to recovered/ whole).
+MAX_FILE_BYTES = 8 * 1024 * 1024
+#: Notes grow while a plan runs; they have a limit of their own.
+MAX_NOTES_CHARS = 1_000_000
+
+_HEADINGS = {f"# {title}".lower(): field for field, title in SECTIONS}
+_HEADING_LIKE = re.compile(r"\\*# ")  # a line that an agent or an editor may read as a heading
+_KNOWN_HEADING = re.compile(
+    r"\\*(# (?:Context|Goal|Inputs|Outputs|Approach|Success Criteria|Notes))", re.IGNORECASE
 )
+_BOM = "\ufeff"
 
 
 @attrs.frozen
@@ -36,52 +50,233 @@ class PlanText:
     notes: str
 
 
-def _escape(text: str) -> str:
+@attrs.frozen
+class ReadBack:
+    """A plan file read back: what it holds, and what had to be salvaged to get it.
+
+    `salvaged` lists, in words, everything that kept the file from reading as a clean plan
+    (empty when it did). `keep_original` says the original bytes must be copied to
+    recovered/ before the result is stored, because the text read is not all of them.
+    """
+
+    text: PlanText
+    salvaged: tuple[str, ...] = ()
+    keep_original: bool = False
+
+
+def _escape_section(text: str) -> str:
     return "\n".join(
-        "\\" + line if _ESCAPED_HEADER.fullmatch(line.rstrip()) else line
+        "\\" + line if _HEADING_LIKE.match(line) else line for line in text.split("\n")
+    )
+
+
+def _unescape_section(line: str) -> str:
+    return line[1:] if line.startswith("\\") and _HEADING_LIKE.match(line) else line
+
+
+def _escape_notes(text: str) -> str:
+    return "\n".join(
+        "\\" + line if _KNOWN_HEADING.fullmatch(line.rstrip()) else line
         for line in text.split("\n")
     )
 
 
-def _unescape(line: str) -> str:
-    return line[1:] if line.startswith("\\") and _ESCAPED_HEADER.fullmatch(line.rstrip()) else line
+def _unescape_notes(line: str) -> str:
+    return line[1:] if line.startswith("\\") and _KNOWN_HEADING.fullmatch(line.rstrip()) else line
 
 
 def render(content: PlanContent, notes: str) -> str:
     """The file text for a plan."""
-    values = attrs.asdict(content) | {"notes": notes}
-    return "\n".join(f"# {title}\n{_escape(values[field])}\n" for field, title in SECTIONS)
+    values = attrs.asdict(content)
+    sections = [f"# {title}\n{_escape_section(values[field])}\n" for field, title in SECTIONS[:-1]]
+    return "\n".join([*sections, f"# Notes\n{_escape_notes(notes)}\n"])
 
 
 def parse(text: str) -> PlanText:
-    """Read a plan file back into its sections.
+    """Read a clean plan file back into its sections (the strict reading, for round trips).
 
     Raises:
-        PlanFileFormatError: a section header is missing, repeated or out of order, text
-            stands before the first header, or a required section is blank.
+        PlanFileFormatError: the text is not a clean plan file; the message says why.
     """
-    found: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.split("\n"):
-        field = _HEADERS.get(line.rstrip())
-        if field is not None:
-            if field in found:
-                raise PlanFileFormatError(f"section {line.strip()!r} appears twice")
-            current = found[field] = []
-        elif current is not None:
-            current.append(_unescape(line))
-        elif line.strip():
-            raise PlanFileFormatError("text stands before the first section header")
-    order = [field for field, _ in SECTIONS]
-    if list(found) != order:
-        missing = [title for field, title in SECTIONS if field not in found]
-        raise PlanFileFormatError(
-            f"missing sections: {', '.join(missing)}" if missing else "sections are out of order"
-        )
-    # render() ends each section's text with a newline of its own; an agent may drop it.
-    values = {field: "\n".join(lines).removesuffix("\n") for field, lines in found.items()}
+    sections, _, problems = _split(text)
+    missing = [title for field, title in SECTIONS if field not in sections]
+    if missing:
+        raise PlanFileFormatError(f"missing sections: {', '.join(missing)}")
+    if problems:
+        raise PlanFileFormatError(problems[0])
+    values = {field: _section_text(lines) for field, lines in sections.items()}
     notes = values.pop("notes")
     try:
         return PlanText(PlanContent(**values), notes)
     except InvalidInputError as exc:
         raise PlanFileFormatError(f"section {exc.field} {exc.problem}") from exc
+
+
+def decode(data: bytes) -> tuple[str, list[str], bool]:
+    """Bytes of a plan file as text: BOM dropped, line ends made LF, bad bytes replaced.
+
+    Returns the text, what had to be salvaged, and whether the original must be kept.
+    """
+    salvaged: list[str] = []
+    keep = False
+    if len(data) > MAX_FILE_BYTES:
+        data = data[:MAX_FILE_BYTES]
+        salvaged.append(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB; read its start")
+        keep = True
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        salvaged.append("bytes that are not UTF-8 were replaced by \ufffd")
+        keep = True
+    text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+        salvaged.append("NUL characters were replaced by \ufffd")
+        keep = True
+    return text, salvaged, keep
+
+
+def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -> ReadBack:
+    """Read an agent's plan file back, tolerantly; `stored` fills whatever the file lacks.
+
+    `data` is None when there is no regular file to read (missing, a symlink, a directory).
+    Never raises: a section the file lacks or left blank keeps its stored text, text outside
+    the known sections goes to the notes verbatim, and a section beyond its limit is cut
+    there (the original then has to be kept).
+    """
+    if data is None:
+        return ReadBack(
+            stored, ("the plan file was missing or not a regular file; kept the stored copy",)
+        )
+    text, salvaged, keep = decode(data)
+    if not text.strip():
+        return ReadBack(stored, (*salvaged, "the plan file was empty; kept the stored copy"), keep)
+    sections, outside, problems = _split(text)
+    salvaged += problems
+    if not sections:
+        salvaged.append("the file has no plan headings; its whole text was kept in Notes")
+    values = attrs.asdict(stored.content)
+    for field, lines in sections.items():
+        if field == "notes":
+            continue
+        value = _section_text(lines)
+        if value.strip("\n") == values[field].strip("\n"):
+            continue  # as stored, but for the blank lines a cut file leaves at its end
+        if field in REQUIRED and not value.strip():
+            salvaged.append(f"section {field} was blank; kept the stored text")
+            continue
+        values[field] = value
+    missing = [title for field, title in SECTIONS[:-1] if field not in sections]
+    if sections and missing:
+        salvaged.append(
+            f"sections missing from the file kept their stored text: {', '.join(missing)}"
+        )
+    if sections and "notes" not in sections:
+        salvaged.append("no # Notes heading; the text after the last section is in Notes")
+        _split_off_notes(sections, values, stored, outside)
+    notes = _notes(sections, outside, stored.notes, salvaged)
+    for field, value in [*values.items(), ("notes", notes)]:
+        limit = MAX_NOTES_CHARS if field == "notes" else max_section_chars
+        if len(value) > limit:
+            values[field] = value[:limit]
+            if field in REQUIRED and not values[field].strip():  # its text starts past the limit
+                values[field] = attrs.asdict(stored.content)[field]
+            salvaged.append(f"section {field} is over {limit:,} characters; read its start")
+            keep = True
+    notes = values.pop("notes", notes)
+    return ReadBack(PlanText(PlanContent(**values), notes), tuple(salvaged), keep)
+
+
+def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[str]]:
+    """The sections of a file, the blocks of text outside them (in order), and the problems."""
+    sections: dict[str, list[str]] = {}
+    outside: list[list[str]] = []
+    problems: list[str] = []
+    current: list[str] | None = None
+    in_section = False
+    for line in text.split("\n"):
+        if current is not None and "notes" in sections and current is sections["notes"]:
+            current.append(_unescape_notes(line))
+            continue
+        field = _HEADINGS.get(line.rstrip().lower())
+        if field is not None and field not in sections:
+            if line.rstrip() != f"# {dict(SECTIONS)[field]}":
+                problems.append(f"heading {line.strip()!r} read as # {dict(SECTIONS)[field]}")
+            current = sections[field] = []
+            in_section = True
+            continue
+        if field is not None or (line.startswith("# ") and in_section) or current is None:
+            if field is not None:
+                problems.append(f"heading {line.strip()!r} appears twice; kept in Notes")
+            elif current is None and line.strip():
+                problems.append("text before the first heading was kept in Notes")
+            elif line.startswith("# "):
+                problems.append(f"text under {line.strip()!r} was kept in Notes")
+            if current is None and not line.strip():
+                continue  # blank lines before the first heading are layout
+            current = []
+            outside.append(current)
+            in_section = False
+            current.append(line)
+            continue
+        current.append(_unescape_section(line) if in_section else line)
+    return sections, [block for block in outside if any(x.strip() for x in block)], problems
+
+
+def _split_off_notes(
+    sections: dict[str, list[str]],
+    values: dict[str, str],
+    stored: PlanText,
+    outside: list[list[str]],
+) -> None:
+    """With the Notes heading gone, the text after the last section's stored text is notes."""
+    last = list(sections)[-1]
+    before = attrs.asdict(stored.content)[last]
+    value = values[last]
+    if before.strip() and value.startswith(before + "\n") and value[len(before) :].strip():
+        values[last] = before
+        outside.append(value[len(before) :].strip("\n").split("\n"))
+
+
+def _section_text(lines: list[str]) -> str:
+    # render() ends each section's text with a newline of its own; an agent may drop it.
+    return "\n".join(lines).removesuffix("\n")
+
+
+def _notes(
+    sections: dict[str, list[str]], outside: list[list[str]], stored: str, salvaged: list[str]
+) -> str:
+    """The notes: the Notes section with every block from outside the sections, in file order."""
+    extra = ["\n".join(block).strip("\n") for block in outside]
+    if "notes" in sections:
+        own = _section_text(sections["notes"]).strip("\n")
+        # Blocks before the Notes heading come first, as in the file.
+        return "\n".join(part for part in [*extra, own] if part)
+    kept = []
+    if stored.strip() and not any(stored.strip() in block for block in extra):
+        kept = [stored.strip("\n")]
+        salvaged.append("the stored notes were kept")
+    return "\n".join(part for part in [*kept, *extra] if part)
+
+
+def unreadable(data: bytes | None) -> str | None:
+    """Why a plan's file cannot be read as a plan, or None when it can (validate's check)."""
+    if data is None:
+        return "missing or not a regular file"
+    if len(data) > MAX_FILE_BYTES:
+        return f"over {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix(_BOM)
+    if not any(line.rstrip().lower() in _HEADINGS for line in text.split("\n")):
+        return "no plan heading"
+    return None
+
+
+def salvage_line(salvaged: tuple[str, ...], copy: str | None) -> str:
+    """The one line a result carries when a plan file had to be salvaged."""
+    where = f" The original file is kept in {copy}." if copy else ""
+    return f"Plan file read tolerantly: {'; '.join(salvaged)}.{where}"

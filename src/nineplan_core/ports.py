@@ -63,8 +63,9 @@ class SessionReader(Protocol):
         """Every queued or active plan and every plan that holds a queue position."""
         ...
 
-    async def read_file(self, plan_id: str) -> str | None:
-        """The text of a plan's file; None when it is missing or not a readable regular file."""
+    async def read_file(self, plan_id: str) -> bytes | None:
+        """The bytes of a plan's file (at most MAX_FILE_BYTES + 1 of them); None when it is
+        missing or not a readable regular file (a symlink, a directory)."""
         ...
 
     async def file_sizes(self) -> dict[str, int]:
@@ -93,6 +94,10 @@ class SessionTx(SessionReader, Protocol):
 
     async def write_file(self, plan_id: str, text: str) -> None:
         """Write a plan's file now (atomically); undone if the transaction fails."""
+        ...
+
+    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path."""
         ...
 
     def remove_file_after_commit(self, plan_id: str) -> None:
@@ -190,16 +195,24 @@ class PlanFiles(Protocol):
     """The folder of plan files of one session: the agent's working copies."""
 
     def path(self, plan_id: str) -> str: ...
-    async def read(self, plan_id: str) -> str | None:
-        """The file's text; None if missing, not a regular file (a symlink, say) or not text."""
+    async def read(self, plan_id: str) -> bytes | None:
+        """The file's bytes (at most MAX_FILE_BYTES + 1); None if missing or not a regular
+        file (a symlink or a directory, say). Never follows a link."""
         ...
 
-    async def write(self, plan_id: str, text: str) -> None:
-        """Replace the file atomically. Raises FileSystemError."""
+    async def write(self, plan_id: str, data: bytes) -> None:
+        """Replace the file atomically; a directory or a link in its place is moved to
+        recovered/ first. Raises FileSystemError."""
+        ...
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        """Write `data` into the session's recovered/ folder under a fresh name based on
+        `file_name`; return where. Raises FileSystemError."""
         ...
 
     async def remove(self, plan_id: str) -> None:
-        """Delete the file if it exists. Raises FileSystemError."""
+        """Delete the file if it exists (a directory in its place goes to recovered/).
+        Raises FileSystemError."""
         ...
 
     async def sizes(self) -> dict[str, int]:

@@ -11,7 +11,6 @@ from nineplan_core.errors import (
     NinePlanError,
     NoActivePlanError,
     PlanAlreadyActiveError,
-    PlanFileFormatError,
     PlanNotFoundError,
     QueueEmptyError,
     QueueFullError,
@@ -41,7 +40,15 @@ from nineplan_core.model import (
     check_text,
     check_type,
 )
-from nineplan_core.plan_file import parse, render
+from nineplan_core.plan_file import (
+    MAX_NOTES_CHARS,
+    PlanText,
+    decode,
+    read_back,
+    render,
+    salvage_line,
+    unreadable,
+)
 from nineplan_core.ports import (
     Clock,
     PlanIds,
@@ -69,6 +76,10 @@ class PlacedPlan:
     plan: Plan
     path: str
     rank: int | None = None
+    #: The plan as its file reads (for a pull): what the agent works from.
+    text: str | None = None
+    #: One line saying what had to be salvaged from the agent's file, if anything (a defer).
+    salvage: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -76,6 +87,7 @@ class Discarded:
     plan: Plan
     queue_length: int
     next_goal: str | None = None
+    salvage: str | None = None
 
 
 @attrs.define
@@ -152,7 +164,16 @@ class NinePlan:
         raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
 
     async def session_state(self, name: str) -> SessionState:
-        """The queue, the active plan and the counts of a session (resume and admin state).
+        """The queue, the active plan and the counts of a session; reads only, never repairs.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._state(await self.catalog.open(check_session_name(name)))
+
+    async def resume_session(self, name: str) -> SessionState:
+        """The state of a session an agent picks back up; the first resume in a process
+        reconciles its files (re-renders missing or empty ones, moves strays aside).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
@@ -252,9 +273,13 @@ class NinePlan:
                 raise QueueEmptyError(completed_count=await tx.completed_count())
             plan = queued.pull()
             await tx.save(plan)
-            if not await tx.read_file(plan.id):
-                await tx.write_file(plan.id, render(plan.content, plan.notes))
-            placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id))
+            data = await tx.read_file(plan.id)
+            if data is None or not data.strip():
+                text = render(plan.content, plan.notes)
+                await tx.write_file(plan.id, text)
+            else:  # the agent's own copy stays as it is; defer or complete reads it back
+                text = decode(data)[0]
+            placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), text=text)
             await _remember(tx, request, placed)
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
         return placed
@@ -265,21 +290,24 @@ class NinePlan:
         reason: str,
         position: Position | str = Position.BACK,
         *,
+        notes: str | None = None,
         request_id: str | None = None,
     ) -> PlacedPlan:
-        """Put the active plan back in the queue, noting why; the agent's file edits are kept.
+        """Put the active plan back in the queue, noting why; the agent's file edits are kept,
+        and `notes` appended after them.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
-        request = _request(request_id, "defer_plan", reason=reason, position=where)
+        _check_notes(notes)
+        request = _request(request_id, "defer_plan", reason=reason, position=where, notes=notes)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
-            active = await self._active_with_edits(tx, name)
+            active, salvage = await self._active_with_edits(tx, name, notes)
             shape = await tx.queue_shape()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(shape, where), at=self.clock()
@@ -287,29 +315,38 @@ class NinePlan:
             await tx.save(plan)
             await tx.write_file(plan.id, render(plan.content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
+                plan=plan,
+                path=store.plan_path(plan.id),
+                rank=insert_rank(shape, where),
+                salvage=salvage,
             )
             await _remember(tx, request, placed)
         log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
         return placed
 
     async def complete_plan(
-        self, name: str, outcome: str, *, request_id: str | None = None
+        self,
+        name: str,
+        outcome: str,
+        *,
+        notes: str | None = None,
+        request_id: str | None = None,
     ) -> Completion:
-        """Finish the active plan: its outcome goes into searchable history, its file goes away.
+        """Finish the active plan: its outcome goes into searchable history, its file goes away
+        (its edits read back first, `notes` appended after them).
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
-        request = _request(request_id, "complete_plan", outcome=outcome)
+        _check_notes(notes)
+        request = _request(request_id, "complete_plan", outcome=outcome, notes=notes)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Completion)) is not None:
                 return replayed
-            plan = (await self._active_with_edits(tx, name)).complete(
-                outcome=outcome, at=self.clock()
-            )
+            active, salvage = await self._active_with_edits(tx, name, notes)
+            plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
             progress = await tx.progress()
@@ -318,33 +355,42 @@ class NinePlan:
                 completed_count=progress.completed_count,
                 queue_length=progress.queue_length,
                 next_goal=progress.next_goal,
+                salvage=salvage,
             )
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
 
     async def discard_plan(
-        self, name: str, reason: str, *, request_id: str | None = None
+        self,
+        name: str,
+        reason: str,
+        *,
+        notes: str | None = None,
+        request_id: str | None = None,
     ) -> Discarded:
-        """Abandon the active plan; it is kept but never searchable.
+        """Abandon the active plan; it is kept (file edits and `notes` too) but never searchable.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
-        request = _request(request_id, "discard_plan", reason=reason)
+        _check_notes(notes)
+        request = _request(request_id, "discard_plan", reason=reason, notes=notes)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Discarded)) is not None:
                 return replayed
-            plan = (await self._active_with_edits(tx, name)).discard(
-                reason=reason.strip(), at=self.clock()
-            )
+            active, salvage = await self._active_with_edits(tx, name, notes)
+            plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.remove_file_after_commit(plan.id)
             progress = await tx.progress()
             discarded = Discarded(
-                plan=plan, queue_length=progress.queue_length, next_goal=progress.next_goal
+                plan=plan,
+                queue_length=progress.queue_length,
+                next_goal=progress.next_goal,
+                salvage=salvage,
             )
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
@@ -368,7 +414,7 @@ class NinePlan:
             )
         if not (terms := search_terms(query)):
             raise InvalidInputError("query", "has no searchable word (only punctuation or spaces)")
-        store = await self._open(name)
+        store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
             return await reader.search(terms, max_results, snippets=snippets)
 
@@ -380,7 +426,7 @@ class NinePlan:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_plan_id(plan_id)
-        store = await self._open(name)
+        store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
             plan = await reader.plan(plan_id)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
@@ -410,34 +456,49 @@ class NinePlan:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_plan_id(plan_id)
-        store = await self._open(name)
+        store = await self.catalog.open(check_session_name(name))
         async with store.reading() as reader:
             plan = await reader.plan(plan_id)
             if plan is None or plan.status not in LIVE:
                 raise PlanNotFoundError(plan_id, kind="queued or active")
-            text = await reader.read_file(plan_id)
-        return text or render(plan.content, plan.notes)
+            data = await reader.read_file(plan_id)
+        if data is None or not data.strip():
+            return render(plan.content, plan.notes)
+        return decode(data)[0]
 
     # -- checks and repair ---------------------------------------------------------
 
     async def validate_session(self, name: str) -> ValidationReport:
         """Check the four invariants; only reports, never repairs (not even by opening).
 
+        A live plan's file that cannot be read as a plan (not a regular file, not UTF-8, no
+        plan heading) counts against files_match_database.
+
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         store = await self.catalog.open(check_session_name(name))
-        await self._refresh_mirror(store)
         async with store.reading() as reader:
-            return check(await reader.plan_rows(), await reader.file_names())
+            rows = await reader.plan_rows()
+            names = await reader.file_names()
+            present = set(names)
+            damaged: dict[str, str] = {}
+            for row in rows:
+                if row.status in LIVE and file_name(row.id) in present:
+                    problem = unreadable(await reader.read_file(row.id))
+                    if problem is not None:
+                        damaged[file_name(row.id)] = problem
+            return check(rows, names, damaged)
 
     async def repair_session(self, name: str) -> list[Repair]:
-        """Bring the plan files back in line with the database (what opening a session does).
+        """Bring the plan files back in line with the database: what opening a session does,
+        and an empty queued plan's file re-rendered too (this pass reads every live file).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        repairs, _ = await self._reconcile(await self.catalog.open(check_session_name(name)))
+        store = await self.catalog.open(check_session_name(name))
+        repairs, _ = await self._reconcile(store, thorough=True)
         self._reconciled.add(name)
         return repairs
 
@@ -456,7 +517,7 @@ class NinePlan:
             await self._reconcile(store, level=logging.INFO)
 
     async def _reconcile(
-        self, store: SessionStore, level: int = logging.WARNING
+        self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
     ) -> tuple[list[Repair], SessionState]:
         """Make the plan files match the live plans; return the repairs and the state read.
 
@@ -473,10 +534,11 @@ class NinePlan:
                 live[file_name(active.id)] = active.id
             for name, plan_id in live.items():
                 # An empty file (what a power loss can leave of an unsynced write) is re-rendered
-                # here for the active plan, and for a queued plan when it is pulled: no stat of
-                # every file.
-                emptied = active is not None and plan_id == active.id
-                missing = name not in names or (emptied and not await tx.read_file(plan_id))
+                # here for the active plan, and for a queued plan when it is pulled (or by a
+                # thorough repair): no read of every file on open. A non-empty file stays as it
+                # is, however damaged: the next defer, complete or discard salvages it.
+                emptied = thorough or (active is not None and plan_id == active.id)
+                missing = name not in names or (emptied and _is_empty(await tx.read_file(plan_id)))
                 if missing and (plan := await tx.plan(plan_id)) is not None:
                     await tx.write_file(plan.id, render(plan.content, plan.notes))
                     repairs.append(Repair("rendered", name))
@@ -517,25 +579,34 @@ class NinePlan:
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
         raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
 
-    async def _active_with_edits(self, tx: SessionTx, name: str) -> Plan:
-        """The active plan with the sections the agent edited in its file, when they parse."""
+    async def _active_with_edits(
+        self, tx: SessionTx, name: str, notes: str | None
+    ) -> tuple[Plan, str | None]:
+        """The active plan with what the agent wrote in its file, then `notes`, and one line
+        saying what had to be salvaged (None when the file read as a clean plan).
+
+        Nothing the agent wrote is dropped: what fits no section goes to the notes, and a file
+        that cannot be read whole is first copied to recovered/.
+        """
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
-        context = {"session": name, "plan_id": active.id}
-        text = await tx.read_file(active.id)
-        if text is None:
-            log.warning("plan file missing or unreadable; using the stored copy", extra=context)
-            return active
-        try:
-            edited = parse(text)
-            _check_edits(edited.content, edited.notes, self.limits)
-        except (PlanFileFormatError, InvalidInputError) as exc:
-            log.warning(
-                "plan file unusable (%s); using the stored copy", exc.message, extra=context
-            )
-            return active
+        data = await tx.read_file(active.id)
+        got = read_back(
+            data,
+            PlanText(active.content, active.notes),
+            max_section_chars=self.limits.max_text_chars,
+        )
+        copy = await tx.keep_recovered(active.id, data) if got.keep_original and data else None
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
-        return active.with_edits(edited.content, edited.notes.strip("\n"))
+        parts = [got.text.notes.strip("\n"), (notes or "").strip("\n")]
+        plan = active.with_edits(
+            got.text.content, "\n".join(part for part in parts if part.strip())
+        )
+        if not got.salvaged:
+            return plan, None
+        line = salvage_line(got.salvaged, copy)
+        log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": active.id})
+        return plan, line
 
 
 async def _state_of(
@@ -591,9 +662,14 @@ async def _remember(tx: SessionTx, request: _Request | None, result: object) -> 
         await tx.remember(request.id, request.fingerprint, result)
 
 
-def _check_edits(content: PlanContent, notes: str, limits: Limits) -> None:
-    for field, value in [*attrs.asdict(content).items(), ("notes", notes)]:
-        check_text(field, value, max_chars=limits.max_text_chars, required=False)
+def _check_notes(notes: str | None) -> None:
+    if notes is not None:
+        check_text("notes", notes, max_chars=MAX_NOTES_CHARS, required=False)
+
+
+def _is_empty(data: bytes | None) -> bool:
+    """A regular file with nothing but white space in it (what a power loss can leave)."""
+    return data is not None and not data.strip()
 
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:

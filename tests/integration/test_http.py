@@ -62,6 +62,32 @@ async def test_a_whole_lifecycle_over_http(server: str, mode: str):
         assert (await ok(client, "9plan_admin_validate", **scoped))["valid"]
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_whole_workflow_without_file_access(server: str, mode: str):
+    """A remote client that never touches a file: pull hands it the plan text, its notes go
+    through `notes` on defer and complete, and a history search finds a word from them."""
+    async with Client(server, mode=mode) as client:
+        name = (await ok(client, "9plan_session_create", task_description="remote"))["session_name"]
+        scoped = {"session_name": name}
+        await ok(client, "9plan_queue_add", **PLAN, outputs="users.sql", **scoped)
+        pulled = await ok(client, "9plan_queue_pull", **scoped)
+        assert f"# Goal\n{PLAN['goal']}\n" in pulled["plan_text"]
+        await ok(client, "9plan_plan_defer", reason="later", notes="- tried uuid keys", **scoped)
+        again = await ok(client, "9plan_queue_pull", **scoped)
+        assert "- tried uuid keys" in again["plan_text"]
+        done = await client.call_tool(
+            "9plan_plan_complete",
+            {"outcome": "users table made", "notes": "- chose citext for emails", **scoped},
+        )
+        assert not done.is_error, text(done)
+        assert "Plan file read tolerantly" not in text(done)
+        matches = (await ok(client, "9plan_history_search", query="citext", **scoped))["matches"]
+        assert [m["id"] for m in matches] == [pulled["plan_id"]]
+        plan = await ok(client, "9plan_history_get", plan_id=pulled["plan_id"], **scoped)
+        assert plan["notes"].split("\n")[0] == "- tried uuid keys"
+        assert plan["notes"].split("\n")[-1] == "- chose citext for emails"
+
+
 async def test_two_legacy_clients_keep_separate_current_sessions(server: str):
     """Each Mcp-Session-Id has its own current session."""
     async with Client(server, mode="legacy") as first, Client(server, mode="legacy") as second:

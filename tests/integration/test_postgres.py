@@ -90,6 +90,8 @@ async def test_a_session_moves_between_machines(tmp_path: Path, database: str):
             assert len(seeds) == 5, "a seed plan was lost or duplicated"
             assert sorted(queue + active + completed + discarded) == sorted(added + seeds)
             assert state["completed_count"] == len(completed)
+            # Validating reports this machine's files as they are; resuming refreshes them.
+            await ok(client, "9plan_session_resume", session_name=name)
             assert (await ok(client, "9plan_admin_validate", session_name=name))["valid"]
     assert calls[0] >= 200
     assert completed

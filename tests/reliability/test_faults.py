@@ -20,6 +20,7 @@ from nineplan_adapters.mcp import build_server
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.ports import PlanFiles
 from tests.fakes import PLAN, make_service
+from tests.integration.test_stdio import text
 from tests.unit.test_mcp_server import call, error
 
 ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EIO, errno.EROFS]
@@ -233,33 +234,45 @@ async def test_a_damaged_database_fails_only_its_session(tmp_path: Path, damage:
         await catalog.aclose()
 
 
-DAMAGE = ["deleted", "emptied", "garbled", "symlinked"]
+DAMAGE = ["deleted", "emptied", "garbled", "symlinked", "directory"]
 
 
 @pytest.mark.parametrize("damage", DAMAGE)
 @pytest.mark.parametrize("tool", ["9plan_plan_defer", "9plan_plan_complete", "9plan_plan_discard"])
 async def test_agent_damage_to_the_active_plan_file(rig: Rig, tool: str, damage: str, caplog):
-    """The stored copy serves; a symlink is never followed; a warning is logged."""
+    """The stored copy serves (garbled bytes are kept too, the original copied to recovered/);
+    a symlink is never followed; a directory is moved aside; the result says so in one line
+    and a warning is logged; the session is valid afterwards."""
     name = (await call(rig.client, "9plan_session_create"))["session_name"]
     await call(rig.client, "9plan_queue_add", **PLAN)
     pulled = await call(rig.client, "9plan_queue_pull")
     path = Path(pulled["plan_path"])
     outside = rig.root.parent / f"outside-{rig.root.name}.txt"
     outside.write_text("not yours")
+    garbled = b"\xff" + os.urandom(300)
     if damage == "deleted":
         path.unlink()
     elif damage == "emptied":
         path.write_text("")
     elif damage == "garbled":
-        path.write_bytes(os.urandom(300))
+        path.write_bytes(garbled)
+    elif damage == "directory":
+        path.unlink()
+        path.mkdir()
     else:
         path.unlink()
         path.symlink_to(outside)
     with caplog.at_level(logging.WARNING, logger="nineplan.service"):
-        await call(rig.client, tool, **ARGUMENTS[tool])
-    assert "using the stored copy" in caplog.text
+        result = await rig.client.call_tool(tool, ARGUMENTS[tool])
+    assert not result.is_error
+    said = [line for line in text(result).split("\n") if line.startswith("Plan file read")]
+    assert len(said) == 1
+    assert "plan file salvaged" in caplog.text
     assert outside.read_text() == "not yours"
     outside.unlink()
+    recovered = rig.root / name / "recovered"
+    if damage == "garbled":
+        assert [copy.read_bytes() for copy in recovered.iterdir()] == [garbled]
     if tool == "9plan_plan_complete":
         assert (await call(rig.client, "9plan_history_get", plan_id=pulled["plan_id"]))[
             "goal"

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from nineplan_adapters.files import MAX_FILE_BYTES, DirectoryPlanFiles
+from nineplan_adapters.files import DirectoryPlanFiles
 from nineplan_core.errors import FileSystemError, InvalidInputError
+from nineplan_core.plan_file import MAX_FILE_BYTES
 
 
 @pytest.fixture
@@ -16,9 +17,10 @@ def files(tmp_path: Path) -> DirectoryPlanFiles:
 
 
 async def test_write_is_atomic_and_leaves_no_temporary_file(files: DirectoryPlanFiles):
-    await files.write("abcde", "one")
-    await files.write("abcde", "two")
-    assert await files.read("abcde") == "two"
+    """A write replaces the file whole and leaves no temporary file behind."""
+    await files.write("abcde", b"one")
+    await files.write("abcde", b"two")
+    assert await files.read("abcde") == b"two"
     assert await files.sizes() == {"abcde.txt": 3}
 
 
@@ -28,7 +30,7 @@ async def test_a_symlink_is_never_followed(files: DirectoryPlanFiles, tmp_path: 
     outside.write_text("secret")
     os.symlink(outside, files.folder / "abcde.txt")
     assert await files.read("abcde") is None
-    await files.write("abcde", "plan")
+    await files.write("abcde", b"plan")
     assert outside.read_text() == "secret"
     assert not (files.folder / "abcde.txt").is_symlink()
     os.symlink(outside, files.folder / "fghij.txt")
@@ -36,20 +38,51 @@ async def test_a_symlink_is_never_followed(files: DirectoryPlanFiles, tmp_path: 
     assert outside.read_text() == "secret"
 
 
-async def test_unreadable_content_reads_as_missing(files: DirectoryPlanFiles):
+async def test_reads_give_bytes_and_stop_past_the_limit(files: DirectoryPlanFiles):
+    """Bad bytes come back as they are (the core salvages them), a huge file only to one byte
+    past the limit, and a FIFO or a directory in a plan file's place reads as missing."""
     (files.folder / "abcde.txt").write_bytes(b"\xff\xfe not utf-8")
-    assert await files.read("abcde") is None
-    (files.folder / "big00.txt").write_bytes(b"x" * (MAX_FILE_BYTES + 1))
-    assert await files.read("big00") is None
+    assert await files.read("abcde") == b"\xff\xfe not utf-8"
+    (files.folder / "big00.txt").write_bytes(b"x" * (MAX_FILE_BYTES + 10))
+    assert len(await files.read("big00") or b"") == MAX_FILE_BYTES + 1
     os.mkfifo(files.folder / "fifo0.txt")
     assert await files.read("fifo0") is None
+    (files.folder / "dir00.txt").mkdir()
+    assert await files.read("dir00") is None
+
+
+async def test_a_directory_in_a_plan_files_place_is_moved_aside(files: DirectoryPlanFiles):
+    """Writing or removing a plan file that is a directory moves the directory to recovered/
+    (with what it holds) instead of failing."""
+    for operation in ("write", "remove"):
+        (files.folder / "abcde.txt").mkdir()
+        (files.folder / "abcde.txt" / "inside").write_text("mine")
+        if operation == "write":
+            await files.write("abcde", b"plan")
+            assert await files.read("abcde") == b"plan"
+        else:
+            await files.remove("abcde")
+            assert not (files.folder / "abcde.txt").exists()
+        (files.folder / "abcde.txt").unlink(missing_ok=True)
+    kept = sorted(p.name for p in files.recovered.iterdir())
+    assert len(kept) == 2
+    assert all((files.recovered / name / "inside").read_text() == "mine" for name in kept)
+
+
+async def test_keep_writes_a_fresh_copy_each_time(files: DirectoryPlanFiles):
+    """keep() never overwrites an earlier copy, and says where each one went."""
+    first = await files.keep("abcde.txt", b"one")
+    second = await files.keep("abcde.txt", b"two")
+    assert first != second
+    assert [Path(first).read_bytes(), Path(second).read_bytes()] == [b"one", b"two"]
+    assert Path(first).parent == files.recovered
 
 
 async def test_paths_are_built_from_valid_ids_only(files: DirectoryPlanFiles):
     with pytest.raises(InvalidInputError):
         files.path("../../x")
     with pytest.raises(InvalidInputError):
-        await files.write("../ab", "x")
+        await files.write("../ab", b"x")
 
 
 async def test_recover_moves_without_overwriting(files: DirectoryPlanFiles):
@@ -67,6 +100,6 @@ async def test_missing_folder_lists_nothing(tmp_path: Path):
 async def test_write_into_a_missing_folder_is_a_file_system_error(tmp_path: Path):
     files = DirectoryPlanFiles(tmp_path / "none", tmp_path / "r")
     with pytest.raises(FileSystemError) as caught:
-        await files.write("abcde", "x")
+        await files.write("abcde", b"x")
     assert "No such file" in caught.value.message
     assert str(tmp_path) not in caught.value.message

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from nineplan_adapters.cli import main
-from nineplan_adapters.files import MAX_FILE_BYTES
 from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity
+from nineplan_core.plan_file import MAX_FILE_BYTES
 from tests.fakes import PLAN, open_backend
 
 
@@ -56,10 +56,21 @@ async def test_a_symlinked_session_folder_is_never_followed(tmp_path: Path):
     assert last_activity(tmp_path / "s" / "no-such-folder") is None
 
 
-@pytest.mark.parametrize("damage", ["symlink", "not utf-8", "too large", "not a plan"])
-async def test_an_unreadable_plan_file_gives_the_stored_notes(tmp_path: Path, damage: str):
-    """When the active plan's file is a symlink, not UTF-8, too large or not a plan, the notes
-    tail comes from the database (defer notes are stored there)."""
+@pytest.mark.parametrize(
+    ("damage", "tail"),
+    [
+        ("symlink", ["Deferred: waiting on the schema"]),
+        ("not utf-8", ["\ufffd\ufffd"]),
+        ("too large", ["Deferred: waiting on the schema", "x" * 20]),
+        ("not a plan", ["Deferred: waiting on the schema", "just some text"]),
+    ],
+)
+async def test_a_damaged_plan_file_is_read_as_the_use_cases_read_it(
+    tmp_path: Path, damage: str, tail: list[str]
+):
+    """The notes tail is what defer or complete would store from the file: the stored notes
+    for a symlink (never followed), the file's own notes otherwise, salvaged tolerantly (bad
+    bytes replaced, a file without headings kept whole after the stored notes)."""
     project = tmp_path / "project"
     async with open_backend("sqlite", tmp_path / "s") as backend:
         name = (await backend.service.create_session(workspace=str(project))).session.name
@@ -81,8 +92,11 @@ async def test_an_unreadable_plan_file_gives_the_stored_notes(tmp_path: Path, da
     found = find_sqlite(tmp_path / "s", str(project))
     assert found is not None
     assert found.active_plan is not None
-    [note] = found.active_plan.notes_tail
-    assert note.endswith("Deferred: waiting on the schema")
+    got = found.active_plan.notes_tail
+    assert len(got) == len(tail)
+    assert all(
+        line.endswith(end) or line.startswith(end) for line, end in zip(got, tail, strict=True)
+    )
 
 
 def test_a_bad_setting_is_exit_code_2(

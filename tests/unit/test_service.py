@@ -175,6 +175,43 @@ async def test_search_ranks_outputs_and_outcome_above_context(backend: Backend):
     assert [m.goal for m in matches] == ["out", "ctx"]
 
 
+async def test_notes_are_searchable_and_rank_below_the_outcome(backend: Backend):
+    """A word in the notes (file edits or the notes argument) finds the plan; the same word
+    in another plan's outcome ranks first."""
+    name = await backend.session()
+    for index in range(6):
+        await add(backend, name, f"filler {index}")
+    await add(backend, name, "in notes")
+    await add(backend, name, "in outcome")
+    for index in range(6):
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, f"filler done {index}")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "nothing special", notes="- the wombat cache")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "built the wombat importer")
+    matches = await backend.service.search_history(name, "wombat")
+    assert [m.goal for m in matches] == ["in outcome", "in notes"]
+    assert [m.goal for m in await backend.service.search_history(name, "cache")] == ["in notes"]
+
+
+@pytest.mark.parametrize(
+    ("query", "found"), [("日本語", True), ("東京", True), ("東", True), ("大阪", False)]
+)
+async def test_text_without_spaces_is_found_by_a_part(backend: Backend, query: str, found: bool):
+    """CJK words have no spaces between them: a three-character part is found through the
+    trigram index, a one- or two-character part by a substring scan, on every backend."""
+    name = await backend.session()
+    await add(backend, name, "translate")
+    await add(backend, name, "other")
+    await backend.service.pull_plan(name)
+    done = await backend.service.complete_plan(name, "東京の日本語版を作った")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "wrote the English version")
+    matches = await backend.service.search_history(name, query)
+    assert [m.id for m in matches] == ([done.plan.id] if found else [])
+
+
 async def test_search_never_chokes_on_syntax(backend: Backend):
     """FTS operators and quotes in a query are plain text."""
     name = await backend.session()
@@ -225,15 +262,19 @@ async def test_agent_edits_to_the_plan_file_reach_history(backend: Backend):
     assert plan.notes == "- found the bug in parser.py"
 
 
-async def test_a_mangled_plan_file_falls_back_to_the_stored_copy(backend: Backend, caplog):
-    """complete works from the database copy when the agent garbled the file, and warns."""
+async def test_a_file_without_headings_is_kept_in_the_notes(backend: Backend, caplog):
+    """complete keeps the stored sections when the agent overwrote the file with prose, puts
+    the prose in the notes, says so in one line and logs it."""
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
     await backend.write_plan_text(name, pulled.plan.id, "garbage without headers")
     done = await backend.service.complete_plan(name, "ok")
     assert done.plan.content == pulled.plan.content
-    assert "using the stored copy" in caplog.text
+    assert done.plan.notes == "garbage without headers"
+    assert done.salvage is not None
+    assert "no plan headings" in done.salvage
+    assert "plan file salvaged" in caplog.text
 
 
 async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backend):
@@ -246,17 +287,26 @@ async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backen
     assert await backend.plan_text(name, pulled.plan.id)
 
 
-async def test_oversized_edits_are_ignored(backend: Backend):
-    """An edit beyond the text limit is not stored; the stored copy is used."""
+async def test_edits_beyond_a_limit_are_cut_and_the_file_kept(backend: Backend):
+    """Notes over 1,000,000 characters or a section over the text limit are read as far as
+    the limit; the whole file is copied to recovered/ first and the result says where."""
+    from nineplan_core.plan_file import MAX_NOTES_CHARS
+
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
     text = await backend.plan_text(name, pulled.plan.id) or ""
-    await backend.write_plan_text(
-        name, pulled.plan.id, text + "x" * (backend.service.limits.max_text_chars + 1)
+    limit = backend.service.limits.max_text_chars
+    edited = text.replace("# Inputs\n", "# Inputs\n" + "i" * (limit + 5)) + "n" * (
+        MAX_NOTES_CHARS + 7
     )
+    await backend.write_plan_text(name, pulled.plan.id, edited)
     done = await backend.service.complete_plan(name, "ok")
-    assert done.plan.notes == ""
+    assert done.plan.notes == "n" * MAX_NOTES_CHARS
+    assert done.plan.content.inputs == "i" * limit
+    assert done.salvage is not None
+    assert "recovered" in done.salvage
+    assert list((await backend.recovered(name)).values()) == [edited.encode()]
 
 
 @pytest.mark.parametrize(
@@ -325,16 +375,12 @@ async def test_state_lists_the_active_plan_and_files(backend: Backend):
 
 
 async def test_validate_reports_damage_without_repairing(backend: Backend):
-    """A deleted plan file makes the session invalid until a repair re-renders it."""
+    """A deleted plan file makes the session invalid until a repair re-renders it; validating
+    writes nothing, even where the files are a mirror of a shared database (PostgreSQL)."""
     name = await backend.session()
     placed = await add(backend, name, "a")
     await backend.delete_plan_file(name, placed.plan.id)
     report = await backend.service.validate_session(name)
-    if (
-        backend.kind == "postgres"
-    ):  # files are a mirror of the shared database: validate refreshes them
-        assert report.valid
-        return
     assert not report.files_match_database
     assert report.issues == [f"missing plan file: {placed.plan.id}.txt"]
     assert not (await backend.service.validate_session(name)).valid

@@ -152,13 +152,16 @@ async def test_reconcile_on_open_heals_files(tmp_path: Path):
     (plans / "notes.md").write_text("an agent's own file")
     async with open_backend("sqlite", tmp_path) as backend:
         assert not (await backend.service.validate_session(name)).valid  # validating never repairs
-        state = await backend.service.session_state(name)  # the first use in a process reconciles
+        state = await backend.service.resume_session(name)  # the first resume reconciles
         # The state it answers is read in the same pass, and shows the folder as repaired.
         assert state.plan_files == sorted(f"{p.plan.id}.txt" for p in (missing, empty))
         assert state.file_db_match
         assert state == await backend.service.session_state(name)  # the same as a warm read
         report = await backend.service.validate_session(name)
-        assert report.valid, report.issues
+        # Opening reads no queued file: the empty one is reported, and heals on pull.
+        assert report.issues == [
+            f"plan file {empty.plan.id}.txt cannot be read as a plan: no plan heading"
+        ]
     assert (plans / f"{missing.plan.id}.txt").read_text().startswith("# Context")
     assert (
         plans / f"{empty.plan.id}.txt"
@@ -241,7 +244,7 @@ async def test_an_empty_active_plan_file_is_rendered_again_on_open(tmp_path: Pat
         pulled = await backend.service.pull_plan(name)
     Path(pulled.path).write_text("")
     async with open_backend("sqlite", tmp_path) as backend:
-        state = await backend.service.session_state(name)
+        state = await backend.service.resume_session(name)
         assert state.active_plan is not None
     assert Path(pulled.path).read_text().startswith("# Context")
 

@@ -67,6 +67,14 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+def tool_list_tokens(tools: list[Tool]) -> int:
+    """What the tool list costs a client's context, roughly: the characters of every tool's
+    description and input schema (as JSON), four to a token."""
+    return (
+        sum(len(tool.description or "") + len(json.dumps(tool.input_schema)) for tool in tools) // 4
+    )
+
+
 def _type(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return " \\| ".join(f"`{value}`" for value in schema["enum"])

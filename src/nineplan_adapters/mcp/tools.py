@@ -14,11 +14,12 @@ from nineplan_adapters.mcp.uris import plan_link
 from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
 
-SessionArg = Annotated[str | None, Field(description="Session to use instead of the current one")]
+SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
 RequestArg = Annotated[
     str | None,
     Field(description="Retry key: a repeat returns the first result", min_length=1, max_length=128),
 ]
+NotesArg = Annotated[str | None, Field(description="Appended to the plan's Notes")]
 PositionArg = Annotated[
     Literal["front", "back"], Field(description="front = next to pull; back = last")
 ]
@@ -32,6 +33,15 @@ WRITE = ToolAnnotations(
 DESTRUCTIVE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
+# Resume may repair plan files on a session's first open in a process: not read-only.
+RESUME = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def _with_salvage(text: str, salvage: str | None) -> str:
+    """A result's text, with the line saying what was salvaged from the plan file, if any."""
+    return f"{text}\n{salvage}" if salvage else text
 
 
 QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
@@ -83,8 +93,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_session_create",
-        description="Start a new session (a three-word name) and make it current. Save the name: "
-        "it resumes the work after compaction. Next: add plans with 9plan_queue_add.",
+        title="Create session",
+        description="Start a session (a three-word name) and make it current. Save the name: it "
+        "resumes the work after compaction. Next: 9plan_queue_add.",
         annotations=WRITE,
     )
     async def session_create(
@@ -107,15 +118,16 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_session_resume",
-        description="Resume a session by name and make it current; returns its queue, active "
-        "plan and completed count. Use after a new conversation or compaction.",
-        annotations=READ_ONLY,
+        title="Resume session",
+        description="Resume a session by name and make it current: its queue, active plan and "
+        "counts. Use after a new conversation or compaction.",
+        annotations=RESUME,
     )
     async def session_resume(
         ctx: Context, session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")]
     ) -> Annotated[CallToolResult, views.SessionStateView]:
         async with (call := start("9plan_session_resume", ctx, session_name)):
-            state = await service.session_state(call.session)
+            state = await service.resume_session(call.session)
             call.make_current(state.session.name)
             active = state.active_plan
             call.succeed(
@@ -127,20 +139,19 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_queue_add",
-        description="Add a self-contained plan to the queue: front for blocking work, back "
-        "(default) for later. Adding A, B, C at front gives C, B, A. Returns its id, file and rank.",
+        title="Add plan",
+        description="Queue a self-contained plan: front for blocking work, back (default) for "
+        "later. A, B, C added at front give C, B, A.",
         annotations=WRITE,
     )
     async def queue_add(
         ctx: Context,
-        context: Annotated[str, Field(description="Where this plan fits in the whole task")],
-        goal: Annotated[str, Field(description="What it accomplishes")],
+        context: Annotated[str, Field(description="Where it fits in the task")],
+        goal: Annotated[str, Field(description="What it achieves")],
         approach: Annotated[str, Field(description="Concrete steps")],
-        success_criteria: Annotated[str, Field(description="Observable completion conditions")],
-        inputs: Annotated[str | None, Field(description="What it needs from other plans")] = None,
-        outputs: Annotated[
-            str | None, Field(description="What it produces (searchable later)")
-        ] = None,
+        success_criteria: Annotated[str, Field(description="Observable end conditions")],
+        inputs: Annotated[str | None, Field(description="Needed from other plans")] = None,
+        outputs: Annotated[str | None, Field(description="What it produces")] = None,
         position: PositionArg = "back",
         session_name: SessionArg = None,
         request_id: RequestArg = None,
@@ -165,8 +176,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_queue_pull",
-        description="Make the next queued plan active and get its file path. Read the file, do the "
-        "work, then call 9plan_plan_complete, 9plan_plan_defer or 9plan_plan_discard.",
+        title="Pull next plan",
+        description="Make the next queued plan active; returns its text and file. Do the work, "
+        "keep notes in the file or pass notes, then complete, defer or discard it.",
         annotations=WRITE,
     )
     async def queue_pull(
@@ -176,7 +188,8 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
             placed = await service.pull_plan(call.session, request_id=request_id)
             call.succeed(
                 f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-                "Read the file for the full plan; keep notes in its # Notes section.",
+                "Keep notes in its # Notes section (or pass notes when you finish).\n\n"
+                f"{placed.text}",
                 views.plan_pulled(placed),
                 extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
             )
@@ -184,77 +197,99 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_plan_defer",
-        description="Return the active plan to the queue with a reason (kept in its notes): front "
-        "when blocked, back (default) after splitting it into new plans. File edits are kept.",
+        title="Defer plan",
+        description="Return the active plan to the queue with a reason: front when blocked, back "
+        "(default) after splitting it. File edits are kept.",
         annotations=WRITE,
     )
     async def plan_defer(
         ctx: Context,
-        reason: Annotated[str, Field(description="Why it is deferred")],
+        reason: Annotated[str, Field(description="Why")],
         position: PositionArg = "back",
+        notes: NotesArg = None,
         session_name: SessionArg = None,
         request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanDeferred]:
         async with (call := start("9plan_plan_defer", ctx, session_name)):
-            placed = await service.defer_plan(call.session, reason, position, request_id=request_id)
+            placed = await service.defer_plan(
+                call.session, reason, position, notes=notes, request_id=request_id
+            )
             call.succeed(
-                f"Deferred plan {placed.plan.id} to queue position {placed.rank}.",
+                _with_salvage(
+                    f"Deferred plan {placed.plan.id} to queue position {placed.rank}.",
+                    placed.salvage,
+                ),
                 views.plan_deferred(placed),
             )
         return call.outcome
 
     @server.tool(
         name="9plan_plan_complete",
-        description="Finish the active plan. The outcome (what was produced, where) becomes "
-        "searchable history; the file's edits are kept. Returns what remains and the next goal.",
+        title="Complete plan",
+        description="Finish the active plan. The outcome (what was produced, where) and notes "
+        "become searchable history. Returns what remains.",
         annotations=WRITE,
     )
     async def plan_complete(
         ctx: Context,
-        outcome: Annotated[str, Field(description="Summary including the outputs produced")],
+        outcome: Annotated[str, Field(description="Summary with the outputs produced")],
+        notes: NotesArg = None,
         session_name: SessionArg = None,
         request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanCompleted]:
         async with (call := start("9plan_plan_complete", ctx, session_name)):
-            done = await service.complete_plan(call.session, outcome, request_id=request_id)
+            done = await service.complete_plan(
+                call.session, outcome, notes=notes, request_id=request_id
+            )
             follow = _next(done.next_goal, "The queue is empty. Task complete!")
             call.succeed(
-                f"Completed plan {done.plan.id}. {done.completed_count} completed, "
-                f"{done.queue_length} queued.\n{follow}",
+                _with_salvage(
+                    f"Completed plan {done.plan.id}. {done.completed_count} completed, "
+                    f"{done.queue_length} queued.\n{follow}",
+                    done.salvage,
+                ),
                 views.plan_completed(done),
             )
         return call.outcome
 
     @server.tool(
         name="9plan_plan_discard",
-        description="Abandon the active plan (obsolete or misconceived). It leaves the queue and "
-        "is never searchable. Prefer 9plan_plan_defer if the work is still needed.",
+        title="Discard plan",
+        description="Abandon the active plan (obsolete or misconceived); it is never searchable. "
+        "Prefer 9plan_plan_defer if the work is still needed.",
         annotations=DESTRUCTIVE,
     )
     async def plan_discard(
         ctx: Context,
-        reason: Annotated[str, Field(description="Why it is abandoned")],
+        reason: Annotated[str, Field(description="Why")],
+        notes: NotesArg = None,
         session_name: SessionArg = None,
         request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.PlanDiscarded]:
         async with (call := start("9plan_plan_discard", ctx, session_name)):
-            gone = await service.discard_plan(call.session, reason, request_id=request_id)
+            gone = await service.discard_plan(
+                call.session, reason, notes=notes, request_id=request_id
+            )
             follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
             call.succeed(
-                f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}",
+                _with_salvage(
+                    f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}",
+                    gone.salvage,
+                ),
                 views.plan_discarded(gone),
             )
         return call.outcome
 
     @server.tool(
         name="9plan_history_search",
-        description="Search completed plans (goal, context, inputs, outputs, outcome) by words, "
-        "best first. Use it to find what earlier plans produced. Plain text; no syntax.",
+        title="Search history",
+        description="Search completed plans (all sections, outcome, notes) by words, best first, "
+        "to find what earlier plans produced. Plain text, any language.",
         annotations=READ_ONLY,
     )
     async def history_search(
         ctx: Context,
-        query: Annotated[str, Field(description="Words to look for")],
+        query: Annotated[str, Field(description="Words to find")],
         max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
         session_name: SessionArg = None,
     ) -> Annotated[CallToolResult, views.SearchResults]:
@@ -274,7 +309,8 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_history_get",
-        description="Get a completed plan in full by id: all sections, notes, outcome, times.",
+        title="Get completed plan",
+        description="A completed plan in full by id: all sections, notes, outcome, times.",
         annotations=READ_ONLY,
     )
     async def history_get(
@@ -290,8 +326,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_admin_validate",
+        title="Validate session",
         description="Check the session's invariants (one active plan, distinct queue positions, a "
-        "file for every live plan, no stray files). Reports only.",
+        "readable file per live plan, no stray files). Reports only.",
         annotations=READ_ONLY,
     )
     async def admin_validate(
@@ -308,8 +345,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_admin_sessions",
-        description="List every session with its task, queue length, completed count and whether "
-        "a plan is active. Use it to find a session to resume.",
+        title="List sessions",
+        description="Every session with its task, queue length, completed count and whether a "
+        "plan is active: find one to resume.",
         annotations=READ_ONLY,
     )
     async def admin_sessions(ctx: Context) -> Annotated[CallToolResult, views.SessionList]:
@@ -325,8 +363,9 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
 
     @server.tool(
         name="9plan_admin_state",
-        description="Detailed state of the session: queue, active plan, counts, the plan files on "
-        "disk and whether they match the database.",
+        title="Session state",
+        description="The session's queue, active plan, counts, plan files on disk and whether "
+        "they match the database. Reads only.",
         annotations=READ_ONLY,
     )
     async def admin_state(

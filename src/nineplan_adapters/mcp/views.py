@@ -60,6 +60,7 @@ class PlanPulled(TypedDict):
     plan_id: str
     plan_path: str
     goal: str
+    plan_text: str
 
 
 class PlanDeferred(TypedDict):
@@ -165,7 +166,12 @@ def plan_added(placed: PlacedPlan) -> PlanAdded:
 
 
 def plan_pulled(placed: PlacedPlan) -> PlanPulled:
-    return {"plan_id": placed.plan.id, "plan_path": placed.path, "goal": placed.plan.goal}
+    return {
+        "plan_id": placed.plan.id,
+        "plan_path": placed.path,
+        "goal": placed.plan.goal,
+        "plan_text": placed.text or "",
+    }
 
 
 def plan_deferred(placed: PlacedPlan) -> PlanDeferred:

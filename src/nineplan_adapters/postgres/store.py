@@ -61,6 +61,14 @@ _SEARCH_PLAIN = (
     "SELECT id, goal, outcome, '' FROM nineplan_plans, to_tsquery('english', $2) AS q "
     "WHERE session_name = $1 AND search @@ q ORDER BY ts_rank(search, q) DESC, seq LIMIT $3"
 )
+# Text without spaces (CJK) is one word to the parser: a substring match finds a part of it,
+# served by a trigram index where pg_trgm is installed. Plans matching more terms rank first.
+_SEARCH_TEXT = (
+    "SELECT id, goal, outcome, '' FROM nineplan_plans WHERE session_name = $1 "
+    "AND status = 'completed' AND search_text LIKE ANY ($2::text[]) "
+    "ORDER BY (SELECT count(*) FROM unnest($2::text[]) AS p WHERE search_text LIKE p) DESC, "
+    "seq DESC LIMIT $3"
+)
 
 
 @contextmanager
@@ -233,6 +241,9 @@ class PostgresSessionTx(JournalledFiles):
             *((_HEADLINE,) if snippets else ()),
         )
         records = await self.connection.fetch(sql, *arguments)
+        if not records:  # terms are letters and digits only: nothing in them is a LIKE wildcard
+            patterns = [f"%{term}%" for term in terms]
+            records = await self.connection.fetch(_SEARCH_TEXT, self.session_name, patterns, limit)
         return [
             HistoryMatch(r[0], r[1], r[2], rank, r[3]) for rank, r in enumerate(records, start=1)
         ]

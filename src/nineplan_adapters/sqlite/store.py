@@ -20,6 +20,7 @@ from nineplan_adapters.converters import (
 from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
 from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
 from nineplan_core.errors import DatabaseError, NinePlanError
+from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
@@ -38,21 +39,39 @@ T = TypeVar("T")
 
 log = logging.getLogger("nineplan.sqlite")
 
-# Columns of history_fts: goal, context, inputs, outputs, outcome. What plans produced is
-# what later plans search for, so outputs and outcome weigh most.
-_BM25 = "bm25(history_fts, 2.0, 1.0, 1.0, 3.0, 3.0)"
-_SEARCH = (
-    "SELECT plans.id, plans.goal, plans.outcome, "  # noqa: S608 - constants only
-    f"snippet(history_fts, -1, '{SNIPPET_MARKS[0]}', '{SNIPPET_MARKS[1]}', '…', 16) "
-    "FROM history_fts JOIN plans ON plans.seq = history_fts.rowid "
-    f"WHERE history_fts MATCH ? ORDER BY {_BM25} LIMIT ?"
-)
-# Rank inside the index first and join only the best rows: joining before the LIMIT would fetch
-# every matching plan.
-_SEARCH_PLAIN = (
-    "SELECT plans.id, plans.goal, plans.outcome, '' FROM ("  # noqa: S608 - constants only
-    f"SELECT rowid, {_BM25} AS score FROM history_fts WHERE history_fts MATCH ? ORDER BY score LIMIT ?"
-    ") AS hit JOIN plans ON plans.seq = hit.rowid ORDER BY hit.score"
+# Columns of both indexes: goal, context, inputs, outputs, outcome, notes. What plans produced
+# is what later plans search for, so outputs and outcome weigh most; notes, where agents record
+# findings along the way, least.
+_WEIGHTS = "2.0, 1.0, 1.0, 3.0, 3.0, 0.5"
+
+
+def _search_sql(index: str) -> tuple[str, str]:
+    """The ranked search over one full-text index, with snippets and without."""
+    bm25 = f"bm25({index}, {_WEIGHTS})"
+    with_snippets = (
+        "SELECT plans.id, plans.goal, plans.outcome, "  # noqa: S608 - constants only
+        f"snippet({index}, -1, '{SNIPPET_MARKS[0]}', '{SNIPPET_MARKS[1]}', '…', 16) "
+        f"FROM {index} JOIN plans ON plans.seq = {index}.rowid "
+        f"WHERE {index} MATCH ? ORDER BY {bm25} LIMIT ?"
+    )
+    # Rank inside the index first and join only the best rows: joining before the LIMIT would
+    # fetch every matching plan.
+    plain = (
+        "SELECT plans.id, plans.goal, plans.outcome, '' FROM ("  # noqa: S608 - constants only
+        f"SELECT rowid, {bm25} AS score FROM {index} WHERE {index} MATCH ? ORDER BY score LIMIT ?"
+        ") AS hit JOIN plans ON plans.seq = hit.rowid ORDER BY hit.score"
+    )
+    return with_snippets, plain
+
+
+_WORDS = _search_sql("history_fts")
+# Text without spaces (CJK) is one "word" to unicode61: its trigrams find a part of it.
+_TRIGRAMS = _search_sql("history_trigram")
+# A trigram index cannot serve a query of one or two characters: those scan the history.
+_TEXT = "(goal || ' ' || context || ' ' || inputs || ' ' || outputs || ' ' || coalesce(outcome, '') || ' ' || notes)"
+_SCAN = (
+    "SELECT id, goal, outcome, '' FROM plans WHERE status = 'completed' AND ({}) "
+    "ORDER BY ({}) DESC, seq DESC LIMIT ?"
 )
 #: The session row with its workspace (schema v6), as row_to_session reads it.
 SESSION_ROW = (
@@ -260,12 +279,23 @@ class SqliteSessionTx(JournalledFiles):
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:
-        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        rows = await self.db.run_in_thread(_SEARCH if snippets else _SEARCH_PLAIN, (query, limit))
+        rows = await self._ranked(_WORDS, terms, limit, snippets=snippets)
+        if not rows and (long := trigram_terms(terms)):
+            rows = await self._ranked(_TRIGRAMS, long, limit, snippets=snippets)
+        if not rows and needs_scan(terms):
+            found = " OR ".join(f"instr(lower({_TEXT}), ?) > 0" for _ in terms)
+            score = " + ".join(f"(instr(lower({_TEXT}), ?) > 0)" for _ in terms)
+            rows = await self.db.run_in_thread(_SCAN.format(found, score), (*terms, *terms, limit))
         return [
             HistoryMatch(row[0], row[1], row[2], rank, row[3])
             for rank, row in enumerate(rows, start=1)
         ]
+
+    async def _ranked(
+        self, sql: tuple[str, str], terms: list[str], limit: int, *, snippets: bool
+    ) -> list[sqlite3.Row]:
+        query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        return await self.db.run_in_thread(sql[0] if snippets else sql[1], (query, limit))
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self.db.run_in_thread(
