@@ -561,44 +561,68 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
     ]  # fmt: skip
 
 
-async def run(size_name: str) -> list[Row]:
+async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
+    """Every row, or the rows numbered in `only` (and what they need)."""
     size = SIZES[size_name]
+
+    def wanted(*numbers: int) -> bool:
+        return only is None or bool(only & set(numbers))
+
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
-        rows = [await row_cycle(folder, size), await row_schema(folder, size)]
-        search_row, search_root, search_name = await row_search(folder, size)
-        rows.append(search_row)
-        rows.append(await row_queue(folder, size))
-        rows += rows_startup_memory(folder, size, search_root, search_name)
-        rows.append(await row_sessions(folder, size))
-        rows.append(await row_resume(folder, size))
-        rows.append(await row_handoff(folder, size["repeat"]))
-        rows.append(await row_prime(folder, size))
-        rows += await rows_context()
-        if url := os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
+        if wanted(1):
+            rows.append(await row_cycle(folder, size))
+        if wanted(11):
+            rows.append(await row_schema(folder, size))
+        if wanted(2, 4, 5):
+            search_row, search_root, search_name = await row_search(folder, size)
+            rows.append(search_row)
+            if wanted(4, 5):
+                rows += rows_startup_memory(folder, size, search_root, search_name)
+        if wanted(3):
+            rows.append(await row_queue(folder, size))
+        if wanted(6):
+            rows.append(await row_sessions(folder, size))
+        if wanted(7):
+            rows.append(await row_resume(folder, size))
+        if wanted(10):
+            rows.append(await row_handoff(folder, size["repeat"]))
+        if wanted(12):
+            rows.append(await row_prime(folder, size))
+        if wanted(13, 14):
+            rows += await rows_context()
+        url = os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
             "NINEPLAN_TEST_DATABASE_URL"
-        ):
+        )
+        if url and wanted(8, 9):
             rows += await rows_postgres(folder, size, url)
     return sorted(rows, key=lambda row: row.number)
 
 
-def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
+def table(rows: list[Row], size_name: str) -> str:
+    """The Markdown table of `rows`, headed by the size and the machine."""
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
-    table = "\n".join([
+    return "\n".join([
         f"Size `{size_name}` on {machine}. Medians with (min-max); each ratio is taken within this run.",
         "",
         "| # | measure | nineplan | floor | ratio | target | met |",
         "|---|---|---|---|---|---|---|",
         *(row.markdown() for row in rows),
     ])  # fmt: skip
+
+
+def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
+    """Write the table and the rows as JSON to `folder`; return the table."""
+    text = table(rows, size_name)
     folder.mkdir(exist_ok=True)
-    (folder / "latest.md").write_text(table + "\n")
+    (folder / "latest.md").write_text(text + "\n")
     (folder / "latest.json").write_text(
         json.dumps(
             [attrs.asdict(row) | {"ratio": row.ratio, "met": row.met} for row in rows], indent=2
         )
     )
-    return table
+    return text
 
 
 if __name__ == "__main__":
@@ -606,5 +630,15 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--size", choices=list(SIZES), default="full")
+    parser.add_argument(
+        "--rows",
+        help="only these rows, comma-separated (e.g. 12,13,14); the table file is not written",
+    )
     options = parser.parse_args()
-    print(write(anyio.run(run, options.size), options.size))
+    only = {int(number) for number in options.rows.split(",")} if options.rows else None
+    measured = anyio.run(run, options.size, only)
+    print(
+        write(measured, options.size)
+        if only is None
+        else write(measured, options.size, Path(tempfile.mkdtemp()))
+    )

@@ -1,6 +1,7 @@
 """What nineplan costs a client's context stays within its budgets (DESIGN §9, issue 17)."""
 
 from benchmarks.context import INSTRUCTION_BYTES, TOOL_TOKENS, context_cost
+from benchmarks.run import run, table
 
 
 async def test_the_tool_list_and_the_instructions_stay_within_budget():
@@ -9,3 +10,11 @@ async def test_the_tool_list_and_the_instructions_stay_within_budget():
     tokens, instructions = await context_cost()
     assert 0 < tokens < TOOL_TOKENS
     assert 0 < instructions < INSTRUCTION_BYTES
+
+
+async def test_the_benchmark_rows_for_the_budgets_run_alone():
+    """`python -m benchmarks.run --rows 13,14` measures just those rows, both within target."""
+    rows = await run("tiny", {13, 14})
+    assert [row.number for row in rows] == [13, 14]
+    assert all(row.met for row in rows)
+    assert "tokens" in table(rows, "tiny")
