@@ -101,6 +101,7 @@ class Notifier:
     in_use: Callable[[], set[str]]
     _group: TaskGroup | None = None
     _followed: dict[str, anyio.CancelScope] = attrs.field(factory=dict)
+    _refreshing: anyio.Lock = attrs.field(factory=anyio.Lock)  # one refresh at a time
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Follow sessions until cancelled (the server's lifespan runs this)."""
@@ -119,13 +120,14 @@ class Notifier:
         before this returns, so no change after a subscription is missed."""
         if self.changes is None or self._group is None:
             return
-        wanted = self.subscribers.sessions()
-        if self.subscribers.want_list_changes():
-            wanted |= self.in_use()
-        for name in set(self._followed) - wanted:
-            self._followed.pop(name).cancel()
-        for name in sorted(wanted - set(self._followed)):
-            await self._group.start(self._follow, self.changes, name)
+        async with self._refreshing:
+            wanted = self.subscribers.sessions()
+            if self.subscribers.want_list_changes():
+                wanted |= self.in_use()
+            for name in set(self._followed) - wanted:
+                self._followed.pop(name).cancel()
+            for name in sorted(wanted - set(self._followed)):
+                await self._group.start(self._follow, self.changes, name)
 
     async def _follow(
         self, changes: SessionChanges, name: str, *, task_status: TaskStatus[None]
