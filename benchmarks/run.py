@@ -631,14 +631,9 @@ if __name__ == "__main__":
     )
     parser.add_argument("--size", choices=list(SIZES), default="full")
     parser.add_argument(
-        "--rows",
-        help="only these rows, comma-separated (e.g. 12,13,14); the table file is not written",
+        "--rows", help="only these rows, comma-separated (e.g. 12,13,14); results/ is left alone"
     )
     options = parser.parse_args()
     only = {int(number) for number in options.rows.split(",")} if options.rows else None
     measured = anyio.run(run, options.size, only)
-    print(
-        write(measured, options.size)
-        if only is None
-        else write(measured, options.size, Path(tempfile.mkdtemp()))
-    )
+    print(write(measured, options.size) if only is None else table(measured, options.size))
