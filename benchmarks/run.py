@@ -32,7 +32,7 @@ from nineplan_adapters import open_nineplan
 from nineplan_adapters.converters import plan_to_row
 from nineplan_adapters.demo import server_command
 from nineplan_adapters.ids import random_plan_id
-from nineplan_adapters.sqlite.store import ACTIVE, FRONT, INSERT_PLAN, PROGRESS, SAVE_PLAN, SHAPE
+from nineplan_adapters.sqlite.store import ACTIVE, FRONT, INSERT_PLAN, SAVE_PLAN, TALLY
 from nineplan_core.model import Plan, PlanContent
 from nineplan_core.plan_file import render
 
@@ -189,12 +189,12 @@ class NineplanSqlDirect:
         target, temp = self.plans / f"{queued.id}.txt", self.plans / f".{queued.id}.tmp"
         text = render(queued.content, "")
         start = time.perf_counter()
-        self._transaction(SHAPE, (INSERT_PLAN, rows[0]))
+        self._transaction(TALLY, (INSERT_PLAN, rows[0]))
         temp.write_text(text)
         temp.replace(target)
         self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]))
         target.read_text()
-        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), PROGRESS)
+        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), TALLY)
         target.unlink()
         return time.perf_counter() - start
 

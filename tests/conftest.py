@@ -50,7 +50,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(
     params=["memory", "sqlite", "sqlite-loop", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+def backend_kind(request: pytest.FixtureRequest) -> str:
+    """Each storage backend's name, for a test that opens the backend itself."""
+    return str(request.param)
+
+
+@pytest.fixture
+async def backend(backend_kind: str, tmp_path: Path) -> AsyncIterator[Backend]:
     """The use cases over each storage backend, with a fixed clock and sequential ids."""
-    async with open_backend(request.param, tmp_path) as opened:
+    async with open_backend(backend_kind, tmp_path) as opened:
         yield opened

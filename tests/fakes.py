@@ -15,6 +15,7 @@ from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
 from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
 from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionCatalog
 from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.model import DEFAULT_LIMITS
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
 
@@ -42,7 +43,7 @@ class Backend:
     async def plan_text(self, name: str, plan_id: str) -> str | None:
         store = await self.catalog.open(name)
         async with store.reading() as reader:
-            data = await reader.read_file(plan_id)
+            data = await reader.files.read(plan_id)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_plan_text(self, name: str, plan_id: str, text: str | bytes) -> None:
@@ -95,9 +96,6 @@ class FailingPlanFiles:
         self._maybe_fail("remove")
         await self.inner.remove(plan_id)
 
-    async def sizes(self) -> dict[str, int]:
-        return await self.inner.sizes()
-
     async def names(self) -> list[str]:
         return await self.inner.names()
 
@@ -138,11 +136,13 @@ async def postgres_schema() -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def postgres_catalog(root: Path) -> AsyncIterator[SessionCatalog]:
+async def postgres_catalog(
+    root: Path, remembered: int = DEFAULT_LIMITS.remembered_requests
+) -> AsyncIterator[SessionCatalog]:
     from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool
 
     async with postgres_schema() as url:
-        catalog = PostgresSessionCatalog(await connect_pool(url), root)
+        catalog = PostgresSessionCatalog(await connect_pool(url), root, remembered=remembered)
         try:
             yield catalog
         finally:
@@ -151,16 +151,21 @@ async def postgres_catalog(root: Path) -> AsyncIterator[SessionCatalog]:
 
 @asynccontextmanager
 async def open_backend(
-    kind: str, root: Path, *, failing: FailingPlanFiles | None = None
+    kind: str,
+    root: Path,
+    *,
+    failing: FailingPlanFiles | None = None,
+    remembered: int = DEFAULT_LIMITS.remembered_requests,
 ) -> AsyncIterator[Backend]:
+    """The use cases over backend `kind`, remembering the newest `remembered` request ids."""
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
     catalog: SessionCatalog
     if kind == "postgres":
-        async with postgres_catalog(root) as pg_catalog:
+        async with postgres_catalog(root, remembered) as pg_catalog:
             yield Backend(kind, make_service(pg_catalog, clock), pg_catalog, clock, root)
         return
     if kind == "memory":
-        catalog = MemorySessionCatalog()
+        catalog = MemorySessionCatalog(remembered=remembered)
     else:
 
         def files(folder: Path, recovered: Path) -> PlanFiles:
@@ -171,7 +176,9 @@ async def open_backend(
             return failing
 
         # "sqlite-loop": the stdio server's catalog, committing on the event loop
-        catalog = SqliteSessionCatalog(root, plan_files=files, commit_on_loop=kind == "sqlite-loop")
+        catalog = SqliteSessionCatalog(
+            root, plan_files=files, commit_on_loop=kind == "sqlite-loop", remembered=remembered
+        )
     try:
         yield Backend(kind, make_service(catalog, clock), catalog, clock, root)
     finally:

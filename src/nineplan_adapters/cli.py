@@ -6,11 +6,11 @@ import os
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 
-from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.config import ConfigError, Durability, LogLevel, Settings, Transport
 from nineplan_adapters.formatting import indented, one_line
 from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         if name == "demo":
-            command.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+            command.add_argument("--transport", choices=get_args(Transport), default="stdio")
             continue
         if name == "prime":
             from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
@@ -95,13 +95,17 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--log-level",
             type=str.lower,
-            choices=["debug", "info", "warn", "warning", "error"],
+            choices=[*get_args(LogLevel), "warning"],  # `warning` as Python spells it
             help="NINEPLAN_LOG_LEVEL",
         )
-        command.add_argument("--durability", choices=["full", "normal"], help="NINEPLAN_DURABILITY")
+        command.add_argument(
+            "--durability", choices=get_args(Durability), help="NINEPLAN_DURABILITY"
+        )
         if name == "serve":
             command.add_argument(
-                "--transport", choices=["stdio", "http"], help="NINEPLAN_TRANSPORT (default stdio)"
+                "--transport",
+                choices=get_args(Transport),
+                help="NINEPLAN_TRANSPORT (default stdio)",
             )
             command.add_argument(
                 "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"

@@ -2,10 +2,12 @@
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args, get_origin
 
 import attrs
 import platformdirs
+
+from nineplan_core.model import DEFAULT_LIMITS, Limits
 
 Transport = Literal["stdio", "http"]
 LogLevel = Literal["debug", "info", "warn", "error"]
@@ -41,8 +43,8 @@ class Settings:
     http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
     database_url: str | None = None
-    max_text_chars: int = 100_000
-    max_queue: int = 10_000
+    #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
+    limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
     #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
     origins: Mapping[str, str] = attrs.field(
         factory=dict, eq=False, repr=False, metadata={"derived": True}
@@ -57,32 +59,34 @@ class Settings:
         """
         values: dict[str, Any] = {}
         origins: dict[str, str] = {}
-        for field in fields():
-            variable = f"NINEPLAN_{field.name.upper()}"
-            raw = flags.get(field.name)
-            origins[field.name] = "flag" if raw is not None else variable
+        for name in setting_names():
+            variable = f"NINEPLAN_{name.upper()}"
+            raw = flags.get(name)
+            origins[name] = "flag" if raw is not None else variable
             if raw is None and environ.get(variable, "").strip():
                 raw = environ[variable].strip()
             if raw is not None:
-                values[field.name] = _convert(variable, field.name, raw)
-        return cls(**values, origins=origins)
+                values[name] = _convert(variable, name, raw)
+        limits = {name: values.pop(name) for name in _LIMITS if name in values}
+        return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits), origins=origins)
 
     def given_by(self, name: str, flag: str) -> str:
         """What set `name`, as the user would write it: `flag` or its NINEPLAN_* variable."""
         return flag if self.origins.get(name) == "flag" else f"NINEPLAN_{name.upper()}"
 
 
-def fields() -> list["attrs.Attribute[Any]"]:
-    """The settings a user can give (by variable, flag or keyword)."""
-    return [field for field in attrs.fields(Settings) if not field.metadata.get("derived")]
+def setting_names() -> list[str]:
+    """The settings a user can give (by variable, flag or keyword), two of them Limits."""
+    own = [field.name for field in attrs.fields(Settings) if not field.metadata.get("derived")]
+    return [*own, *_LIMITS]
 
 
+_LIMITS = ("max_text_chars", "max_queue")  # the Limits that settings may change
 _RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "storage": ("sqlite", "memory"),
-    "log_level": ("debug", "info", "warn", "error"),
-    "transport": ("stdio", "http"),
-    "durability": ("full", "normal"),
+    field.name: get_args(field.type)
+    for field in attrs.fields(Settings)
+    if get_origin(field.type) is Literal
 }
 
 

@@ -12,16 +12,24 @@ from nineplan_adapters.files import PlanFilesFactory, directory_plan_files
 from nineplan_adapters.ids import ThreeWordNames, random_plan_id
 from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
-from nineplan_core.model import Limits
 from nineplan_core.ports import SessionCatalog
 from nineplan_core.service import NinePlan
 
 
 async def sqlite_catalog(
-    root: Path, *, durability: Durability, plan_files: PlanFilesFactory, commit_on_loop: bool
+    root: Path,
+    *,
+    durability: Durability,
+    plan_files: PlanFilesFactory,
+    commit_on_loop: bool,
+    remembered: int,
 ) -> AsyncIterator[SessionCatalog]:
     catalog = SqliteSessionCatalog(
-        root, durability=durability, plan_files=plan_files, commit_on_loop=commit_on_loop
+        root,
+        durability=durability,
+        plan_files=plan_files,
+        commit_on_loop=commit_on_loop,
+        remembered=remembered,
     )
     try:
         yield catalog
@@ -30,20 +38,22 @@ async def sqlite_catalog(
 
 
 async def postgres_catalog(
-    url: str, root: Path, plan_files: PlanFilesFactory
+    url: str, root: Path, plan_files: PlanFilesFactory, remembered: int
 ) -> AsyncIterator[SessionCatalog]:
     # Imported here: asyncpg is only loaded when a database URL asks for it.
     from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool  # noqa: PLC0415
 
-    catalog = PostgresSessionCatalog(await connect_pool(url), root, plan_files=plan_files)
+    catalog = PostgresSessionCatalog(
+        await connect_pool(url), root, plan_files=plan_files, remembered=remembered
+    )
     try:
         yield catalog
     finally:
         await catalog.aclose()
 
 
-async def memory_catalog() -> AsyncIterator[SessionCatalog]:
-    yield MemorySessionCatalog()
+async def memory_catalog(remembered: int) -> AsyncIterator[SessionCatalog]:
+    yield MemorySessionCatalog(remembered=remembered)
 
 
 class SqliteStorage(containers.DeclarativeContainer):
@@ -58,6 +68,7 @@ class SqliteStorage(containers.DeclarativeContainer):
         durability=settings.provided.durability,
         plan_files=plan_files,
         commit_on_loop=one_client,
+        remembered=settings.provided.limits.remembered_requests,
     )
 
 
@@ -71,6 +82,7 @@ class PostgresStorage(containers.DeclarativeContainer):
         url=settings.provided.database_url,
         root=settings.provided.sessions_path,
         plan_files=plan_files,
+        remembered=settings.provided.limits.remembered_requests,
     )
 
 
@@ -78,7 +90,9 @@ class MemoryStorage(containers.DeclarativeContainer):
     """Everything in memory: for embedding without a disk and for tests."""
 
     settings = providers.Dependency(instance_of=Settings)
-    catalog = providers.Resource(memory_catalog)
+    catalog = providers.Resource(
+        memory_catalog, remembered=settings.provided.limits.remembered_requests
+    )
 
 
 class App(containers.DeclarativeContainer):
@@ -89,11 +103,7 @@ class App(containers.DeclarativeContainer):
     clock = providers.Object(utc_now)
     plan_ids = providers.Object(random_plan_id)
     session_names = providers.Singleton(ThreeWordNames)
-    limits = providers.Factory(
-        Limits,
-        max_text_chars=settings.provided.max_text_chars,
-        max_queue=settings.provided.max_queue,
-    )
+    limits = settings.provided.limits
     service = providers.Singleton(
         NinePlan,
         catalog=storage.catalog,

@@ -1,48 +1,97 @@
-"""The cattrs converter between domain objects and storage rows (flat dicts of SQL values)."""
+"""The cattrs converters between domain objects and storage rows (flat dicts of SQL values)."""
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import cattrs
 from cattrs import ClassValidationError, transform_error
+from cattrs.gen import make_dict_structure_fn
 
 from nineplan_core.errors import DatabaseError, NinePlanError
-from nineplan_core.model import Plan, Session
+from nineplan_core.model import Completion, Discarded, Plan, Session
 
+T = TypeVar("T")
+
+#: The columns of a stored plan, in the order both SQL schemas declare them.
+PLAN_COLUMNS = (
+    "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
+    "success_criteria", "notes", "outcome", "created_at", "completed_at",
+)  # fmt: skip
+#: What saving a stored plan may change: all but its id and creation time.
+CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})
+_CONTENT = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+
+
+def _timestamp(value: object, _: object = None) -> dt.datetime:
+    """A stored time: a driver's datetime (PostgreSQL) or ISO-8601 text (SQLite, JSON)."""
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, str):
+        parsed = dt.datetime.fromisoformat(value)
+    else:
+        raise TypeError(f"expected a datetime or an ISO-8601 string, got {type(value).__name__}")
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+#: Domain <-> JSON and SQLite rows: times as ISO-8601 text to the millisecond.
 converter = cattrs.Converter(forbid_extra_keys=True)
 converter.register_unstructure_hook(
     dt.datetime, lambda value: value.isoformat(timespec="milliseconds")
 )
-converter.register_structure_hook(dt.datetime, lambda value, _: _timestamp(value))
+converter.register_structure_hook(dt.datetime, _timestamp)
 
-T = TypeVar("T")
+#: Domain -> PostgreSQL rows: the driver takes datetime objects as they are.
+native = converter.copy()
+native.register_unstructure_hook(dt.datetime, lambda value: value)
 
-_CONTENT = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
-
-
-def _timestamp(value: object) -> dt.datetime:
-    if not isinstance(value, str):
-        raise TypeError(f"expected an ISO-8601 string, got {type(value).__name__}")
-    parsed = dt.datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+# Results recorded before they carried a Tally had its fields at the top level.
+_LEGACY_TALLY = {"queue_length": "queued", "completed_count": "completed", "next_goal": "next_goal"}
 
 
-def plan_to_row(plan: Plan) -> dict[str, Any]:
-    """A plan as the flat row the `plans` table stores."""
-    data: dict[str, Any] = converter.unstructure(plan)
+def _result_hook(cls: type[T]) -> Any:
+    structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+
+    def structure_result(data: Any, _: object) -> T:
+        if isinstance(data, dict) and "tally" not in data:
+            tally = {new: data.pop(old) for old, new in _LEGACY_TALLY.items() if old in data}
+            data = data | {"tally": tally}
+        return structure(data, cls)
+
+    return structure_result
+
+
+for _result in (Completion, Discarded):
+    converter.register_structure_hook(_result, _result_hook(_result))
+
+
+def plan_to_row(plan: Plan, rows: cattrs.Converter = converter) -> dict[str, Any]:
+    """A plan as the flat row the plans table stores (PLAN_COLUMNS, as `rows` writes values)."""
+    data: dict[str, Any] = rows.unstructure(plan)
     content: dict[str, Any] = data.pop("content")
     data["queue_position"] = data.pop("position")
     return data | content
 
 
-def row_to_plan(row: dict[str, Any]) -> Plan:
+def plan_values(plan: Plan) -> tuple[Any, ...]:
+    """A plan's row as positional values in PLAN_COLUMNS order, for PostgreSQL."""
+    row = plan_to_row(plan, native)
+    return tuple(row[column] for column in PLAN_COLUMNS)
+
+
+def row_to_plan(row: Mapping[str, Any]) -> Plan:
     """A stored row as a Plan. Raises DatabaseError for a row that is not a valid plan."""
     data = dict(row)
     data.pop("seq", None)
     data["content"] = {field: data.pop(field) for field in _CONTENT}
     data["position"] = data.pop("queue_position")
     return _structure(data, Plan)
+
+
+def row_to_session(row: Mapping[str, Any]) -> Session:
+    """The session row as a Session. Raises DatabaseError for an invalid row."""
+    return _structure(dict(row), Session)
 
 
 def dump_result(result: object) -> str:
@@ -56,11 +105,6 @@ def load_result(text: str, kind: type[T]) -> T | None:
         return converter.structure(json.loads(text), kind)
     except (ClassValidationError, NinePlanError, ValueError, TypeError, KeyError):
         return None
-
-
-def row_to_session(row: dict[str, Any]) -> Session:
-    """The session row as a Session. Raises DatabaseError for an invalid row."""
-    return _structure(dict(row), Session)
 
 
 def _structure(data: dict[str, Any], cls: type[T]) -> T:

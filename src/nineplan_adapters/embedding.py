@@ -6,7 +6,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from nineplan_adapters.config import Settings, fields
+from nineplan_adapters.config import Settings, setting_names
 from nineplan_core.service import NinePlan
 
 
@@ -30,7 +30,7 @@ def open_nineplan(
         TypeError: a keyword that is not a setting (the message names it).
         ConfigError: a setting has a bad value.
     """
-    known = {field.name for field in fields()}
+    known = set(setting_names())
     if unknown := sorted(set(settings) - known):
         raise TypeError(
             f"open_nineplan() got an unexpected keyword argument {unknown[0]!r}; "

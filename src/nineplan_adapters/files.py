@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 
 from nineplan_core.errors import FileSystemError
-from nineplan_core.model import check_plan_id
+from nineplan_core.model import check_plan_id, file_name
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from nineplan_core.ports import PlanFiles
 
@@ -75,7 +75,7 @@ class DirectoryPlanFiles:
         return str(self._file(plan_id))
 
     def _file(self, plan_id: str) -> Path:
-        return self.folder / f"{check_plan_id(plan_id)}.txt"
+        return self.folder / file_name(check_plan_id(plan_id))
 
     async def read(self, plan_id: str) -> bytes | None:
         try:
@@ -135,15 +135,6 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("copy a plan file to recovered/", exc) from exc
         return str(target)
-
-    async def sizes(self) -> dict[str, int]:
-        try:
-            with os.scandir(self.folder) as entries:
-                return {entry.name: entry.stat(follow_symlinks=False).st_size for entry in entries}
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise file_system_error("list the plan folder", exc) from exc
 
     async def names(self) -> list[str]:
         try:

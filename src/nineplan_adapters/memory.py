@@ -4,35 +4,37 @@ It keeps the same promises as the SQLite store (transactions roll rows and files
 together, one writer at a time) so the conformance machine can hold both to one model.
 """
 
-import re
-from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TypeVar
 
 import anyio
 import attrs
 
-from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
-from nineplan_core.errors import NinePlanError, SessionExistsError, SessionNotFoundError
+from nineplan_adapters.retry_log import MemoryRequestRecords, RetryLog
+from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
+from nineplan_core.errors import (
+    DatabaseError,
+    NinePlanError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
+from nineplan_core.history import WORD
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
+    DEFAULT_LIMITS,
     SNIPPET_MARKS,
     HistoryMatch,
     Plan,
-    Progress,
     QueueEntry,
-    QueueShape,
     Session,
     SessionSummary,
+    Tally,
     check_plan_id,
     check_session_name,
+    file_name,
 )
-from nineplan_core.requests import REMEMBERED
 
-T = TypeVar("T")
-_WORD = re.compile(r"[^\W_]+")
 # The same column weights as the SQLite ranking: outputs and outcome weigh most, notes least.
 _WEIGHTS = {
     "goal": 2.0,
@@ -53,13 +55,13 @@ class MemoryPlanFiles:
     recovered: dict[str, bytes] = attrs.field(factory=dict)
 
     def path(self, plan_id: str) -> str:
-        return f"memory://{self.session}/plans/{check_plan_id(plan_id)}.txt"
+        return f"memory://{self.session}/plans/{file_name(check_plan_id(plan_id))}"
 
     async def read(self, plan_id: str) -> bytes | None:
-        return self.texts.get(f"{plan_id}.txt")
+        return self.texts.get(file_name(plan_id))
 
     async def write(self, plan_id: str, data: bytes) -> None:
-        self.texts[f"{check_plan_id(plan_id)}.txt"] = data
+        self.texts[file_name(check_plan_id(plan_id))] = data
 
     async def keep(self, file_name: str, data: bytes) -> str:
         name = file_name
@@ -69,10 +71,7 @@ class MemoryPlanFiles:
         return f"memory://{self.session}/recovered/{name}"
 
     async def remove(self, plan_id: str) -> None:
-        self.texts.pop(f"{plan_id}.txt", None)
-
-    async def sizes(self) -> dict[str, int]:
-        return {name: len(text) for name, text in self.texts.items()}
+        self.texts.pop(file_name(plan_id), None)
 
     async def names(self) -> list[str]:
         return list(self.texts)
@@ -83,15 +82,16 @@ class MemoryPlanFiles:
 
 
 @attrs.define
-class MemorySessionStore:
+class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     """One session in memory. `plans` maps id to Plan, in insertion order."""
 
     session: Session
     files: MemoryPlanFiles
     plans: dict[str, Plan] = attrs.field(factory=dict)
-    requests: "OrderedDict[str, tuple[str, object]]" = attrs.field(factory=OrderedDict)
+    records: MemoryRequestRecords = attrs.field(factory=MemoryRequestRecords)
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
-    _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
     files_mirror = False
 
@@ -106,39 +106,44 @@ class MemorySessionStore:
     def plan_path(self, plan_id: str) -> str:
         return self.files.path(plan_id)
 
-    def _tx(self) -> "MemorySessionTx":
+    def _tx(self, files: FileChanges) -> "MemorySessionTx":
+        """A copy of the session; the store adopts the copy on commit."""
+        records = self.records.copy()
         return MemorySessionTx(
-            self.session, dict(self.plans), FileJournal(self.files), OrderedDict(self.requests)
+            self.session, dict(self.plans), files, records, RetryLog(records, self.remembered)
         )
 
     @asynccontextmanager
     async def reading(self, *, snapshot: bool = True) -> AsyncIterator["MemorySessionTx"]:  # noqa: ARG002 - always a snapshot
         async with self._lock:
-            yield self._tx()
+            yield self._tx(FileChanges(self.files))
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator["MemorySessionTx"]:
-        async with self._lock:
-            self._cleanups = await run_actions(self._cleanups)
-            tx = self._tx()
-            try:
-                yield tx
-            except BaseException:
-                await tx.journal.undo()
-                raise
-            self.plans = tx.plans
-            self.requests = tx.requests
-            self._cleanups += await tx.journal.after_commit()
+    def _writer(self) -> anyio.Lock:
+        return self._lock
+
+    async def _begin(self, db: None, files: FileChanges) -> "MemorySessionTx":  # noqa: ARG002 - no database
+        return self._tx(files)
+
+    async def _commit(self, tx: "MemorySessionTx") -> None:
+        self.plans = tx.plans
+        self.records = tx.records
+
+    async def _roll_back(self, tx: "MemorySessionTx") -> None:
+        """Nothing to do: the copy is dropped."""
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:  # noqa: ARG002 - no driver
+        return None
 
 
 @attrs.define
-class MemorySessionTx(JournalledFiles):
-    """Works on a copy of the plans; the store adopts the copy on commit."""
+class MemorySessionTx:
+    """Works on a copy of the plans (a SessionReader and a SessionTx)."""
 
     _session: Session
     plans: dict[str, Plan]
-    journal: FileJournal
-    requests: "OrderedDict[str, tuple[str, object]]"
+    files: FileChanges
+    records: MemoryRequestRecords
+    requests: RetryLog
 
     def _queued(self) -> list[Plan]:
         return sorted(
@@ -164,23 +169,15 @@ class MemorySessionTx(JournalledFiles):
             for rank, plan in enumerate(self._queued(), start=1)
         ]
 
-    async def queue_shape(self) -> QueueShape:
-        positions = [plan.position or 0 for plan in self._queued()]
-        return QueueShape(
-            len(positions), min(positions, default=None), max(positions, default=None)
+    async def tally(self) -> Tally:
+        queued = self._queued()
+        return Tally(
+            queued=len(queued),
+            completed=sum(1 for p in self.plans.values() if p.status is PlanStatus.COMPLETED),
+            low=queued[0].position if queued else None,
+            high=queued[-1].position if queued else None,
+            next_goal=queued[0].goal if queued else None,
         )
-
-    async def progress(self) -> Progress:
-        front = await self.front_of_queue()
-        return Progress(
-            await self.completed_count(), await self.queue_length(), front.goal if front else None
-        )
-
-    async def queue_length(self) -> int:
-        return len(self._queued())
-
-    async def completed_count(self) -> int:
-        return sum(1 for plan in self.plans.values() if plan.status is PlanStatus.COMPLETED)
 
     async def plan(self, plan_id: str) -> Plan | None:
         return self.plans.get(plan_id)
@@ -228,17 +225,6 @@ class MemorySessionTx(JournalledFiles):
     async def save(self, plan: Plan) -> None:
         self.plans[plan.id] = plan
 
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
-        if (recorded := self.requests.get(request_id)) is None:
-            return None
-        fingerprint, result = recorded
-        return fingerprint, result if isinstance(result, kind) else None
-
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
-        self.requests[request_id] = (fingerprint, result)
-        while len(self.requests) > REMEMBERED:
-            self.requests.popitem(last=False)
-
 
 def _snippet(plan: Plan, wanted: set[str]) -> str:
     """The first field with a match, matched words marked, trimmed around the first one."""
@@ -248,7 +234,7 @@ def _snippet(plan: Plan, wanted: set[str]) -> str:
         hits = [
             i
             for i, word in enumerate(words)
-            if any(w.lower() in wanted for w in _WORD.findall(word))
+            if any(w.lower() in wanted for w in WORD.findall(word))
         ]
         if hits:
             start = max(0, hits[0] - 6)
@@ -272,7 +258,7 @@ def _score(plan: Plan, terms: list[str]) -> float:
     fields = _fields(plan)
     wanted = set(terms)
     return sum(
-        weight * sum(1 for word in _WORD.findall(fields[field].lower()) if word in wanted)
+        weight * sum(1 for word in WORD.findall(fields[field].lower()) if word in wanted)
         for field, weight in _WEIGHTS.items()
     )
 
@@ -282,13 +268,19 @@ class MemorySessionCatalog:
     """Every session in a dict; nothing touches the disk."""
 
     stores: dict[str, MemorySessionStore] = attrs.field(factory=dict)
-    creations: "OrderedDict[str, tuple[str, str]]" = attrs.field(factory=OrderedDict)
+    #: How many recent request ids each session, and the catalog, remembers.
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    creations: RetryLog = attrs.field(init=False)
+
+    @creations.default
+    def _creations(self) -> RetryLog:
+        return RetryLog(MemoryRequestRecords(), self.remembered)
 
     async def create(self, session: Session) -> MemorySessionStore:
         if check_session_name(session.name) in self.stores:
             raise SessionExistsError(session.name)
         store = self.stores[session.name] = MemorySessionStore(
-            session, MemoryPlanFiles(session.name)
+            session, MemoryPlanFiles(session.name), remembered=self.remembered
         )
         return store
 
@@ -312,20 +304,13 @@ class MemorySessionCatalog:
     async def summary(self, name: str) -> SessionSummary:
         store = await self.open(name)
         async with store.reading() as reader:
+            tally = await reader.tally()
             return SessionSummary(
                 session=store.session,
-                queue_length=await reader.queue_length(),
-                completed_count=await reader.completed_count(),
+                queue_length=tally.queued,
+                completed_count=tally.completed,
                 has_active_plan=await reader.active_plan() is not None,
             )
 
-    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
-        return self.creations.get(request_id)
-
-    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
-        self.creations[request_id] = (fingerprint, name)
-        while len(self.creations) > REMEMBERED:
-            self.creations.popitem(last=False)
-
     async def aclose(self) -> None:
-        """Nothing to release; present so both catalogs close alike."""
+        """Nothing to release; present so every catalog closes alike."""

@@ -2,7 +2,8 @@
 
 import re
 
-_WORD = re.compile(r"[^\W_]+")
+#: A word: a run of letters and digits (search terms, and the memory store's index).
+WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 32
 
 
@@ -12,7 +13,7 @@ def search_terms(query: str) -> list[str]:
     Operators, quotes and punctuation are separators, never syntax: adapters quote each
     word and OR them, so all-word matches rank first through BM25.
     """
-    words = dict.fromkeys(word.lower() for word in _WORD.findall(query))
+    words = dict.fromkeys(word.lower() for word in WORD.findall(query))
     return list(words)[:MAX_TERMS]
 
 

@@ -5,7 +5,7 @@ from collections import Counter
 import attrs
 
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import ValidationReport
+from nineplan_core.model import ValidationReport, file_name
 
 
 @attrs.frozen
@@ -15,11 +15,6 @@ class PlanRow:
     id: str
     status: PlanStatus
     position: int | None
-
-
-def file_name(plan_id: str) -> str:
-    """The name of a plan's file in the session's `plans/` folder."""
-    return f"{plan_id}.txt"
 
 
 def check(

@@ -12,6 +12,7 @@ from nineplan_core.lifecycle import PlanStatus, check_transition
 
 __all__ = [
     "Completion",
+    "Discarded",
     "HistoryMatch",
     "Limits",
     "Plan",
@@ -23,6 +24,7 @@ __all__ = [
     "Session",
     "SessionState",
     "SessionSummary",
+    "Tally",
     "ValidationReport",
 ]
 
@@ -30,6 +32,7 @@ T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
+PLAN_FILE_SUFFIX = ".txt"
 
 
 class Position(enum.StrEnum):
@@ -47,6 +50,8 @@ class Limits:
     max_results: int = 100
     max_task_chars: int = 10_000
     max_queue: int = 10_000
+    #: How many recent request ids each session (and the session catalog) remembers.
+    remembered_requests: int = 1000
 
 
 DEFAULT_LIMITS = Limits()
@@ -103,6 +108,17 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
     if not PLAN_ID.fullmatch(check_type(field, plan_id, str)):
         raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
     return plan_id
+
+
+def file_name(plan_id: str) -> str:
+    """The name of a plan's file in the session's `plans/` folder."""
+    return f"{plan_id}{PLAN_FILE_SUFFIX}"
+
+
+def plan_id_of(name: str) -> str | None:
+    """The plan id a file in `plans/` is named for, or None for any other name."""
+    plan_id = name.removesuffix(PLAN_FILE_SUFFIX)
+    return plan_id if name.endswith(PLAN_FILE_SUFFIX) and PLAN_ID.fullmatch(plan_id) else None
 
 
 def check_position(value: str, field: str = "position") -> Position:
@@ -225,22 +241,17 @@ class Session:
     workspace: str | None = None
 
 
-@attrs.frozen
-class QueueShape:
-    """How many plans are queued and the lowest and highest stored positions."""
+@attrs.frozen(kw_only=True)
+class Tally:
+    """A session's counts in one read: the queue's size and ends, and the history's size."""
 
-    length: int
+    queued: int = 0
+    completed: int = 0
+    #: The lowest and highest stored queue positions (None when nothing is queued).
     low: int | None = None
     high: int | None = None
-
-
-@attrs.frozen
-class Progress:
-    """What is left after a plan is finished."""
-
-    completed_count: int
-    queue_length: int
-    next_goal: str | None
+    #: The goal of the plan at the front of the queue.
+    next_goal: str | None = None
 
 
 @attrs.frozen
@@ -266,9 +277,9 @@ class SessionState:
 
     @property
     def file_db_match(self) -> bool:
-        expected = {f"{entry.id}.txt" for entry in self.queue}
+        expected = {file_name(entry.id) for entry in self.queue}
         if self.active_plan is not None:
-            expected.add(f"{self.active_plan.id}.txt")
+            expected.add(file_name(self.active_plan.id))
         return expected == set(self.plan_files)
 
 
@@ -283,15 +294,35 @@ class SessionSummary:
 
 
 @attrs.frozen(kw_only=True)
-class Completion:
-    """The result of completing a plan: what is left to do."""
+class Finished:
+    """A plan that just left the active slot, with the session's tally after it."""
 
     plan: Plan
-    completed_count: int
-    queue_length: int
-    next_goal: str | None
+    tally: Tally
     #: One line saying what had to be salvaged from the agent's plan file, if anything.
     salvage: str | None = None
+
+    @property
+    def queue_length(self) -> int:
+        return self.tally.queued
+
+    @property
+    def next_goal(self) -> str | None:
+        return self.tally.next_goal
+
+
+@attrs.frozen(kw_only=True)
+class Completion(Finished):
+    """The result of completing a plan: the plan and what is left to do."""
+
+    @property
+    def completed_count(self) -> int:
+        return self.tally.completed
+
+
+@attrs.frozen(kw_only=True)
+class Discarded(Finished):
+    """The result of discarding a plan: the plan and what is left in the queue."""
 
 
 @attrs.frozen

@@ -12,14 +12,67 @@ from nineplan_core.invariants import PlanRow
 from nineplan_core.model import (
     HistoryMatch,
     Plan,
-    Progress,
     QueueEntry,
-    QueueShape,
     Session,
     SessionSummary,
+    Tally,
 )
 
 T = TypeVar("T")
+
+
+class PlanFileView(Protocol):
+    """The plan files of one session as a read view sees them."""
+
+    async def read(self, plan_id: str) -> bytes | None:
+        """The bytes of a plan's file (at most MAX_FILE_BYTES + 1 of them); None when it is
+        missing or not a readable regular file (a symlink, a directory)."""
+        ...
+
+    async def names(self) -> list[str]:
+        """Every entry in the session's plan folder. Raises FileSystemError."""
+        ...
+
+
+class PlanFileChanges(PlanFileView, Protocol):
+    """The file half of a unit of work: writes undone on rollback, the rest after commit."""
+
+    async def write(self, plan_id: str, text: str) -> None:
+        """Write a plan's file now (atomically); undone if the transaction fails.
+
+        Raises FileSystemError (the transaction then fails).
+        """
+        ...
+
+    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path.
+
+        Raises FileSystemError.
+        """
+        ...
+
+    def remove_after_commit(self, plan_id: str) -> None:
+        """Delete a plan's file once the transaction has committed."""
+        ...
+
+    def recover_after_commit(self, file_name: str) -> None:
+        """Move a stray file out of the plan folder (never delete it) after the commit."""
+        ...
+
+
+class RequestLog(Protocol):
+    """The requests applied with a client-chosen `request_id`, newest kept, oldest forgotten."""
+
+    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
+        """The fingerprint and result recorded for `request_id`, or None if it was never applied.
+
+        The result is None when the record cannot be read back as `kind`. Raises StorageError.
+        """
+        ...
+
+    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+        """Record an applied request; the oldest beyond the bound are dropped. Raises StorageError."""
+        ...
 
 
 class SessionReader(Protocol):
@@ -28,6 +81,8 @@ class SessionReader(Protocol):
     Every method may raise StorageError (DatabaseError or FileSystemError).
     """
 
+    @property
+    def files(self) -> PlanFileView: ...
     async def session(self) -> Session: ...
     async def active_plan(self) -> Plan | None: ...
     async def front_of_queue(self) -> Plan | None: ...
@@ -35,14 +90,8 @@ class SessionReader(Protocol):
         """Every queued plan, rank 1 first."""
         ...
 
-    async def queue_shape(self) -> QueueShape:
-        """How many plans are queued, and the lowest and highest stored positions."""
-        ...
-
-    async def queue_length(self) -> int: ...
-    async def completed_count(self) -> int: ...
-    async def progress(self) -> Progress:
-        """Completed count, queue length and the next goal, in one read."""
+    async def tally(self) -> Tally:
+        """The session's counts, the ends of its queue and the next goal, in one read."""
         ...
 
     async def plan(self, plan_id: str) -> Plan | None:
@@ -63,19 +112,6 @@ class SessionReader(Protocol):
         """Every queued or active plan and every plan that holds a queue position."""
         ...
 
-    async def read_file(self, plan_id: str) -> bytes | None:
-        """The bytes of a plan's file (at most MAX_FILE_BYTES + 1 of them); None when it is
-        missing or not a readable regular file (a symlink, a directory)."""
-        ...
-
-    async def file_sizes(self) -> dict[str, int]:
-        """Every entry in the session's plan folder, with its size in bytes."""
-        ...
-
-    async def file_names(self) -> list[str]:
-        """Every entry in the session's plan folder (cheaper than sizes: no stat per file)."""
-        ...
-
 
 class SessionTx(SessionReader, Protocol):
     """A unit of work on one session: rows and files change together or not at all.
@@ -84,39 +120,19 @@ class SessionTx(SessionReader, Protocol):
     leaving it normally commits, then removes or recovers the files named for that.
     """
 
+    @property
+    def files(self) -> PlanFileChanges: ...
+    @property
+    def requests(self) -> RequestLog:
+        """The session's applied requests, recorded in this transaction."""
+        ...
+
     async def add(self, plan: Plan) -> bool:
         """Insert a new plan; False (and nothing stored) when its id is taken. Raises StorageError."""
         ...
 
     async def save(self, plan: Plan) -> None:
         """Replace a stored plan (or insert it). Raises StorageError."""
-        ...
-
-    async def write_file(self, plan_id: str, text: str) -> None:
-        """Write a plan's file now (atomically); undone if the transaction fails."""
-        ...
-
-    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
-        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path."""
-        ...
-
-    def remove_file_after_commit(self, plan_id: str) -> None:
-        """Delete a plan's file once the transaction has committed."""
-        ...
-
-    def recover_file_after_commit(self, file_name: str) -> None:
-        """Move a stray file out of the plan folder (never delete it) after the commit."""
-        ...
-
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
-        """The fingerprint and result recorded for `request_id`, or None if it was never applied.
-
-        The result is None when the record cannot be read back as `kind`.
-        """
-        ...
-
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
-        """Record an applied request in this transaction; the oldest beyond the bound are dropped."""
         ...
 
 
@@ -182,12 +198,9 @@ class SessionCatalog(Protocol):
         """
         ...
 
-    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
-        """The fingerprint and session name of a create applied with `request_id`, if any."""
-        ...
-
-    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
-        """Record that a create with `request_id` made session `name`."""
+    @property
+    def creations(self) -> RequestLog:
+        """The session creates applied with a `request_id`; each result is the session name."""
         ...
 
 
@@ -213,10 +226,6 @@ class PlanFiles(Protocol):
     async def remove(self, plan_id: str) -> None:
         """Delete the file if it exists (a directory in its place goes to recovered/).
         Raises FileSystemError."""
-        ...
-
-    async def sizes(self) -> dict[str, int]:
-        """Every entry in the folder, with its size. Raises FileSystemError."""
         ...
 
     async def names(self) -> list[str]:

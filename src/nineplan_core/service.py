@@ -17,12 +17,12 @@ from nineplan_core.errors import (
     SessionExistsError,
 )
 from nineplan_core.history import search_terms
-from nineplan_core.invariants import check, file_name
+from nineplan_core.invariants import check
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    PLAN_ID,
     Completion,
+    Discarded,
     HistoryMatch,
     Limits,
     Plan,
@@ -39,6 +39,8 @@ from nineplan_core.model import (
     check_session_name,
     check_text,
     check_type,
+    file_name,
+    plan_id_of,
 )
 from nineplan_core.plan_file import (
     MAX_NOTES_CHARS,
@@ -59,7 +61,7 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.requests import check_replay, check_request_id, fingerprint
+from nineplan_core.retries import check_replay, check_request_id, fingerprint
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -79,14 +81,6 @@ class PlacedPlan:
     #: The plan as its file reads (for a pull): what the agent works from.
     text: str | None = None
     #: One line saying what had to be salvaged from the agent's file, if anything (a defer).
-    salvage: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Discarded:
-    plan: Plan
-    queue_length: int
-    next_goal: str | None = None
     salvage: str | None = None
 
 
@@ -137,11 +131,12 @@ class NinePlan:
             task_description = task_description.strip() or None
         if request_id is not None:
             call = fingerprint("create_session", task_description=task_description)
-            if (
-                recorded := await self.catalog.recall_creation(check_request_id(request_id))
-            ) is not None:
+            recorded = await self.catalog.creations.recall(check_request_id(request_id), str)
+            if recorded is not None:
                 check_replay(request_id, recorded[0], call)
-                return await self.session_state(recorded[1])
+                if recorded[1] is not None:
+                    return await self.session_state(recorded[1])
+                log.warning("unreadable session-creation record; treating the request as new")
         for _ in range(_ATTEMPTS):
             session = Session(
                 name=self.session_names(),
@@ -158,7 +153,7 @@ class NinePlan:
                 continue
             self._reconciled.add(session.name)
             if request_id is not None:
-                await self.catalog.remember_creation(request_id, call, session.name)
+                await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
             return await self._state(store)
         raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
@@ -241,13 +236,13 @@ class NinePlan:
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
-            shape = await tx.queue_shape()
-            if shape.length >= self.limits.max_queue:
+            tally = await tx.tally()
+            if tally.queued >= self.limits.max_queue:
                 raise QueueFullError(self.limits.max_queue)
-            plan = await self._insert(tx, content, insert_position(shape, where))
-            await tx.write_file(plan.id, render(content, plan.notes))
+            plan = await self._insert(tx, content, insert_position(tally, where))
+            await tx.files.write(plan.id, render(content, plan.notes))
             placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(shape, where)
+                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(tally, where)
             )
             await _remember(tx, request, placed)
         log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
@@ -270,13 +265,13 @@ class NinePlan:
             if (active := await tx.active_plan()) is not None:
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
-                raise QueueEmptyError(completed_count=await tx.completed_count())
+                raise QueueEmptyError(completed_count=(await tx.tally()).completed)
             plan = queued.pull()
             await tx.save(plan)
-            data = await tx.read_file(plan.id)
+            data = await tx.files.read(plan.id)
             if data is None or not data.strip():
                 text = render(plan.content, plan.notes)
-                await tx.write_file(plan.id, text)
+                await tx.files.write(plan.id, text)
             else:  # the agent's own copy stays as it is; defer or complete reads it back
                 text = decode(data)[0]
             placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), text=text)
@@ -308,16 +303,16 @@ class NinePlan:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
             active, salvage = await self._active_with_edits(tx, name, notes)
-            shape = await tx.queue_shape()
+            tally = await tx.tally()
             plan = active.defer(
-                reason=reason.strip(), position=insert_position(shape, where), at=self.clock()
+                reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
             )
             await tx.save(plan)
-            await tx.write_file(plan.id, render(plan.content, plan.notes))
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
             placed = PlacedPlan(
                 plan=plan,
                 path=store.plan_path(plan.id),
-                rank=insert_rank(shape, where),
+                rank=insert_rank(tally, where),
                 salvage=salvage,
             )
             await _remember(tx, request, placed)
@@ -348,15 +343,8 @@ class NinePlan:
             active, salvage = await self._active_with_edits(tx, name, notes)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
-            tx.remove_file_after_commit(plan.id)
-            progress = await tx.progress()
-            completion = Completion(
-                plan=plan,
-                completed_count=progress.completed_count,
-                queue_length=progress.queue_length,
-                next_goal=progress.next_goal,
-                salvage=salvage,
-            )
+            tx.files.remove_after_commit(plan.id)
+            completion = Completion(plan=plan, tally=await tx.tally(), salvage=salvage)
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
@@ -384,14 +372,8 @@ class NinePlan:
             active, salvage = await self._active_with_edits(tx, name, notes)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
-            tx.remove_file_after_commit(plan.id)
-            progress = await tx.progress()
-            discarded = Discarded(
-                plan=plan,
-                queue_length=progress.queue_length,
-                next_goal=progress.next_goal,
-                salvage=salvage,
-            )
+            tx.files.remove_after_commit(plan.id)
+            discarded = Discarded(plan=plan, tally=await tx.tally(), salvage=salvage)
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
@@ -461,7 +443,7 @@ class NinePlan:
             plan = await reader.plan(plan_id)
             if plan is None or plan.status not in LIVE:
                 raise PlanNotFoundError(plan_id, kind="queued or active")
-            data = await reader.read_file(plan_id)
+            data = await reader.files.read(plan_id)
         if data is None or not data.strip():
             return render(plan.content, plan.notes)
         return decode(data)[0]
@@ -480,12 +462,12 @@ class NinePlan:
         store = await self.catalog.open(check_session_name(name))
         async with store.reading() as reader:
             rows = await reader.plan_rows()
-            names = await reader.file_names()
+            names = await reader.files.names()
             present = set(names)
             damaged: dict[str, str] = {}
             for row in rows:
                 if row.status in LIVE and file_name(row.id) in present:
-                    problem = unreadable(await reader.read_file(row.id))
+                    problem = unreadable(await reader.files.read(row.id))
                     if problem is not None:
                         damaged[file_name(row.id)] = problem
             return check(rows, names, damaged)
@@ -526,7 +508,7 @@ class NinePlan:
         """
         repairs: list[Repair] = []
         async with store.transaction() as tx:
-            names = set(await tx.file_names())
+            names = set(await tx.files.names())
             queue = await tx.queue()
             active = await tx.active_plan()
             live = {file_name(entry.id): entry.id for entry in queue}
@@ -538,9 +520,9 @@ class NinePlan:
                 # thorough repair): no read of every file on open. A non-empty file stays as it
                 # is, however damaged: the next defer, complete or discard salvages it.
                 emptied = thorough or (active is not None and plan_id == active.id)
-                missing = name not in names or (emptied and _is_empty(await tx.read_file(plan_id)))
+                missing = name not in names or (emptied and _is_empty(await tx.files.read(plan_id)))
                 if missing and (plan := await tx.plan(plan_id)) is not None:
-                    await tx.write_file(plan.id, render(plan.content, plan.notes))
+                    await tx.files.write(plan.id, render(plan.content, plan.notes))
                     repairs.append(Repair("rendered", name))
             # Only files that belong to no live plan need a look at the database.
             strays = sorted(names - live.keys())
@@ -562,7 +544,7 @@ class NinePlan:
         async with store.reading() as reader:
             queue = await reader.queue()
             active = await reader.active_plan()
-            files = set(await reader.file_names())
+            files = set(await reader.files.names())
             return await _state_of(store, reader, queue=queue, active=active, plan_files=files)
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
@@ -590,13 +572,15 @@ class NinePlan:
         """
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
-        data = await tx.read_file(active.id)
+        data = await tx.files.read(active.id)
         got = read_back(
             data,
             PlanText(active.content, active.notes),
             max_section_chars=self.limits.max_text_chars,
         )
-        copy = await tx.keep_recovered(active.id, data) if got.keep_original and data else None
+        copy = (
+            await tx.files.keep_recovered(active.id, data) if got.keep_original and data else None
+        )
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         parts = [got.text.notes.strip("\n"), (notes or "").strip("\n")]
         plan = active.with_edits(
@@ -624,7 +608,7 @@ async def _state_of(
         queue=queue,
         active_plan=active,
         active_plan_path=store.plan_path(active.id) if active else None,
-        completed_count=await reader.completed_count(),
+        completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
     )
 
@@ -648,7 +632,7 @@ def _request(request_id: str | None, operation: str, **arguments: object) -> _Re
 
 async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T | None:
     """The first result of a request applied before, or None to go ahead."""
-    if request is None or (recorded := await tx.recall(request.id, kind)) is None:
+    if request is None or (recorded := await tx.requests.recall(request.id, kind)) is None:
         return None
     check_replay(request.id, recorded[0], request.fingerprint)
     if recorded[1] is None:
@@ -659,7 +643,7 @@ async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T
 
 async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:
     if request is not None:
-        await tx.remember(request.id, request.fingerprint, result)
+        await tx.requests.remember(request.id, request.fingerprint, result)
 
 
 def _check_notes(notes: str | None) -> None:
@@ -674,12 +658,11 @@ def _is_empty(data: bytes | None) -> bool:
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
     """A file of a finished plan is removed; anything else is moved to recovered/."""
-    plan_id = entry.removesuffix(".txt")
-    plan = await tx.plan(plan_id) if entry.endswith(".txt") and PLAN_ID.fullmatch(plan_id) else None
+    plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
     if plan is not None:
-        tx.remove_file_after_commit(plan.id)
+        tx.files.remove_after_commit(plan.id)
         return Repair("removed", entry)
-    tx.recover_file_after_commit(entry)
+    tx.files.recover_after_commit(entry)
     return Repair("recovered", entry)
 
 

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nineplan_core.history import search_terms
-from nineplan_core.model import PlanContent, Position, QueueShape
+from nineplan_core.model import PlanContent, Position, Tally
 from nineplan_core.plan_file import parse, render
 from nineplan_core.queue import insert_position, insert_rank, ranks
 from nineplan_core.testing import free_text, plan_contents
@@ -40,8 +40,10 @@ def test_positions_stay_distinct_and_ranks_contiguous(moves: list[Position]):
     positions: list[int] = []
     order: list[int] = []
     for index, where in enumerate(moves):
-        shape = QueueShape(
-            len(positions), min(positions, default=None), max(positions, default=None)
+        shape = Tally(
+            queued=len(positions),
+            low=min(positions, default=None),
+            high=max(positions, default=None),
         )
         position = insert_position(shape, where)
         assert ranks([*positions, position])[position] == insert_rank(shape, where)

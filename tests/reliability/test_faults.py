@@ -185,8 +185,8 @@ async def test_a_transaction_that_fails_after_writing_restores_the_file(tmp_path
 
         async def fail_after_writing() -> None:
             async with store.transaction() as tx:
-                await tx.write_file(placed.plan.id, "overwritten")
-                await tx.write_file("zzzzz", "new file")
+                await tx.files.write(placed.plan.id, "overwritten")
+                await tx.files.write("zzzzz", "new file")
                 raise RuntimeError("fail before commit")
 
         with pytest.raises(RuntimeError):

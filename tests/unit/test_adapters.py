@@ -1,5 +1,6 @@
 """Settings, ids, logging, the container and the embedding API."""
 
+import datetime as dt
 import json
 import logging
 import re
@@ -133,13 +134,14 @@ async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
 def test_an_unreadable_recorded_result_reads_as_none():
     """A retried request whose stored answer cannot be read back is not replayed as garbage."""
     from nineplan_adapters.converters import dump_result, load_result
-    from nineplan_core.model import Progress
+    from nineplan_core.model import Tally
     from nineplan_core.service import Discarded
 
-    assert load_result("not json", Progress) is None
-    assert load_result('{"unexpected": 1}', Progress) is None
-    assert load_result(dump_result(Progress(1, 2, "next")), Progress) == Progress(1, 2, "next")
-    assert load_result(dump_result(Progress(1, 2, None)), Discarded) is None
+    assert load_result("not json", Tally) is None
+    assert load_result('{"unexpected": 1}', Tally) is None
+    tally = Tally(queued=2, completed=1, next_goal="next")
+    assert load_result(dump_result(tally), Tally) == tally
+    assert load_result(dump_result(Tally(queued=2, completed=1)), Discarded) is None
 
 
 async def test_the_bearer_check_answers_401_without_the_token():
@@ -166,3 +168,71 @@ async def test_the_bearer_check_answers_401_without_the_token():
     await guard({"type": "http", "headers": [(b"authorization", b"Bearer s3cret")]}, receive, send)
     await guard({"type": "lifespan"}, receive, send)
     assert reached == ["http", "lifespan"]
+
+
+def test_results_recorded_before_the_tally_still_replay():
+    """A Completion or Discarded recorded with its counts at the top level loads as today's."""
+
+    from nineplan_adapters.converters import converter, load_result
+    from nineplan_core.model import Completion, Discarded, Plan, PlanContent, Tally
+
+    plan = Plan(
+        id="abcde",
+        content=PlanContent(context="c", goal="g", approach="a", success_criteria="s"),
+        created_at=dt.datetime(2026, 1, 2, tzinfo=dt.UTC),
+    )
+    stored = converter.unstructure(plan)
+    old_completion = {"plan": stored, "completed_count": 3, "queue_length": 2, "next_goal": "n"}
+    completion = load_result(json.dumps(old_completion), Completion)
+    assert completion == Completion(plan=plan, tally=Tally(queued=2, completed=3, next_goal="n"))
+    assert (completion.completed_count, completion.queue_length, completion.next_goal) == (
+        3,
+        2,
+        "n",
+    )
+    discarded = load_result(json.dumps({"plan": stored, "queue_length": 4}), Discarded)
+    assert discarded == Discarded(plan=plan, tally=Tally(queued=4))
+    assert discarded.queue_length == 4
+
+
+def test_stored_times_load_from_text_and_from_driver_datetimes():
+    """The row mapping takes SQLite's ISO-8601 text and PostgreSQL's datetime objects alike."""
+    from nineplan_adapters.converters import row_to_session
+
+    at = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    for created_at in (at, "2026-01-02T03:04:05.000+00:00", at.replace(tzinfo=None)):
+        session = row_to_session(
+            {"name": "a-b-c", "task_description": None, "created_at": created_at}
+        )
+        assert session.created_at == at
+
+
+def test_settings_hold_the_limits_set_by_variables_and_flags():
+    """NINEPLAN_MAX_TEXT_CHARS and max_queue set the Limits the use cases enforce."""
+    settings = Settings.load({"NINEPLAN_MAX_TEXT_CHARS": "500"}, max_queue="7")
+    assert (settings.limits.max_text_chars, settings.limits.max_queue) == (500, 7)
+    assert settings.limits.remembered_requests == Settings().limits.remembered_requests
+
+
+async def test_a_creation_recorded_by_an_older_version_still_replays(tmp_path: Path):
+    """A `.requests` record that holds the bare session name returns that session again."""
+    import hashlib
+
+    from nineplan_adapters.clock import FixedClock
+    from nineplan_adapters.sqlite import SqliteSessionCatalog
+    from nineplan_core.retries import fingerprint
+    from tests.fakes import make_service
+
+    catalog = SqliteSessionCatalog(tmp_path)
+    try:
+        service = make_service(catalog, FixedClock())
+        name = (await service.create_session("t")).session.name
+        record = tmp_path / ".requests" / f"{hashlib.sha256(b'old-1').hexdigest()}.json"
+        record.parent.mkdir()
+        call = fingerprint("create_session", task_description="t")
+        record.write_text(json.dumps({"fingerprint": call, "session": name}))
+        again = await service.create_session("t", request_id="old-1")
+        assert again.session.name == name
+        assert len(await service.list_sessions()) == 1
+    finally:
+        await catalog.aclose()

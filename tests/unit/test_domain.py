@@ -13,9 +13,9 @@ from nineplan_core.model import (
     PlanContent,
     Position,
     QueueEntry,
-    QueueShape,
     Session,
     SessionState,
+    Tally,
     check_plan_id,
     check_position,
     check_session_name,
@@ -34,16 +34,16 @@ def make_plan(status=PlanStatus.QUEUED, position: int | None = 1) -> Plan:
 
 def test_front_inserts_before_the_minimum_and_back_after_the_maximum():
     """Positions are O(1): min - 1 for front, max + 1 for back, 1 when empty."""
-    assert insert_position(QueueShape(0), Position.FRONT) == 1
-    assert insert_position(QueueShape(0), Position.BACK) == 1
-    assert insert_position(QueueShape(4, -3, 7), Position.FRONT) == -4
-    assert insert_position(QueueShape(4, -3, 7), Position.BACK) == 8
+    assert insert_position(Tally(), Position.FRONT) == 1
+    assert insert_position(Tally(), Position.BACK) == 1
+    assert insert_position(Tally(queued=4, low=-3, high=7), Position.FRONT) == -4
+    assert insert_position(Tally(queued=4, low=-3, high=7), Position.BACK) == 8
 
 
 def test_an_inserted_plan_is_first_at_the_front_and_last_at_the_back():
     """The rank of an added plan is 1 at the front and one past the queue at the back."""
-    assert insert_rank(QueueShape(4, -3, 7), Position.FRONT) == 1
-    assert insert_rank(QueueShape(4, -3, 7), Position.BACK) == 5
+    assert insert_rank(Tally(queued=4, low=-3, high=7), Position.FRONT) == 1
+    assert insert_rank(Tally(queued=4, low=-3, high=7), Position.BACK) == 5
 
 
 def test_ranks_are_one_based_in_position_order():

@@ -1,6 +1,7 @@
-"""The use cases, held to one contract on every storage backend (memory and SQLite)."""
+"""The use cases, held to one contract on every storage backend (memory, SQLite, PostgreSQL)."""
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,8 +15,9 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import PlanContent, Tally
 from nineplan_core.plan_file import parse, render
-from tests.fakes import PLAN, Backend
+from tests.fakes import PLAN, Backend, open_backend
 
 
 async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: Any):
@@ -457,18 +459,16 @@ async def test_a_retried_create_returns_the_same_session(backend: Backend):
         await backend.service.create_session("other", request_id="make-1")
 
 
-async def test_only_recent_request_ids_are_kept(backend: Backend, monkeypatch):
+async def test_only_recent_request_ids_are_kept(backend_kind: str, tmp_path: Path):
     """The record is bounded: the oldest ids are forgotten."""
-    monkeypatch.setattr("nineplan_adapters.memory.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.sqlite.store.REMEMBERED", 2)
-    monkeypatch.setattr("nineplan_adapters.postgres.store.REMEMBERED", 2)
-    name = await backend.session()
-    for index in range(3):
-        await add(backend, name, f"g{index}", request_id=f"r{index}")
-    await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
-    assert len((await backend.service.session_state(name)).queue) == 4
-    await add(backend, name, "g2", request_id="r2")  # still remembered
-    assert len((await backend.service.session_state(name)).queue) == 4
+    async with open_backend(backend_kind, tmp_path, remembered=2) as backend:
+        name = await backend.session()
+        for index in range(3):
+            await add(backend, name, f"g{index}", request_id=f"r{index}")
+        await add(backend, name, "g0", request_id="r0")  # forgotten, so applied again
+        assert len((await backend.service.session_state(name)).queue) == 4
+        await add(backend, name, "g2", request_id="r2")  # still remembered
+        assert len((await backend.service.session_state(name)).queue) == 4
 
 
 async def test_search_can_say_where_the_words_matched(backend: Backend):
@@ -481,3 +481,40 @@ async def test_search_can_say_where_the_words_matched(backend: Backend):
     [marked] = await backend.service.search_history(name, "walrus", snippets=True)
     assert plain.snippet == ""
     assert "\x02walrus\x03" in marked.snippet
+
+
+async def test_the_tally_counts_the_queue_its_ends_and_the_history(backend: Backend):
+    """One read gives the queued and completed counts, the queue's ends and the next goal."""
+    name = await backend.session()
+    store = await backend.catalog.open(name)
+    async with store.reading() as reader:
+        assert await reader.tally() == Tally()
+    await add(backend, name, "middle")
+    await add(backend, name, "front", position="front")
+    await add(backend, name, "back")
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    async with store.reading() as reader:
+        assert await reader.tally() == Tally(
+            queued=2, completed=1, low=1, high=2, next_goal="middle"
+        )
+
+
+async def test_a_rolled_back_transaction_keeps_its_request_unrecorded(backend: Backend):
+    """The retry log is written in the transaction: a call that fails leaves no record."""
+    name = await backend.session()
+    store = await backend.catalog.open(name)
+
+    async def remember_then_fail() -> None:
+        async with store.transaction() as tx:
+            await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+            raise RuntimeError("fail before commit")
+
+    with pytest.raises(RuntimeError):
+        await remember_then_fail()
+    async with store.transaction() as tx:
+        assert await tx.requests.recall("r-1", Tally) is None
+        await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+    async with store.transaction() as tx:
+        assert await tx.requests.recall("r-1", Tally) == ("fingerprint", Tally(queued=1))
+        assert await tx.requests.recall("r-1", PlanContent) == ("fingerprint", None)

@@ -2,7 +2,6 @@
 
 import errno
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -351,6 +350,13 @@ async def end_after(other: sqlite3.Connection, seconds: float, statement: str) -
     other.execute(statement)
 
 
+async def commit_once_blocked(other: sqlite3.Connection, released: anyio.Event) -> None:
+    """Play the other process: end its transaction once the call here is stuck waiting on it."""
+    await anyio.wait_all_tasks_blocked()
+    released.set()
+    other.execute("COMMIT")
+
+
 @pytest.mark.parametrize("commit_on_loop", [False, True])
 async def test_a_call_waits_for_another_process_lock_then_goes_through(
     tmp_path: Path, commit_on_loop: bool
@@ -360,11 +366,12 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
     async with locked_by_another_process(
         tmp_path, busy_timeout=5.0, commit_on_loop=commit_on_loop
     ) as (catalog, service, name, other):
-        started = time.monotonic()
-        async with anyio.create_task_group() as group:
-            group.start_soon(end_after, other, 0.3, "COMMIT")
-            placed = await service.add_plan(name, **PLAN)
-        assert time.monotonic() - started >= 0.25  # it waited rather than failing
+        released = anyio.Event()
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(commit_once_blocked, other, released)
+                placed = await service.add_plan(name, **PLAN)
+        assert released.is_set()  # it went through after the lock was released: it waited
         state = await service.session_state(name)
         assert [entry.id for entry in state.queue] == [placed.plan.id]
         # The wait did not stay on: the next statements run without a busy timeout again.

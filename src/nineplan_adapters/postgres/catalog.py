@@ -1,5 +1,6 @@
 """The PostgreSQL session catalog: one connection pool, a local folder per session for its files."""
 
+import json
 import logging
 from importlib import resources
 from pathlib import Path
@@ -7,16 +8,17 @@ from pathlib import Path
 import asyncpg
 import attrs
 
+from nineplan_adapters.converters import load_result, row_to_session
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.postgres.store import PostgresSessionStore, database_errors
+from nineplan_adapters.retry_log import RetryLog
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
     SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.model import Session, SessionSummary, check_session_name
-from nineplan_core.requests import REMEMBERED
+from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_session_name
 
 log = logging.getLogger("nineplan.postgres")
 
@@ -80,7 +82,14 @@ class PostgresSessionCatalog:
     pool: asyncpg.Pool
     mirror_root: Path
     plan_files: PlanFilesFactory = directory_plan_files
+    #: How many recent request ids each session, and the catalog, remembers.
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    creations: RetryLog = attrs.field(init=False)
     _stores: dict[str, PostgresSessionStore] = attrs.field(factory=dict, init=False)
+
+    @creations.default
+    def _creations(self) -> RetryLog:
+        return RetryLog(PostgresCreations(self.pool), self.remembered)
 
     def _store(self, name: str) -> PostgresSessionStore:
         if (store := self._stores.get(name)) is None:
@@ -90,7 +99,9 @@ class PostgresSessionCatalog:
             except OSError as exc:
                 raise file_system_error("create the local plan folder", exc) from exc
             files = self.plan_files(folder / "plans", folder / "recovered")
-            store = self._stores[name] = PostgresSessionStore(name, folder, files, self.pool)
+            store = self._stores[name] = PostgresSessionStore(
+                name, folder, files, self.pool, self.remembered
+            )
         return store
 
     async def create(self, session: Session) -> PostgresSessionStore:
@@ -141,43 +152,50 @@ class PostgresSessionCatalog:
         found = {record["name"]: _summary(record) for record in records}
         return [found.get(name) or SessionNotFoundError(name) for name in names]
 
-    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
-        with database_errors("look up a request"):
-            record = await self.pool.fetchrow(
-                "SELECT fingerprint, session_name FROM nineplan_creations WHERE request_id = $1",
-                request_id,
-            )
-        return None if record is None else (record[0], record[1])
-
-    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
-        with database_errors("record a request"):
-            await self.pool.execute(
-                "INSERT INTO nineplan_creations (request_id, fingerprint, session_name) VALUES ($1, $2, $3) "
-                "ON CONFLICT (request_id) DO NOTHING",
-                request_id,
-                fingerprint,
-                name,
-            )
-            await self.pool.execute(
-                "DELETE FROM nineplan_creations WHERE seq <= (SELECT max(seq) FROM nineplan_creations) - $1",
-                REMEMBERED,
-            )
-
     async def aclose(self) -> None:
         """Close the pool."""
         self._stores = {}
         await self.pool.close()
 
 
+@attrs.frozen
+class PostgresCreations:
+    """`nineplan_creations`: session-creation records (RequestRecords for the RetryLog).
+
+    The table keeps the session name itself, as it did before the shared log: the result
+    JSON is a name going in and made again coming out.
+    """
+
+    pool: asyncpg.Pool
+
+    async def get(self, request_id: str) -> tuple[str, str] | None:
+        with database_errors("look up a request"):
+            record = await self.pool.fetchrow(
+                "SELECT fingerprint, session_name FROM nineplan_creations WHERE request_id = $1",
+                request_id,
+            )
+        return None if record is None else (record[0], json.dumps(record[1]))
+
+    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+        with database_errors("record a request"):
+            await self.pool.execute(
+                "INSERT INTO nineplan_creations (request_id, fingerprint, session_name) VALUES ($1, $2, $3) "
+                "ON CONFLICT (request_id) DO NOTHING",
+                request_id,
+                fingerprint,
+                load_result(result, str),
+            )
+            await self.pool.execute(
+                "DELETE FROM nineplan_creations WHERE seq <= (SELECT max(seq) FROM nineplan_creations) - $1",
+                keep,
+            )
+
+
 def _summary(record: asyncpg.Record) -> SessionSummary:
-    session = Session(
-        name=record["name"],
-        task_description=record["task_description"],
-        created_at=record["created_at"],
-        workspace=record["workspace"],
-    )
     return SessionSummary(
-        session=session,
+        session=row_to_session(
+            {key: record[key] for key in ("name", "task_description", "created_at", "workspace")}
+        ),
         queue_length=int(record["queued"]),
         completed_count=int(record["completed"]),
         has_active_plan=bool(record["active"]),

@@ -1,51 +1,57 @@
 """One session in PostgreSQL: transactions lock the session row, so writers on any machine
 take turns; plan files are this machine's mirror of the database."""
 
-import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, cast
 
 import anyio
 import asyncpg
 import attrs
+from asyncpg.transaction import Transaction
 
-from nineplan_adapters.converters import dump_result, load_result, row_to_plan
-from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
+from nineplan_adapters.converters import (
+    CHANGEABLE_COLUMNS,
+    PLAN_COLUMNS,
+    plan_values,
+    row_to_plan,
+    row_to_session,
+)
+from nineplan_adapters.retry_log import RetryLog
+from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
+    DEFAULT_LIMITS,
     SNIPPET_MARKS,
     HistoryMatch,
     Plan,
-    Progress,
     QueueEntry,
-    QueueShape,
     Session,
+    Tally,
 )
 from nineplan_core.ports import PlanFiles
-from nineplan_core.requests import REMEMBERED
 
-T = TypeVar("T")
 log = logging.getLogger("nineplan.postgres")
 
-_COLUMNS = (
-    "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
-    "notes, outcome, created_at, completed_at"
-)
+_COLUMNS = ", ".join(PLAN_COLUMNS)
 _INSERT = (
-    f"INSERT INTO nineplan_plans (session_name, {_COLUMNS}) "  # noqa: S608 - constants only
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+    f"INSERT INTO nineplan_plans (session_name, {_COLUMNS}) VALUES ("  # noqa: S608 - constants only
+    + ", ".join(f"${number}" for number in range(1, len(PLAN_COLUMNS) + 2))
+    + ")"
 )
-_SAVE = (
-    _INSERT + " ON CONFLICT (session_name, id) DO UPDATE SET status = excluded.status, "
-    "queue_position = excluded.queue_position, goal = excluded.goal, context = excluded.context, "
-    "inputs = excluded.inputs, outputs = excluded.outputs, approach = excluded.approach, "
-    "success_criteria = excluded.success_criteria, notes = excluded.notes, outcome = excluded.outcome, "
-    "completed_at = excluded.completed_at"
+_SAVE = f"{_INSERT} ON CONFLICT (session_name, id) DO UPDATE SET " + ", ".join(
+    f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS
+)
+_QUEUED = "FROM nineplan_plans WHERE session_name = $1 AND status = 'queued'"
+_TALLY = (
+    f"SELECT (SELECT count(*) {_QUEUED}), "  # noqa: S608 - constants only
+    "(SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = 'completed'), "
+    f"(SELECT min(queue_position) {_QUEUED}), (SELECT max(queue_position) {_QUEUED}), "
+    f"(SELECT goal {_QUEUED} ORDER BY queue_position LIMIT 1)"
 )
 _HEADLINE = f"StartSel={SNIPPET_MARKS[0]}, StopSel={SNIPPET_MARKS[1]}, MaxWords=16, MinWords=6"
 _SEARCH = (
@@ -71,40 +77,28 @@ _SEARCH_TEXT = (
 )
 
 
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+
 @contextmanager
 def database_errors(action: str) -> Iterator[None]:
     """Turn a driver or connection error into a categorized DatabaseError."""
     try:
         yield
-    except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+    except _DRIVER_ERRORS as exc:
         raise DatabaseError(f"Could not {action}: {exc}.") from exc
 
 
-def _args(name: str, plan: Plan) -> tuple[Any, ...]:
-    c = plan.content
-    return (
-        name, plan.id, plan.status.value, plan.position, c.goal, c.context, c.inputs, c.outputs, c.approach,
-        c.success_criteria, plan.notes, plan.outcome, plan.created_at, plan.completed_at,
-    )  # fmt: skip
-
-
-def _plan(record: asyncpg.Record) -> Plan:
-    row = {
-        key: value.isoformat() if isinstance(value, dt.datetime) else value
-        for key, value in record.items()
-    }
-    return row_to_plan(row)
-
-
 @attrs.define
-class PostgresSessionStore:
+class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
     """A session in the shared database, with its plan files mirrored under `folder`."""
 
     name: str
     folder: Path
     files: PlanFiles
     pool: asyncpg.Pool
-    _cleanups: list[Action] = attrs.field(factory=list, init=False)
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
 
     files_mirror = True  # the database is the truth; the files are this machine's copy
 
@@ -115,48 +109,65 @@ class PostgresSessionStore:
     def plan_path(self, plan_id: str) -> str:
         return self.files.path(plan_id)
 
+    def _tx(
+        self, connection: asyncpg.Connection, files: FileChanges, transaction: Transaction | None
+    ) -> "PostgresSessionTx":
+        records = PostgresRequestRecords(self.name, connection)
+        return PostgresSessionTx(
+            self.name, connection, files, RetryLog(records, self.remembered), transaction
+        )
+
     @asynccontextmanager
     async def reading(self, *, snapshot: bool = True) -> AsyncIterator["PostgresSessionTx"]:
         with database_errors("read the session"):
             async with self.pool.acquire() as connection:
                 if not snapshot:  # a single statement: no BEGIN and COMMIT round trips
-                    yield PostgresSessionTx(self.name, connection, FileJournal(self.files))
+                    yield self._tx(connection, FileChanges(self.files), None)
                     return
                 async with connection.transaction(isolation="repeatable_read", readonly=True):
-                    yield PostgresSessionTx(self.name, connection, FileJournal(self.files))
+                    yield self._tx(connection, FileChanges(self.files), None)
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator["PostgresSessionTx"]:
-        self._cleanups = await run_actions(self._cleanups)
-        with database_errors("update the session"):
-            async with self.pool.acquire() as connection:
-                transaction = connection.transaction()
-                await transaction.start()
-                tx = PostgresSessionTx(self.name, connection, FileJournal(self.files))
-                try:
-                    # Writers on every machine serialise on the session's row.
-                    await connection.execute(
-                        "SELECT 1 FROM nineplan_sessions WHERE name = $1 FOR UPDATE", self.name
-                    )
-                    yield tx
-                    with anyio.CancelScope(shield=True):
-                        await transaction.commit()
-                except BaseException:
-                    with anyio.CancelScope(shield=True):
-                        await transaction.rollback()
-                        await tx.journal.undo()
-                    raise
-        with anyio.CancelScope(shield=True):
-            self._cleanups += await tx.journal.after_commit()
+    def _writer(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
+        return cast("AbstractAsyncContextManager[asyncpg.Connection]", self.pool.acquire())
+
+    async def _begin(self, db: asyncpg.Connection, files: FileChanges) -> "PostgresSessionTx":
+        transaction = db.transaction()
+        await transaction.start()
+        try:
+            # Writers on every machine serialise on the session's row.
+            await db.execute(
+                "SELECT 1 FROM nineplan_sessions WHERE name = $1 FOR UPDATE", self.name
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await transaction.rollback()
+            raise
+        return self._tx(db, files, transaction)
+
+    async def _commit(self, tx: "PostgresSessionTx") -> None:
+        assert tx.transaction is not None  # noqa: S101 - _begin set it
+        await tx.transaction.commit()
+
+    async def _roll_back(self, tx: "PostgresSessionTx") -> None:
+        assert tx.transaction is not None  # noqa: S101 - _begin set it
+        await tx.transaction.rollback()
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        if isinstance(exc, _DRIVER_ERRORS):
+            return DatabaseError(f"Could not update the session: {exc}.")
+        return None
 
 
 @attrs.define
-class PostgresSessionTx(JournalledFiles):
+class PostgresSessionTx:
     """Reads and writes of one session inside one PostgreSQL transaction."""
 
     session_name: str
     connection: asyncpg.Connection
-    journal: FileJournal
+    files: FileChanges
+    requests: RetryLog
+    #: The write transaction (None in a read view).
+    transaction: Transaction | None = None
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
         record = await self.connection.fetchrow(
@@ -164,7 +175,7 @@ class PostgresSessionTx(JournalledFiles):
             self.session_name,
             *arguments,
         )
-        return _plan(record) if record else None
+        return row_to_plan(record) if record else None
 
     async def session(self) -> Session:
         record = await self.connection.fetchrow(
@@ -174,12 +185,7 @@ class PostgresSessionTx(JournalledFiles):
         )
         if record is None:
             raise DatabaseError("The session row is missing.")
-        return Session(
-            name=record["name"],
-            task_description=record["task_description"],
-            created_at=record["created_at"],
-            workspace=record["workspace"],
-        )
+        return row_to_session(record)
 
     async def active_plan(self) -> Plan | None:
         return await self._plan_where("status = 'active'")
@@ -197,37 +203,15 @@ class PostgresSessionTx(JournalledFiles):
         )
         return [QueueEntry(r["id"], r["goal"], rank) for rank, r in enumerate(records, start=1)]
 
-    async def queue_shape(self) -> QueueShape:
-        record = await self.connection.fetchrow(
-            "SELECT count(*), min(queue_position), max(queue_position) FROM nineplan_plans "
-            "WHERE session_name = $1 AND status = 'queued'",
-            self.session_name,
+    async def tally(self) -> Tally:
+        record = await self.connection.fetchrow(_TALLY, self.session_name)
+        return Tally(
+            queued=int(record[0]),
+            completed=int(record[1]),
+            low=record[2],
+            high=record[3],
+            next_goal=record[4],
         )
-        return QueueShape(int(record[0]), record[1], record[2])
-
-    async def queue_length(self) -> int:
-        return await self._count("queued")
-
-    async def completed_count(self) -> int:
-        return await self._count("completed")
-
-    async def _count(self, status: str) -> int:
-        value = await self.connection.fetchval(
-            "SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = $2",
-            self.session_name,
-            status,
-        )
-        return int(value)
-
-    async def progress(self) -> Progress:
-        record = await self.connection.fetchrow(
-            "SELECT (SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = 'completed'), "
-            "(SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = 'queued'), "
-            "(SELECT goal FROM nineplan_plans WHERE session_name = $1 AND status = 'queued' "
-            "ORDER BY queue_position LIMIT 1)",
-            self.session_name,
-        )
-        return Progress(int(record[0]), int(record[1]), record[2])
 
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
@@ -261,7 +245,7 @@ class PostgresSessionTx(JournalledFiles):
             async with (
                 self.connection.transaction()
             ):  # a savepoint: a clash must not end the transaction
-                await self.connection.execute(_INSERT, *_args(self.session_name, plan))
+                await self.connection.execute(_INSERT, self.session_name, *plan_values(plan))
         except asyncpg.UniqueViolationError as exc:
             if exc.constraint_name == "nineplan_plans_pkey":
                 return False
@@ -269,27 +253,35 @@ class PostgresSessionTx(JournalledFiles):
         return True
 
     async def save(self, plan: Plan) -> None:
-        await self.connection.execute(_SAVE, *_args(self.session_name, plan))
+        await self.connection.execute(_SAVE, self.session_name, *plan_values(plan))
 
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
+
+@attrs.frozen
+class PostgresRequestRecords:
+    """A session's rows of `nineplan_requests` (RequestRecords for the RetryLog)."""
+
+    session_name: str
+    connection: asyncpg.Connection
+
+    async def get(self, request_id: str) -> tuple[str, str] | None:
         record = await self.connection.fetchrow(
             "SELECT fingerprint, result FROM nineplan_requests WHERE session_name = $1 AND request_id = $2",
             self.session_name,
             request_id,
         )
-        return None if record is None else (record[0], load_result(record[1], kind))
+        return None if record is None else (record[0], record[1])
 
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
         await self.connection.execute(
             "INSERT INTO nineplan_requests (session_name, request_id, fingerprint, result) VALUES ($1, $2, $3, $4)",
             self.session_name,
             request_id,
             fingerprint,
-            dump_result(result),
+            result,
         )
         await self.connection.execute(
             "DELETE FROM nineplan_requests WHERE session_name = $1 AND seq IN (SELECT seq FROM "
             "nineplan_requests WHERE session_name = $1 ORDER BY seq DESC OFFSET $2)",
             self.session_name,
-            REMEMBERED,
+            keep,
         )

@@ -12,11 +12,12 @@ from pathlib import Path
 import anyio
 import attrs
 
+from nineplan_adapters.config import Durability
 from nineplan_adapters.converters import row_to_session
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
+from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.sqlite.connection import (
     MIGRATIONS,
-    Durability,
     SessionConnection,
     connect,
     database_errors,
@@ -28,9 +29,14 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.model import SESSION_NAME, Session, SessionSummary, check_session_name
+from nineplan_core.model import (
+    DEFAULT_LIMITS,
+    SESSION_NAME,
+    Session,
+    SessionSummary,
+    check_session_name,
+)
 from nineplan_core.ports import PlanFiles
-from nineplan_core.requests import REMEMBERED
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -62,8 +68,15 @@ class SqliteSessionCatalog:
     plan_files: PlanFilesFactory = directory_plan_files
     max_open: int = 64
     commit_on_loop: bool = False
+    #: How many recent request ids each session, and the catalog, remembers.
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    creations: RetryLog = attrs.field(init=False)
     _stores: "OrderedDict[str, SqliteSessionStore]" = attrs.field(factory=OrderedDict, init=False)
     _opening: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+
+    @creations.default
+    def _creations(self) -> RetryLog:
+        return RetryLog(CreationFiles(self.root / CREATIONS), self.remembered)
 
     def _folder(self, name: str) -> Path:
         return self.root / check_session_name(name)
@@ -121,7 +134,7 @@ class SqliteSessionCatalog:
 
         files = self._files(folder)  # before connecting: a failure here must not leak a connection
         db = await self._connect(folder, create=create)
-        return SqliteSessionStore(name, folder, files, db, reconnect)
+        return SqliteSessionStore(name, folder, files, db, reconnect, self.remembered)
 
     async def _connect(self, folder: Path, *, create: bool) -> SessionConnection:
         return await connect(
@@ -173,42 +186,54 @@ class SqliteSessionCatalog:
         (summary,) = await anyio.to_thread.run_sync(_read_summaries, [database], self.busy_timeout)
         return summary or DatabaseError(f"Session {name} could not be migrated.")
 
-    def _creation_record(self, request_id: str) -> Path:
-        digest = hashlib.sha256(request_id.encode()).hexdigest()
-        return self.root / CREATIONS / f"{digest}.json"
+    async def aclose(self) -> None:
+        """Close every open session."""
+        stores, self._stores = list(self._stores.values()), OrderedDict()
+        for store in stores:
+            await store.close()
 
-    async def recall_creation(self, request_id: str) -> tuple[str, str] | None:
+
+@attrs.frozen
+class CreationFiles:
+    """Session-creation records as small JSON files in one folder (RequestRecords).
+
+    Files, not a database: a create happens before its session's database exists. A record
+    that cannot be read counts as never made, and one that cannot be written is logged: the
+    session was created either way.
+    """
+
+    folder: Path
+
+    def _record(self, request_id: str) -> Path:
+        return self.folder / f"{hashlib.sha256(request_id.encode()).hexdigest()}.json"
+
+    async def get(self, request_id: str) -> tuple[str, str] | None:
         try:
-            record = json.loads(self._creation_record(request_id).read_text("utf-8"))
-            return str(record["fingerprint"]), check_session_name(str(record["session"]))
+            record = json.loads(self._record(request_id).read_text("utf-8"))
+            if "result" not in record:  # written before the shared log: the bare name
+                return str(record["fingerprint"]), json.dumps(str(record["session"]))
+            return str(record["fingerprint"]), str(record["result"])
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, NinePlanError):
+        except (OSError, ValueError, KeyError, TypeError):
             log.warning("unreadable session-creation record; treating the request as new")
             return None
 
-    async def remember_creation(self, request_id: str, fingerprint: str, name: str) -> None:
-        folder = self.root / CREATIONS
-        record = self._creation_record(request_id)
-        temp = folder / f".{record.name}.{secrets.token_hex(4)}.tmp"
+    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+        record = self._record(request_id)
+        temp = self.folder / f".{record.name}.{secrets.token_hex(4)}.tmp"
         try:
-            folder.mkdir(exist_ok=True)
-            temp.write_text(json.dumps({"fingerprint": fingerprint, "session": name}), "utf-8")
+            self.folder.mkdir(exist_ok=True)
+            temp.write_text(json.dumps({"fingerprint": fingerprint, "result": result}), "utf-8")
             temp.replace(record)
-            records = sorted(folder.glob("*.json"), key=lambda path: path.stat().st_mtime_ns)
-            for stale in records[:-REMEMBERED]:
+            records = sorted(self.folder.glob("*.json"), key=lambda path: path.stat().st_mtime_ns)
+            for stale in records[:-keep]:
                 stale.unlink(missing_ok=True)
         except OSError:
             temp.unlink(missing_ok=True)
             log.exception(
                 "could not record a session creation; a retry would create another session"
             )
-
-    async def aclose(self) -> None:
-        """Close every open session."""
-        stores, self._stores = list(self._stores.values()), OrderedDict()
-        for store in stores:
-            await store.close()
 
 
 def _write_atomically(path: Path, text: str) -> None:

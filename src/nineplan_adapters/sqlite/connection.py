@@ -6,17 +6,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import aiosqlite
 import anyio
 import attrs
 
+from nineplan_adapters.config import Durability
 from nineplan_core.errors import DatabaseError
 
 log = logging.getLogger("nineplan.sqlite")
 
-Durability = Literal["full", "normal"]
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
     for number in (1, 2, 3, 4, 6)
@@ -30,12 +30,17 @@ def database_errors(action: str) -> Iterator[None]:
     try:
         yield
     except sqlite3.Error as exc:
-        if _is_busy(exc):
-            raise DatabaseError(
-                f"Could not {action}: the session is busy in another process.",
-                suggestion="Retry the call; another client is writing to this session.",
-            ) from exc
-        raise DatabaseError(f"Could not {action}: {exc}.") from exc
+        raise database_error(action, exc) from exc
+
+
+def database_error(action: str, exc: sqlite3.Error) -> DatabaseError:
+    """A categorized DatabaseError for a driver error; a busy session says to retry."""
+    if _is_busy(exc):
+        return DatabaseError(
+            f"Could not {action}: the session is busy in another process.",
+            suggestion="Retry the call; another client is writing to this session.",
+        )
+    return DatabaseError(f"Could not {action}: {exc}.")
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

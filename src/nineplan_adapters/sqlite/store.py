@@ -1,43 +1,42 @@
 """One session's SQLite store: a connection kept open, transactions that cover plan files."""
 
-import logging
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import attrs
 
 from nineplan_adapters.converters import (
-    dump_result,
-    load_result,
+    CHANGEABLE_COLUMNS,
+    PLAN_COLUMNS,
     plan_to_row,
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.file_journal import Action, FileJournal, JournalledFiles, run_actions
-from nineplan_adapters.sqlite.connection import SessionConnection, database_errors
-from nineplan_core.errors import DatabaseError, NinePlanError
+from nineplan_adapters.retry_log import RetryLog
+from nineplan_adapters.sqlite.connection import (
+    SessionConnection,
+    database_error,
+    database_errors,
+)
+from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
+from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
+    DEFAULT_LIMITS,
     SNIPPET_MARKS,
     HistoryMatch,
     Plan,
-    Progress,
     QueueEntry,
-    QueueShape,
     Session,
+    Tally,
 )
 from nineplan_core.ports import PlanFiles
-from nineplan_core.requests import REMEMBERED
-
-T = TypeVar("T")
-
-log = logging.getLogger("nineplan.sqlite")
 
 # Columns of both indexes: goal, context, inputs, outputs, outcome, notes. What plans produced
 # is what later plans search for, so outputs and outcome weigh most; notes, where agents record
@@ -84,35 +83,23 @@ _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
 _COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
 _FRONT_OF = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
 _BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
-_PLAN_COLUMNS = (
-    "id, status, queue_position, goal, context, inputs, outputs, approach, success_criteria, "
-    "notes, outcome, created_at, completed_at"
-)
+_PLAN_COLUMNS = ", ".join(PLAN_COLUMNS)
+_PLACEHOLDERS = ", ".join(f":{column}" for column in PLAN_COLUMNS)
+_UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS)
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
-INSERT_PLAN = (
-    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES"  # noqa: S608 - column names are constants
-    " (:id, :status, :queue_position, :goal, :context, :inputs, :outputs, :approach, :success_criteria,"
-    " :notes, :outcome, :created_at, :completed_at)"
-)
-SAVE_PLAN = (
-    f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES"  # noqa: S608 - column names are constants
-    " (:id, :status, :queue_position, :goal, :context, "
-    ":inputs, :outputs, :approach, :success_criteria, :notes, :outcome, :created_at, :completed_at) "
-    "ON CONFLICT (id) DO UPDATE SET status = excluded.status, queue_position = excluded.queue_position, "
-    "goal = excluded.goal, context = excluded.context, inputs = excluded.inputs, "
-    "outputs = excluded.outputs, approach = excluded.approach, "
-    "success_criteria = excluded.success_criteria, notes = excluded.notes, "
-    "outcome = excluded.outcome, completed_at = excluded.completed_at"
-)
+INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
+SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
 _BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
-SHAPE = f"SELECT {_QUEUED}, {_FRONT_OF.format('queue_position')}, {_BACK}"
-PROGRESS = f"SELECT {_COMPLETED}, {_QUEUED}, {_FRONT_OF.format('goal')}"
+TALLY = (
+    f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
+    f"{_FRONT_OF.format('goal')}"
+)
 
 
 @attrs.define
-class SqliteSessionStore:
+class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
     """A session in `{folder}/session.db` with its files in `{folder}/plans/`.
 
     One connection per store, used by one coroutine at a time (an in-process lock);
@@ -126,9 +113,10 @@ class SqliteSessionStore:
     files: PlanFiles
     _db: SessionConnection | None
     reconnect: Callable[[], Awaitable[SessionConnection]]
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
     # fast_acquire: an uncontended call takes the lock without a trip round the event loop.
     _lock: anyio.Lock = attrs.field(factory=lambda: anyio.Lock(fast_acquire=True), init=False)
-    _cleanups: list[Action] = attrs.field(factory=list, init=False)
 
     files_mirror = False
 
@@ -146,55 +134,46 @@ class SqliteSessionStore:
                 db, self._db = self._db, None
                 await db.close()
 
+    def _tx(self, db: SessionConnection, files: FileChanges) -> "SqliteSessionTx":
+        return SqliteSessionTx(db, files, RetryLog(SqliteRequestRecords(db), self.remembered))
+
     @asynccontextmanager
     async def reading(self, *, snapshot: bool = True) -> AsyncIterator["SqliteSessionTx"]:
         async with self._lock:
             db = await self._ready()
             if not snapshot:  # one statement is atomic by itself
                 with database_errors("read the session"):
-                    yield SqliteSessionTx(db, FileJournal(self.files))
+                    yield self._tx(db, FileChanges(self.files))
                 return
             with database_errors("read the session"):
                 await db.run("BEGIN")
             try:
                 with database_errors("read the session"):
-                    yield SqliteSessionTx(db, FileJournal(self.files))
+                    yield self._tx(db, FileChanges(self.files))
             finally:
                 with database_errors("end a read"):
                     db.roll_back()
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator["SqliteSessionTx"]:
-        async with self._lock:
-            self._cleanups = await run_actions(self._cleanups)
-            db = await self._ready()
-            with database_errors("lock the session for writing"):
-                await db.run("BEGIN IMMEDIATE")
-            tx = SqliteSessionTx(db, FileJournal(self.files))
-            try:
-                with database_errors("update the session"):
-                    yield tx
-                with database_errors("commit"):
-                    await db.commit()  # not cancellable: on the loop, or shielded in the thread
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await self._roll_back(db, tx.journal)
-                raise
-            with anyio.CancelScope(shield=True):
-                self._cleanups += await tx.journal.after_commit()
+    def _writer(self) -> anyio.Lock:
+        return self._lock
 
-    async def _roll_back(self, db: SessionConnection, journal: FileJournal) -> None:
-        try:
-            db.roll_back()
-        except sqlite3.Error:
-            log.exception("rollback failed", extra={"session": self.name})
-        try:
-            await journal.undo()
-        except NinePlanError:
-            log.exception(
-                "could not undo a plan-file write; reconcile will re-render it",
-                extra={"session": self.name},
-            )
+    async def _begin(self, db: None, files: FileChanges) -> "SqliteSessionTx":  # noqa: ARG002 - the lock gives no object
+        connection = await self._ready()
+        with database_errors("lock the session for writing"):
+            await connection.run("BEGIN IMMEDIATE")
+        return self._tx(connection, files)
+
+    async def _commit(self, tx: "SqliteSessionTx") -> None:
+        with database_errors("commit"):
+            await tx.db.commit()
+
+    async def _roll_back(self, tx: "SqliteSessionTx") -> None:
+        tx.db.roll_back()
+
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        if isinstance(exc, sqlite3.Error):
+            return database_error("update the session", exc)
+        return None
 
     async def _ready(self) -> SessionConnection:
         """The connection, reopened if the store was closed; never left inside a transaction."""
@@ -223,11 +202,12 @@ class SqliteSessionStore:
 
 
 @attrs.define
-class SqliteSessionTx(JournalledFiles):
+class SqliteSessionTx:
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
 
     db: SessionConnection
-    journal: FileJournal
+    files: FileChanges
+    requests: RetryLog
 
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
         rows = await self.db.run(sql, parameters)
@@ -258,23 +238,13 @@ class SqliteSessionTx(JournalledFiles):
         )
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
 
-    async def queue_shape(self) -> QueueShape:
-        row = await self._one(SHAPE)
-        return QueueShape(0) if row is None else QueueShape(int(row[0]), row[1], row[2])
-
-    async def progress(self) -> Progress:
-        row = await self._one(PROGRESS)
-        return Progress(0, 0, None) if row is None else Progress(int(row[0]), int(row[1]), row[2])
-
-    async def queue_length(self) -> int:
-        return await self._count("queued")
-
-    async def completed_count(self) -> int:
-        return await self._count("completed")
-
-    async def _count(self, status: str) -> int:
-        row = await self._one("SELECT n FROM plan_counts WHERE status = ?", (status,))
-        return int(row[0]) if row else 0
+    async def tally(self) -> Tally:
+        row = await self._one(TALLY)
+        if row is None:
+            return Tally()
+        return Tally(
+            queued=int(row[0]), completed=int(row[1]), low=row[2], high=row[3], next_goal=row[4]
+        )
 
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
@@ -317,17 +287,24 @@ class SqliteSessionTx(JournalledFiles):
     async def save(self, plan: Plan) -> None:
         await self.db.run(SAVE_PLAN, plan_to_row(plan))
 
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
-        row = await self._one(
+
+@attrs.frozen
+class SqliteRequestRecords:
+    """The `requests` table of a session database (RequestRecords for the RetryLog)."""
+
+    db: SessionConnection
+
+    async def get(self, request_id: str) -> tuple[str, str] | None:
+        rows = await self.db.run(
             "SELECT fingerprint, result FROM requests WHERE request_id = ?", (request_id,)
         )
-        return None if row is None else (row[0], load_result(row[1], kind))
+        return (rows[0][0], rows[0][1]) if rows else None
 
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
+    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
         await self.db.run(
             "INSERT INTO requests (request_id, fingerprint, result) VALUES (?, ?, ?)",
-            (request_id, fingerprint, dump_result(result)),
+            (request_id, fingerprint, result),
         )
         await self.db.run(
-            "DELETE FROM requests WHERE seq <= (SELECT max(seq) FROM requests) - ?", (REMEMBERED,)
+            "DELETE FROM requests WHERE seq <= (SELECT max(seq) FROM requests) - ?", (keep,)
         )

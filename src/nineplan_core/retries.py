@@ -7,8 +7,6 @@ from nineplan_core.errors import InvalidInputError
 from nineplan_core.model import check_type
 
 MAX_REQUEST_ID = 128
-#: How many recent request ids a session remembers.
-REMEMBERED = 1000
 
 
 def check_request_id(request_id: str) -> str:

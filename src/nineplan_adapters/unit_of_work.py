@@ -1,0 +1,167 @@
+"""The unit of work every store shares: the file half of a transaction, the after-commit
+cleanups and the begin / commit / rollback-and-undo skeleton. A store adds its database half."""
+
+import abc
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Generic, TypeVar
+
+import anyio
+import attrs
+
+from nineplan_core.errors import DatabaseError, NinePlanError
+from nineplan_core.model import file_name
+from nineplan_core.ports import PlanFiles
+
+log = logging.getLogger("nineplan.storage")
+
+Action = Callable[[], Awaitable[None]]
+Db = TypeVar("Db")
+Tx = TypeVar("Tx")
+
+
+@attrs.define
+class FileChanges:
+    """One transaction's changes to a PlanFiles (the PlanFileChanges port).
+
+    Writes happen at once (before the commit, so a failed write aborts the transaction)
+    and remember what they replaced; `undo` puts that back. Removals and recoveries wait
+    in `later` for the commit, so a rolled-back transaction never loses a file.
+    """
+
+    files: PlanFiles
+    later: list[Action] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[str, bytes | None]] = attrs.field(factory=list, init=False)
+
+    async def read(self, plan_id: str) -> bytes | None:
+        return await self.files.read(plan_id)
+
+    async def names(self) -> list[str]:
+        return await self.files.names()
+
+    async def write(self, plan_id: str, text: str) -> None:
+        previous = await self.files.read(plan_id)
+        self._undo.append((plan_id, previous))
+        await self.files.write(plan_id, text.encode("utf-8"))
+
+    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+        return await self.files.keep(file_name(plan_id), data)
+
+    def remove_after_commit(self, plan_id: str) -> None:
+        self.later.append(lambda: self.files.remove(plan_id))
+
+    def recover_after_commit(self, file_name: str) -> None:
+        self.later.append(lambda: self.files.recover(file_name))
+
+    async def undo(self) -> None:
+        """Restore every file this transaction wrote, newest first."""
+        for plan_id, previous in reversed(self._undo):
+            if previous is None:
+                await self.files.remove(plan_id)
+            else:
+                await self.files.write(plan_id, previous)
+
+
+@attrs.define
+class Cleanups:
+    """File actions due after a commit; one that fails is kept and retried before the next."""
+
+    pending: list[Action] = attrs.field(factory=list)
+
+    async def run(self, actions: list[Action]) -> None:
+        """Run `actions`; keep the ones that fail (logged). The commit stands either way."""
+        for action in actions:
+            try:
+                await action()
+            except NinePlanError as exc:
+                log.warning("a plan-file cleanup failed; it will be retried: %s", exc.message)
+                self.pending.append(action)
+
+    async def retry(self) -> None:
+        """Run the actions that failed before (each is taken by one caller)."""
+        if self.pending:
+            pending, self.pending = self.pending, []
+            await self.run(pending)
+
+
+class UnitOfWork(abc.ABC, Generic[Db, Tx]):
+    """`transaction()` for a store that supplies its database half.
+
+    The store provides `_writer` (exclusive use of its database: a lock, a pooled
+    connection), `_begin`, `_commit`, `_roll_back` and `_database_error` (its driver's
+    errors as DatabaseError). This class owns everything else: the files of the
+    transaction, the commit that cancellation cannot interrupt, the rollback and undo on
+    any failure, and the cleanups after the commit (still inside `_writer`, so no other
+    transaction of the store sees a file that is about to go). Its own cost is a few
+    microseconds per call: the add -> pull -> complete cycle runs three of them.
+    """
+
+    files: PlanFiles
+    cleanups: Cleanups
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """The session's name, for the log."""
+
+    @abc.abstractmethod
+    def _writer(self) -> AbstractAsyncContextManager[Db]:
+        """This call's exclusive use of the database: a lock, a pooled connection."""
+
+    @abc.abstractmethod
+    async def _begin(self, db: Db, files: FileChanges) -> Tx:
+        """Start a write transaction on `db`, serialised against every other writer of the
+        session (on any machine), and return its SessionTx."""
+
+    @abc.abstractmethod
+    async def _commit(self, tx: Tx) -> None:
+        """Make the transaction's rows durable."""
+
+    @abc.abstractmethod
+    async def _roll_back(self, tx: Tx) -> None:
+        """Drop the transaction's rows (an error here is logged, never raised)."""
+
+    @abc.abstractmethod
+    def _database_error(self, exc: Exception) -> DatabaseError | None:
+        """The DatabaseError for a driver error raised in a transaction; None for any other."""
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """Serialise against every other writer of this session. Raises StorageError."""
+        try:
+            async with self._writer() as db:
+                await self.cleanups.retry()
+                files = FileChanges(self.files)
+                tx = await self._begin(db, files)
+                try:
+                    yield tx
+                except BaseException:
+                    with anyio.CancelScope(shield=True):
+                        await self._undo(tx, files)
+                    raise
+                with anyio.CancelScope(shield=True):  # one scope: each costs microseconds
+                    try:
+                        await self._commit(tx)
+                    except BaseException:
+                        await self._undo(tx, files)
+                        raise
+                    await self.cleanups.run(files.later)
+        except Exception as exc:
+            if (error := self._database_error(exc)) is None:
+                raise
+            raise error from exc
+
+    async def _undo(self, tx: Tx, files: FileChanges) -> None:
+        """Roll the rows back and restore the files; the error that got here is the one raised."""
+        try:
+            await self._roll_back(tx)
+        except Exception:
+            log.exception("rollback failed", extra={"session": self.name})
+        try:
+            await files.undo()
+        except NinePlanError:
+            log.exception(
+                "could not undo a plan-file write; reconcile will re-render it",
+                extra={"session": self.name},
+            )
