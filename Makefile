@@ -55,7 +55,7 @@ test: lint typecheck wheel-check
 
 # Regenerate the tool reference from the live server.
 docs: $(STAMP)
-	$(BIN)/python -m nineplan_adapters.mcp.reference > docs/tools.md
+	$(BIN)/python -m nineplan_adapters.tool_reference > docs/tools.md
 
 # Run every command the README and docs show, and check docs/tools.md is current (also in make test).
 docs-check: $(STAMP)

@@ -5,16 +5,17 @@ import errno
 import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import attrs
+from dependency_injector import providers
 
 from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.files import DirectoryPlanFiles, file_system_error
-from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
-from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionCatalog
-from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
+from nineplan_adapters.files import DirectoryPlanFiles, PlanFilesFactory, file_system_error
+from nineplan_adapters.memory import MemoryPlanFiles
 from nineplan_core.model import DEFAULT_LIMITS
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
@@ -104,13 +105,33 @@ class FailingPlanFiles:
         await self.inner.recover(file_name)
 
 
-def make_service(catalog: SessionCatalog, clock: FixedClock) -> NinePlan:
-    return NinePlan(
-        catalog=catalog,
-        clock=clock,
-        plan_ids=SequentialPlanIds(),
-        session_names=ThreeWordNames(seed=1),
+@asynccontextmanager
+async def open_service(
+    settings: Settings,
+    *,
+    clock: FixedClock | None = None,
+    plan_files: PlanFilesFactory | None = None,
+    one_client: bool = False,
+    seed: int = 1,
+) -> AsyncIterator[NinePlan]:
+    """The use cases as the container builds them for `settings`, made repeatable (a fixed
+    clock, sequential plan ids, session names from `seed`). `plan_files` replaces the plan-file
+    folder factory of a SQLite or PostgreSQL backend (fault injection)."""
+    app = repeatable(
+        build_container(settings, one_client=one_client), clock or FixedClock(), seed=seed
     )
+    if plan_files is not None:
+        app.storage().plan_files.override(providers.Object(plan_files))
+    async with running(app) as service:
+        yield service
+
+
+def make_service(catalog: SessionCatalog, clock: FixedClock, *, seed: int = 1) -> NinePlan:
+    """The container's use cases over an open `catalog` (the subject of an adapter test),
+    made repeatable as `open_service` makes them."""
+    app = repeatable(build_container(Settings(storage="memory")), clock, seed=seed)
+    app.catalog.override(providers.Object(catalog))
+    return app.service()
 
 
 def postgres_url() -> str | None:
@@ -136,20 +157,6 @@ async def postgres_schema() -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def postgres_catalog(
-    root: Path, remembered: int = DEFAULT_LIMITS.remembered_requests
-) -> AsyncIterator[SessionCatalog]:
-    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool
-
-    async with postgres_schema() as url:
-        catalog = PostgresSessionCatalog(await connect_pool(url), root, remembered=remembered)
-        try:
-            yield catalog
-        finally:
-            await catalog.aclose()
-
-
-@asynccontextmanager
 async def open_backend(
     kind: str,
     root: Path,
@@ -157,29 +164,31 @@ async def open_backend(
     failing: FailingPlanFiles | None = None,
     remembered: int = DEFAULT_LIMITS.remembered_requests,
 ) -> AsyncIterator[Backend]:
-    """The use cases over backend `kind`, remembering the newest `remembered` request ids."""
+    """The use cases over one backend: "memory", "sqlite", "sqlite-loop" (the stdio server's
+    catalog, committing on the event loop) or "postgres" (a fresh schema, dropped after),
+    remembering the newest `remembered` request ids."""
     clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
-    catalog: SessionCatalog
-    if kind == "postgres":
-        async with postgres_catalog(root, remembered) as pg_catalog:
-            yield Backend(kind, make_service(pg_catalog, clock), pg_catalog, clock, root)
-        return
-    if kind == "memory":
-        catalog = MemorySessionCatalog(remembered=remembered)
-    else:
+    settings = Settings(
+        sessions_path=root,
+        storage="memory" if kind == "memory" else "sqlite",
+        limits=attrs.evolve(DEFAULT_LIMITS, remembered_requests=remembered),
+    )
 
-        def files(folder: Path, recovered: Path) -> PlanFiles:
-            directory = DirectoryPlanFiles(folder, recovered)
-            if failing is None:
-                return directory
-            failing.inner = directory
-            return failing
+    def files(folder: Path, recovered: Path) -> PlanFiles:
+        assert failing is not None
+        failing.inner = DirectoryPlanFiles(folder, recovered)
+        return failing
 
-        # "sqlite-loop": the stdio server's catalog, committing on the event loop
-        catalog = SqliteSessionCatalog(
-            root, plan_files=files, commit_on_loop=kind == "sqlite-loop", remembered=remembered
+    async with AsyncExitStack() as stack:
+        if kind == "postgres":
+            url = await stack.enter_async_context(postgres_schema())
+            settings = attrs.evolve(settings, database_url=url)
+        service = await stack.enter_async_context(
+            open_service(
+                settings,
+                clock=clock,
+                plan_files=None if failing is None else files,
+                one_client=kind == "sqlite-loop",
+            )
         )
-    try:
-        yield Backend(kind, make_service(catalog, clock), catalog, clock, root)
-    finally:
-        await catalog.aclose()
+        yield Backend(kind, service, service.catalog, clock, root)

@@ -9,13 +9,14 @@ from dependency_injector import containers, providers
 from nineplan_adapters.clock import utc_now
 from nineplan_adapters.config import Durability, Settings
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files
-from nineplan_adapters.ids import ThreeWordNames, random_plan_id
+from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
 from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
-from nineplan_core.ports import SessionCatalog
+from nineplan_core.ports import Clock, SessionCatalog
 from nineplan_core.service import NinePlan
 
 
+@asynccontextmanager
 async def sqlite_catalog(
     root: Path,
     *,
@@ -37,6 +38,7 @@ async def sqlite_catalog(
         await catalog.aclose()
 
 
+@asynccontextmanager
 async def postgres_catalog(
     url: str, root: Path, plan_files: PlanFilesFactory, remembered: int
 ) -> AsyncIterator[SessionCatalog]:
@@ -52,6 +54,7 @@ async def postgres_catalog(
         await catalog.aclose()
 
 
+@asynccontextmanager
 async def memory_catalog(remembered: int) -> AsyncIterator[SessionCatalog]:
     yield MemorySessionCatalog(remembered=remembered)
 
@@ -62,7 +65,7 @@ class SqliteStorage(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     one_client = providers.Dependency(instance_of=bool, default=False)
     plan_files = providers.Object(directory_plan_files)
-    catalog = providers.Resource(
+    open_catalog = providers.Factory(
         sqlite_catalog,
         root=settings.provided.sessions_path,
         durability=settings.provided.durability,
@@ -77,7 +80,7 @@ class PostgresStorage(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
     plan_files = providers.Object(directory_plan_files)
-    catalog = providers.Resource(
+    open_catalog = providers.Factory(
         postgres_catalog,
         url=settings.provided.database_url,
         root=settings.provided.sessions_path,
@@ -90,7 +93,7 @@ class MemoryStorage(containers.DeclarativeContainer):
     """Everything in memory: for embedding without a disk and for tests."""
 
     settings = providers.Dependency(instance_of=Settings)
-    catalog = providers.Resource(
+    open_catalog = providers.Factory(
         memory_catalog, remembered=settings.provided.limits.remembered_requests
     )
 
@@ -100,13 +103,15 @@ class App(containers.DeclarativeContainer):
 
     settings = providers.Dependency(instance_of=Settings)
     storage = providers.DependenciesContainer()
+    #: The open catalog: `running` opens `storage.open_catalog` and hands the catalog in here.
+    catalog: providers.Dependency[SessionCatalog] = providers.Dependency()
     clock = providers.Object(utc_now)
     plan_ids = providers.Object(random_plan_id)
     session_names = providers.Singleton(ThreeWordNames)
     limits = settings.provided.limits
     service = providers.Singleton(
         NinePlan,
-        catalog=storage.catalog,
+        catalog=catalog,
         clock=clock,
         plan_ids=plan_ids,
         session_names=session_names,
@@ -128,20 +133,29 @@ def build_container(settings: Settings, *, one_client: bool = False) -> App:
         storage = MemoryStorage(settings=settings)
     else:
         storage = SqliteStorage(settings=settings, one_client=one_client)
-    app = App(settings=settings, storage=storage)
-    app.service.enable_async_mode()
-    app.check_dependencies()
+    storage.check_dependencies()
+    return App(settings=settings, storage=storage)
+
+
+def repeatable(app: App, clock: Clock, *, seed: int = 1) -> App:
+    """Override the clock, plan ids and session names with repeatable ones.
+
+    For answers that must come out the same every run: the tool reference's examples and
+    the tests. Plan ids count up from 00001; session names follow `seed`.
+    """
+    app.clock.override(providers.Object(clock))
+    app.plan_ids.override(providers.Singleton(SequentialPlanIds))
+    app.session_names.override(providers.Singleton(ThreeWordNames, seed=seed))
     return app
 
 
 @asynccontextmanager
 async def running(app: App) -> AsyncIterator[NinePlan]:
-    """Open the container's resources, yield the use cases, and close everything after."""
-    storage = app.storage()
-    try:
-        await storage.init_resources()
-        service: NinePlan = await app.service()  # type: ignore[misc] # async mode: the provider returns a Future
-        yield service
-    finally:
-        await storage.shutdown_resources()
-        app.reset_singletons()
+    """Open the storage backend's catalog, yield the use cases over it, and close it after."""
+    async with app.storage.open_catalog() as catalog:
+        try:
+            with app.catalog.override(catalog):
+                app.check_dependencies()
+                yield app.service()
+        finally:
+            app.reset_singletons()

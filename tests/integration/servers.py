@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 from mcp import StdioServerParameters
 
 from nineplan_adapters.demo import server_command
@@ -44,3 +45,20 @@ def run_nineplan(
         check=check,
         cwd=PROJECT,
     )
+
+
+async def wait_until_listening(
+    port: int, process: "subprocess.Popen[bytes]", *, timeout: float = 30
+) -> None:
+    """Poll until `process` accepts connections on `port`; fail as soon as it exits, or after
+    `timeout` seconds."""
+    with anyio.fail_after(timeout):
+        while True:
+            assert process.poll() is None, process.communicate()[1]
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+            else:
+                await stream.aclose()
+                return

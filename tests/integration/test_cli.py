@@ -38,6 +38,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_sessions_lists_every_session(capsys, tmp_path: Path, session: str):
+    """`nineplan sessions` lists each session with its task; with --json it gives the queue length."""
     code, out, _ = run(capsys, "sessions", "--sessions-path", str(tmp_path))
     assert code == 0
     assert session in out
@@ -47,6 +48,7 @@ def test_sessions_lists_every_session(capsys, tmp_path: Path, session: str):
 
 
 def test_state_shows_the_queue_and_active_plan(capsys, tmp_path: Path, session: str):
+    """`nineplan state` shows the active plan and the queue; with --json the completed count."""
     code, out, _ = run(capsys, "state", session, "--sessions-path", str(tmp_path))
     assert code == 0
     assert "Active: 00002  second" in out
@@ -56,6 +58,8 @@ def test_state_shows_the_queue_and_active_plan(capsys, tmp_path: Path, session: 
 
 
 def test_show_and_search(capsys, tmp_path: Path, session: str):
+    """`nineplan search` finds a completed plan by a word of its outcome, and `nineplan show` prints
+    a plan (as JSON, or as text with its file)."""
     code, out, _ = run(capsys, "search", session, "penguin", "--sessions-path", str(tmp_path))
     assert (code, "00001" in out) == (0, True)
     code, out, _ = run(capsys, "show", session, "00001", "--sessions-path", str(tmp_path), "--json")
@@ -93,6 +97,8 @@ def test_a_missing_session_is_one_line_and_exit_2(capsys, tmp_path: Path):
 
 
 def test_a_bad_setting_exits_2_naming_the_variable(tmp_path: Path):
+    """`nineplan serve` with a bad NINEPLAN_LOG_LEVEL exits 2, names the variable on stderr and
+    writes nothing to stdout."""
     completed = run_nineplan(tmp_path, "serve", timeout=60, NINEPLAN_LOG_LEVEL="loud")
     assert completed.returncode == 2
     assert "NINEPLAN_LOG_LEVEL" in completed.stderr
@@ -100,6 +106,7 @@ def test_a_bad_setting_exits_2_naming_the_variable(tmp_path: Path):
 
 
 def test_version_and_help(capsys):
+    """--version prints `nineplan VERSION` and exits 0; --help shows examples."""
     with pytest.raises(SystemExit) as caught:
         main(["--version"])
     assert caught.value.code == 0
@@ -151,6 +158,8 @@ def _normalised(demo: str) -> str:
 
 
 def test_the_embedding_example_runs(tmp_path: Path):
+    """examples/embedding.py runs to the end: it adds, completes, finds the plan in history and
+    reports the session valid."""
     completed = subprocess.run(
         [PYTHON, "examples/embedding.py", str(tmp_path)],
         env=child_env(tmp_path),
@@ -174,12 +183,15 @@ def test_the_embedding_doc_shows_the_tested_example():
 
 
 def test_the_demo_runs_over_http(tmp_path: Path):
+    """`nineplan demo --transport http` plays a whole session over HTTP and ends valid."""
     completed = run_nineplan(tmp_path, "demo", "--transport", "http", check=True)
     assert "over http" in completed.stdout
     assert "Session is valid." in completed.stdout
 
 
 def test_search_highlights_the_matched_words(capsys, tmp_path: Path, session: str):
+    """Search marks the matched word in brackets, in text and in JSON, and uses no colour when
+    stdout is not a terminal."""
     code, out, _ = run(capsys, "search", session, "penguin", "--sessions-path", str(tmp_path))
     assert code == 0
     assert "built the [penguin] importer" in out
@@ -220,6 +232,7 @@ def test_colour_on_a_terminal_unless_no_color(
     "command", ["serve", "demo", "sessions", "state", "show", "search", "validate"]
 )
 def test_every_command_has_help_with_examples(capsys, command: str):
+    """Every CLI command's --help exits 0 and shows examples that name the command."""
     with pytest.raises(SystemExit) as caught:
         main([command, "--help"])
     assert caught.value.code == 0
@@ -230,7 +243,7 @@ def test_every_command_has_help_with_examples(capsys, command: str):
 
 async def test_the_tool_reference_is_current():
     """docs/tools.md is what the live server says; regenerate it when this fails:
-    python -m nineplan_adapters.mcp.reference > docs/tools.md"""
-    from nineplan_adapters.mcp.reference import render
+    python -m nineplan_adapters.tool_reference > docs/tools.md"""
+    from nineplan_adapters.tool_reference import render
 
     assert (PROJECT / "docs" / "tools.md").read_text() == await render()

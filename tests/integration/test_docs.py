@@ -2,22 +2,20 @@
 
 import re
 import shlex
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import anyio
 import pytest
+from dependency_injector import providers
 
 from nineplan_adapters.clock import FixedClock
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.demo import free_port
-from nineplan_adapters.ids import ThreeWordNames
-from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.model import Session
-from nineplan_core.service import NinePlan
 from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, PYTHON, child_env
+from tests.integration.servers import PROJECT, PYTHON, child_env, wait_until_listening
 
 DOCUMENTS = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
 # Commands that are not nineplan's to run here, and where they are covered instead.
@@ -50,30 +48,36 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     async def build() -> None:
         ids = iter(["a3x9k", "b4y0l", "c5z1m"])
-        catalog = SqliteSessionCatalog(root)
-        service = NinePlan(catalog=catalog, clock=FixedClock(), plan_ids=lambda: next(ids),
-                           session_names=ThreeWordNames(seed=3))  # fmt: skip
-        await catalog.create(
-            Session(name="brave-quiet-otter", task_description="docs", created_at=FixedClock()())
-        )
-        await service.add_plan(
-            "brave-quiet-otter", **{**PLAN, "goal": "Build the users table and auth"}
-        )
-        await service.add_plan("brave-quiet-otter", **{**PLAN, "goal": "Build the login form"})
-        await service.pull_plan("brave-quiet-otter")
-        await service.complete_plan("brave-quiet-otter", "users table and login form; auth works")
-        await catalog.aclose()
+        app = repeatable(build_container(Settings(sessions_path=root)), FixedClock(), seed=3)
+        app.plan_ids.override(providers.Object(lambda: next(ids)))
+        async with running(app) as service:
+            await service.catalog.create(
+                Session(
+                    name="brave-quiet-otter", task_description="docs", created_at=FixedClock()()
+                )
+            )
+            await service.add_plan(
+                "brave-quiet-otter", **{**PLAN, "goal": "Build the users table and auth"}
+            )
+            await service.add_plan("brave-quiet-otter", **{**PLAN, "goal": "Build the login form"})
+            await service.pull_plan("brave-quiet-otter")
+            await service.complete_plan(
+                "brave-quiet-otter", "users table and login form; auth works"
+            )
 
     anyio.run(build)
     return root
 
 
 def test_the_docs_show_commands():
+    """shell_commands finds at least eight shell commands in the README and docs/."""
     assert len(shell_commands()) >= 8
 
 
 @pytest.mark.parametrize(("document", "command"), shell_commands())
 def test_each_documented_command_runs(sessions: Path, document: str, command: str):
+    """Each shell command in the README and docs/ runs and exits 0 (a `serve` starts listening and
+    stops cleanly), or is named as covered elsewhere."""
     if command in ELSEWHERE:
         return
     words = shlex.split(command)
@@ -116,11 +120,7 @@ def run_server(argv: list[str], env: dict[str, str]) -> None:
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=PROJECT
     )
     try:
-        deadline = time.monotonic() + 30
-        while not _listening(port):
-            assert process.poll() is None, process.communicate()[1]
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        anyio.run(wait_until_listening, port, process)
         process.terminate()
         out, err = process.communicate(timeout=30)
     finally:
@@ -128,14 +128,6 @@ def run_server(argv: list[str], env: dict[str, str]) -> None:
             process.kill()
     assert process.returncode == 0, err
     assert out == b""
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/configuration.md"])

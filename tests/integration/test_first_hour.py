@@ -17,7 +17,7 @@ from tests.fakes import PLAN, open_backend
 from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan, stdio_server
 from tests.integration.test_http import INITIALIZE as INITIALIZE_CALL
 from tests.integration.test_http import JSON_HEADERS, TOKEN
-from tests.integration.test_stdio import both_eras, ok, text
+from tests.mcp_helpers import both_eras, ok, text
 
 INITIALIZE = {
     "protocolVersion": "2025-11-25",

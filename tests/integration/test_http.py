@@ -2,12 +2,10 @@
 
 import signal
 import subprocess
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -15,8 +13,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 from nineplan_adapters.demo import free_port, spawned_http_server
 from tests.fakes import PLAN
-from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
-from tests.integration.test_stdio import ok, text
+from tests.integration.servers import (
+    PROJECT,
+    PYTHON,
+    child_env,
+    run_nineplan,
+    wait_until_listening,
+)
+from tests.mcp_helpers import ok, text
 
 TOKEN = "s3cret-token"
 INITIALIZE = {
@@ -46,6 +50,8 @@ async def guarded(tmp_path: Path) -> AsyncIterator[str]:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_whole_lifecycle_over_http(server: str, mode: str):
+    """Create, add, pull, defer, pull again, complete, search and validate all work over streamable
+    HTTP, in both protocol eras."""
     async with Client(server, mode=mode) as client:
         name = (await ok(client, "9plan_session_create", task_description="over http"))[
             "session_name"
@@ -100,6 +106,7 @@ async def test_two_legacy_clients_keep_separate_current_sessions(server: str):
 
 
 async def test_sessionless_clients_are_told_to_name_the_session(server: str):
+    """On the 2026-07-28 protocol no current session is kept: after create, a session-scoped call without session_name is SESSION_NOT_FOUND naming session_name."""
     async with Client(server, mode="auto") as client:
         assert client.protocol_version == "2026-07-28"
         await ok(client, "9plan_session_create")
@@ -110,6 +117,8 @@ async def test_sessionless_clients_are_told_to_name_the_session(server: str):
 
 
 async def test_wrong_host_and_foreign_origin_are_refused(server: str):
+    """The HTTP server answers 421 to a foreign Host header and 403 to a foreign Origin (DNS
+    rebinding protection)."""
     async with httpx2.AsyncClient() as http:
         assert (await http.post(server, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 200
         wrong_host = await http.post(
@@ -123,6 +132,8 @@ async def test_wrong_host_and_foreign_origin_are_refused(server: str):
 
 
 async def test_a_token_is_required_when_set(guarded: str):
+    """With a token set, a request without it or with a wrong one is 401; a client with the right
+    bearer token works in both eras."""
     async with httpx2.AsyncClient() as http:
         assert (await http.post(guarded, json=INITIALIZE, headers=JSON_HEADERS)).status_code == 401
         wrong = await http.post(
@@ -137,6 +148,8 @@ async def test_a_token_is_required_when_set(guarded: str):
 
 
 def test_a_non_loopback_bind_without_a_token_is_refused(tmp_path: Path):
+    """Serving HTTP on 0.0.0.0 without NINEPLAN_HTTP_TOKEN exits 2, names the variable and writes
+    nothing to stdout."""
     completed = run_nineplan(
         tmp_path,
         "serve",
@@ -165,15 +178,7 @@ async def test_sigterm_exits_cleanly_and_loses_nothing(tmp_path: Path):
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-                await stream.aclose()
-                break
-            except OSError:
-                assert time.monotonic() < deadline
-                await anyio.sleep(0.05)
+        await wait_until_listening(port, process)
         async with Client(url, mode="legacy") as client:
             name = (await ok(client, "9plan_session_create"))["session_name"]
             for index in range(5):
@@ -192,6 +197,8 @@ async def test_sigterm_exits_cleanly_and_loses_nothing(tmp_path: Path):
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_retried_add_and_complete_apply_once_over_http(server: str, mode: str):
+    """An add and a complete sent three times with one request_id each happen once over HTTP and
+    answer the same each time."""
     async with Client(server, mode=mode) as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         scoped: dict[str, Any] = {"session_name": name}

@@ -16,7 +16,7 @@ from mcp import Client
 
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 
 def _files(folder: Path) -> dict[str, tuple[str, bytes, int]]:

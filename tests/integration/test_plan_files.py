@@ -15,7 +15,7 @@ from mcp import Client
 
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, stdio_server
-from tests.integration.test_stdio import ok, text
+from tests.mcp_helpers import ok, text
 
 NOTES = "- root cause is the cache TTL\n# Outputs\n- cache.py (new)\n"
 LINES = ["- root cause is the cache TTL", "# Outputs", "- cache.py (new)"]

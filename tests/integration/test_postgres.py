@@ -11,7 +11,7 @@ from mcp import Client
 
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import run_nineplan, stdio_server
-from tests.integration.test_stdio import ok, text
+from tests.mcp_helpers import ok, parsed_error, text
 
 pytestmark = pytest.mark.postgres
 
@@ -69,7 +69,7 @@ async def test_a_session_moves_between_machines(tmp_path: Path, database: str):
                 result = await client.call_tool(full, arguments)
                 calls[0] += 1
                 if result.is_error:
-                    assert text(result).split("Error: ")[1].split("\n")[0] in {
+                    assert parsed_error(result)[0] in {
                         "PLAN_ALREADY_ACTIVE", "QUEUE_EMPTY", "NO_ACTIVE_PLAN"}, text(result)  # fmt: skip
                     continue
                 plan_id = (result.structured_content or {})["plan_id"]

@@ -6,30 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client
-from mcp.types import TextContent
 
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, PYTHON, child_env, stdio_server
-
-both_eras = pytest.mark.parametrize("mode", ["legacy", "auto"])
-
-
-def text(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
-
-
-async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text(result)
-    return result.structured_content or {}
-
-
-async def category(client: Client, tool: str, **arguments: Any) -> str:
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error
-    return text(result).split("\n")[0].split("Error: ")[1]
+from tests.mcp_helpers import both_eras, category, ok, text
 
 
 @both_eras

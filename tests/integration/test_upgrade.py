@@ -22,7 +22,7 @@ from nineplan_adapters.postgres.catalog import MIGRATIONS as POSTGRES_MIGRATIONS
 from nineplan_adapters.sqlite.connection import MIGRATIONS as SQLITE_MIGRATIONS
 from tests.fakes import postgres_url
 from tests.integration.servers import PROJECT, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
 SQLITE_VERSION = len(SQLITE_MIGRATIONS)  # this version's session schema (PRAGMA user_version)

@@ -9,7 +9,7 @@ from mcp import Client
 
 from tests.fakes import PLAN
 from tests.integration.servers import stdio_server
-from tests.integration.test_stdio import ok, text
+from tests.mcp_helpers import ok, parsed_error, text
 
 PROCESSES = 4
 OPERATIONS = 110
@@ -56,7 +56,7 @@ async def test_four_processes_mutating_one_session(tmp_path: Path):
                 }[tool]
                 result = await client.call_tool(full, arguments)
                 if result.is_error:
-                    category = text(result).split("\n")[0].split("Error: ")[1]
+                    category, _ = parsed_error(result)
                     assert category in ALLOWED_REFUSALS, text(result)
                     refusals[category] = refusals.get(category, 0) + 1
                     continue

@@ -20,8 +20,7 @@ from nineplan_adapters.mcp import build_server
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.ports import PlanFiles
 from tests.fakes import PLAN, make_service
-from tests.integration.test_stdio import text
-from tests.unit.test_mcp_server import call, error
+from tests.mcp_helpers import error, ok, parsed_error, text
 
 ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EIO, errno.EROFS]
 STEPS = ["create", "write", "replace", "unlink", "rename"]
@@ -100,7 +99,7 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
 
 
 async def snapshot(client: Client) -> tuple[Any, ...]:
-    state = await call(client, "9plan_admin_state")
+    state = await ok(client, "9plan_admin_state")
     return state["queue"], state["active_plan"], state["completed_count"], state["plan_files"]
 
 
@@ -110,11 +109,11 @@ async def snapshot(client: Client) -> tuple[Any, ...]:
 async def test_a_file_fault_rolls_back_or_heals(rig: Rig, tool: str, step: str, number: int):
     """Before the commit: FILE_SYSTEM_ERROR with a suggestion and nothing changed. After it:
     the change stands and the cleanup heals on the next write. Either way the next call works."""
-    await call(rig.client, "9plan_session_create")
-    await call(rig.client, "9plan_queue_add", **PLAN)
-    await call(rig.client, "9plan_queue_add", **PLAN)
+    await ok(rig.client, "9plan_session_create")
+    await ok(rig.client, "9plan_queue_add", **PLAN)
+    await ok(rig.client, "9plan_queue_add", **PLAN)
     if tool != "9plan_queue_pull":
-        await call(rig.client, "9plan_queue_pull")
+        await ok(rig.client, "9plan_queue_pull")
     before = await snapshot(rig.client)
 
     rig.calls.armed = {step: number}
@@ -122,27 +121,21 @@ async def test_a_file_fault_rolls_back_or_heals(rig: Rig, tool: str, step: str, 
     rig.calls.armed = {}
 
     if step in BEFORE_COMMIT[tool]:
-        category, body = _parsed(result)
+        category, body = parsed_error(result)
         assert category == "FILE_SYSTEM_ERROR", body
         assert "Suggested action: " in body
         assert await snapshot(rig.client) == before
-        assert (await call(rig.client, "9plan_admin_validate"))["valid"]
-        await call(rig.client, tool, **ARGUMENTS[tool])  # the fault cleared: the same call works
+        assert (await ok(rig.client, "9plan_admin_validate"))["valid"]
+        await ok(rig.client, tool, **ARGUMENTS[tool])  # the fault cleared: the same call works
     else:
         assert not result.is_error
-    await call(rig.client, "9plan_queue_add", **PLAN)  # a later write also retries any cleanup
-    assert (await call(rig.client, "9plan_admin_validate"))["valid"]
-
-
-def _parsed(result: Any) -> tuple[str, str]:
-    assert result.is_error
-    body = result.content[0].text
-    return body.split("\n")[0].split("Error: ")[1], body
+    await ok(rig.client, "9plan_queue_add", **PLAN)  # a later write also retries any cleanup
+    assert (await ok(rig.client, "9plan_admin_validate"))["valid"]
 
 
 async def test_faults_were_really_injected(rig: Rig):
     """The harness can fail: an armed write does reach the OS-call boundary."""
-    await call(rig.client, "9plan_session_create")
+    await ok(rig.client, "9plan_session_create")
     rig.calls.armed = {"replace": errno.ENOSPC}
     await rig.client.call_tool("9plan_queue_add", PLAN)
     assert rig.calls.injected == 1
@@ -161,13 +154,11 @@ async def test_a_stray_file_that_cannot_be_moved_is_retried(tmp_path: Path):
     )
     try:
         async with Client(build_server(make_service(catalog, FixedClock()))) as client:
-            await call(client, "9plan_session_resume", session_name=name)
-            assert not (await call(client, "9plan_admin_validate"))["invariants"][
-                "no_orphaned_files"
-            ]
+            await ok(client, "9plan_session_resume", session_name=name)
+            assert not (await ok(client, "9plan_admin_validate"))["invariants"]["no_orphaned_files"]
             faulty.armed = {}
-            await call(client, "9plan_queue_add", **PLAN)
-            assert (await call(client, "9plan_admin_validate"))["valid"]
+            await ok(client, "9plan_queue_add", **PLAN)
+            assert (await ok(client, "9plan_admin_validate"))["valid"]
         assert (tmp_path / name / "recovered" / "stray.txt").read_text() == "x"
     finally:
         await catalog.aclose()
@@ -224,11 +215,11 @@ async def test_a_damaged_database_fails_only_its_session(tmp_path: Path, damage:
         async with Client(build_server(make_service(catalog, FixedClock()))) as client:
             category, _ = await error(client, "9plan_session_resume", session_name=broken)
             assert category == "DATABASE_ERROR"
-            assert (await call(client, "9plan_session_resume", session_name=healthy))[
+            assert (await ok(client, "9plan_session_resume", session_name=healthy))[
                 "task_description"
             ] == "healthy"
-            await call(client, "9plan_queue_add", **PLAN)
-            names = [s["name"] for s in (await call(client, "9plan_admin_sessions"))["sessions"]]
+            await ok(client, "9plan_queue_add", **PLAN)
+            names = [s["name"] for s in (await ok(client, "9plan_admin_sessions"))["sessions"]]
             assert healthy in names
     finally:
         await catalog.aclose()
@@ -243,9 +234,9 @@ async def test_agent_damage_to_the_active_plan_file(rig: Rig, tool: str, damage:
     """The stored copy serves (garbled bytes are kept too, the original copied to recovered/);
     a symlink is never followed; a directory is moved aside; the result says so in one line
     and a warning is logged; the session is valid afterwards."""
-    name = (await call(rig.client, "9plan_session_create"))["session_name"]
-    await call(rig.client, "9plan_queue_add", **PLAN)
-    pulled = await call(rig.client, "9plan_queue_pull")
+    name = (await ok(rig.client, "9plan_session_create"))["session_name"]
+    await ok(rig.client, "9plan_queue_add", **PLAN)
+    pulled = await ok(rig.client, "9plan_queue_pull")
     path = Path(pulled["plan_path"])
     outside = rig.root.parent / f"outside-{rig.root.name}.txt"
     outside.write_text("not yours")
@@ -274,9 +265,9 @@ async def test_agent_damage_to_the_active_plan_file(rig: Rig, tool: str, damage:
     if damage == "garbled":
         assert [copy.read_bytes() for copy in recovered.iterdir()] == [garbled]
     if tool == "9plan_plan_complete":
-        assert (await call(rig.client, "9plan_history_get", plan_id=pulled["plan_id"]))[
+        assert (await ok(rig.client, "9plan_history_get", plan_id=pulled["plan_id"]))[
             "goal"
         ] == PLAN["goal"]
-    state = await call(rig.client, "9plan_admin_state")
+    state = await ok(rig.client, "9plan_admin_state")
     assert state["session_name"] == name
-    assert (await call(rig.client, "9plan_admin_validate"))["valid"]
+    assert (await ok(rig.client, "9plan_admin_validate"))["valid"]

@@ -16,12 +16,12 @@ import anyio.from_thread
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
-from mcp.types import TextContent
 
 from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from tests.fakes import make_service
+from tests.mcp_helpers import text as result_text
 
 CALLS = int(os.environ.get("NINEPLAN_FUZZ_CALLS", "2000"))
 CATEGORIES = (
@@ -165,9 +165,7 @@ def test_hostile_arguments_through_mcp(tmp_path: Path):
                 arguments = data.draw(arguments_for(tool, name))
                 result = portal.call(client.call_tool, tool, arguments)
                 calls["count"] += 1
-                body = "\n".join(
-                    block.text for block in result.content if isinstance(block, TextContent)
-                )
+                body = result_text(result)
                 if result.is_error:
                     calls["errors"] += 1
                     category = ERROR_LINE.fullmatch(body.split("\n")[0])

@@ -23,6 +23,8 @@ from nineplan_core.service import NinePlan
 
 
 def test_settings_come_from_the_environment_and_flags_win():
+    """Settings are read from NINEPLAN_* variables; a flag overrides its variable and a None flag
+    leaves the default."""
     settings = Settings.load(
         {
             "NINEPLAN_SESSIONS_PATH": "/srv/np",
@@ -52,6 +54,7 @@ def test_settings_come_from_the_environment_and_flags_win():
     ],
 )
 def test_a_bad_setting_names_its_variable(variable, value):
+    """A bad value is a ConfigError that names the variable it came from."""
     with pytest.raises(ConfigError) as caught:
         Settings.load({variable: value})
     assert caught.value.variable == variable
@@ -59,6 +62,8 @@ def test_a_bad_setting_names_its_variable(variable, value):
 
 
 def test_the_default_sessions_path_is_the_platform_data_folder(monkeypatch, tmp_path):
+    """Without NINEPLAN_SESSIONS_PATH, sessions live in the platform's user data folder under
+    9plan/sessions."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert default_sessions_path() == tmp_path / "9plan" / "sessions"
 
@@ -76,6 +81,8 @@ def test_plan_ids_are_five_lowercase_alphanumerics():
 
 
 def test_session_names_are_exactly_three_words_from_a_large_space():
+    """Session names are three lowercase words, 500 draws do not repeat, the space has at least 10
+    million names, and a seed repeats them."""
     names = ThreeWordNames()
     drawn = {names() for _ in range(500)}
     assert all(re.fullmatch(r"[a-z]+-[a-z]+-[a-z]+", name) for name in drawn)
@@ -85,6 +92,8 @@ def test_session_names_are_exactly_three_words_from_a_large_space():
 
 
 def test_logs_are_json_lines_on_stderr(capsys):
+    """Logs are JSON lines on stderr carrying the event, level, session and plan id; stdout stays
+    empty."""
     configure_logging("debug")
     try:
         logging.getLogger("nineplan.test").warning(
@@ -104,6 +113,8 @@ def test_logs_are_json_lines_on_stderr(capsys):
 
 
 async def test_the_container_builds_the_sqlite_default(tmp_path: Path):
+    """The container with default settings stores a new session in a SQLite database under the
+    sessions path."""
     async with running(build_container(Settings(sessions_path=tmp_path))) as service:
         state = await service.create_session()
     assert (tmp_path / state.session.name / "session.db").is_file()
@@ -124,6 +135,7 @@ async def test_the_container_builds_memory_storage_and_takes_overrides(tmp_path:
 
 
 async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
+    """open_nineplan yields the use cases; a session created in one opening is there in the next."""
     async with open_nineplan(tmp_path, durability="normal") as nineplan:
         assert isinstance(nineplan, NinePlan)
         name = (await nineplan.create_session("embed")).session.name

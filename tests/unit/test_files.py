@@ -81,6 +81,8 @@ async def test_keep_writes_a_fresh_copy_each_time(files: DirectoryPlanFiles):
 
 
 async def test_paths_are_built_from_valid_ids_only(files: DirectoryPlanFiles):
+    """A plan id that is not a valid id (a path escape) is refused as invalid input, for paths and
+    writes."""
     with pytest.raises(InvalidInputError):
         files.path("../../x")
     with pytest.raises(InvalidInputError):
@@ -88,6 +90,8 @@ async def test_paths_are_built_from_valid_ids_only(files: DirectoryPlanFiles):
 
 
 async def test_recover_moves_without_overwriting(files: DirectoryPlanFiles):
+    """Recovering two stray files of the same name keeps both in recovered/; recovering a file
+    already gone does nothing."""
     for _ in range(2):
         (files.folder / "stray.md").write_text("mine")
         await files.recover("stray.md")
@@ -96,10 +100,13 @@ async def test_recover_moves_without_overwriting(files: DirectoryPlanFiles):
 
 
 async def test_missing_folder_lists_nothing(tmp_path: Path):
+    """A plan folder that does not exist lists no files rather than failing."""
     assert await DirectoryPlanFiles(tmp_path / "none", tmp_path / "r").names() == []
 
 
 async def test_write_into_a_missing_folder_is_a_file_system_error(tmp_path: Path):
+    """Writing into a missing folder is a FILE_SYSTEM_ERROR whose message gives the OS reason but
+    not the machine's path."""
     files = DirectoryPlanFiles(tmp_path / "none", tmp_path / "r")
     with pytest.raises(FileSystemError) as caught:
         await files.write("abcde", b"x")

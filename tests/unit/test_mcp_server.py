@@ -3,39 +3,17 @@
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from mcp.types import TextContent, TextResourceContents
+from mcp.types import TextResourceContents
 
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
-from nineplan_adapters.mcp.reference import tool_list_tokens
 from nineplan_adapters.mcp.server import NineplanServer
+from nineplan_adapters.tool_reference import tool_list_tokens
 from tests.fakes import PLAN, open_backend
-
-TOOLS = {
-    "9plan_session_create",
-    "9plan_session_resume",
-    "9plan_queue_add",
-    "9plan_queue_pull",
-    "9plan_plan_defer",
-    "9plan_plan_complete",
-    "9plan_plan_discard",
-    "9plan_history_search",
-    "9plan_history_get",
-    "9plan_admin_validate",
-    "9plan_admin_sessions",
-    "9plan_admin_state",
-}
-READ_ONLY = {
-    "9plan_history_search",
-    "9plan_history_get",
-    "9plan_admin_validate",
-    "9plan_admin_sessions",
-    "9plan_admin_state",
-}
+from tests.mcp_helpers import READ_ONLY, TOOLS, error, ok, text
 
 
 @pytest.fixture(params=["auto", "legacy"])
@@ -45,29 +23,6 @@ async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         Client(build_server(backend.service), mode=request.param) as c,
     ):
         yield c
-
-
-def text(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return dict(result.structured_content)
-
-
-async def error(client: Client, tool: str, **arguments: Any) -> tuple[str, str]:
-    """The category and the whole text of an error result."""
-    result = await client.call_tool(tool, arguments)
-    assert result.is_error
-    body = text(result)
-    first = body.split("\n")[0]
-    assert first.startswith("[Session: ")
-    assert "] Error: " in first
-    assert "\n\nSuggested action: " in body
-    return first.split("Error: ")[1], body
 
 
 async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client):
@@ -105,50 +60,49 @@ async def test_tool_descriptions_and_schemas_stay_lean(client: Client):
 
 async def test_a_whole_lifecycle(client: Client):
     """create, add front/back, pull, defer, pull, complete, search, get, validate, state."""
-    created = await call(client, "9plan_session_create", task_description="ship it")
+    created = await ok(client, "9plan_session_create", task_description="ship it")
     name = created["session_name"]
     assert created["session_path"].endswith(name)
-    first = await call(client, "9plan_queue_add", **PLAN, outputs="schema.sql")
-    second = await call(client, "9plan_queue_add", **{**PLAN, "goal": "urgent"}, position="front")
+    first = await ok(client, "9plan_queue_add", **PLAN, outputs="schema.sql")
+    second = await ok(client, "9plan_queue_add", **{**PLAN, "goal": "urgent"}, position="front")
     assert (first["queue_position"], second["queue_position"]) == (1, 1)
-    pulled = await call(client, "9plan_queue_pull")
+    pulled = await ok(client, "9plan_queue_pull")
     assert (pulled["plan_id"], pulled["goal"]) == (second["plan_id"], "urgent")
     assert Path(pulled["plan_path"]).read_text().startswith("# Context")
-    assert await call(client, "9plan_plan_defer", reason="blocked") == {
+    assert await ok(client, "9plan_plan_defer", reason="blocked") == {
         "plan_id": second["plan_id"],
         "queue_position": 2,
     }
-    assert (await call(client, "9plan_queue_pull"))["plan_id"] == first["plan_id"]
-    done = await call(
-        client, "9plan_plan_complete", outcome="wrote schema.sql with the users table"
-    )
+    assert (await ok(client, "9plan_queue_pull"))["plan_id"] == first["plan_id"]
+    done = await ok(client, "9plan_plan_complete", outcome="wrote schema.sql with the users table")
     assert done == {
         "plan_id": first["plan_id"],
         "completed_count": 1,
         "queue_length": 1,
         "next_goal": "urgent",
     }
-    found = await call(client, "9plan_history_search", query="users table")
+    found = await ok(client, "9plan_history_search", query="users table")
     assert found["matches"][0] == {
         "id": first["plan_id"],
         "goal": PLAN["goal"],
         "outcome": "wrote schema.sql with the users table",
         "relevance_rank": 1,
     }
-    plan = await call(client, "9plan_history_get", plan_id=first["plan_id"])
+    plan = await ok(client, "9plan_history_get", plan_id=first["plan_id"])
     assert plan["outputs"] == "schema.sql"
     assert plan["completed_at"].endswith("Z")
-    assert (await call(client, "9plan_admin_validate"))["valid"] is True
-    state = await call(client, "9plan_admin_state")
+    assert (await ok(client, "9plan_admin_validate"))["valid"] is True
+    state = await ok(client, "9plan_admin_state")
     assert state["queue"] == [{"id": second["plan_id"], "goal": "urgent", "queue_position": 1}]
     assert state["plan_files"] == [f"{second['plan_id']}.txt"]
     assert state["file_db_match"] is True
-    sessions = await call(client, "9plan_admin_sessions")
+    sessions = await ok(client, "9plan_admin_sessions")
     assert sessions["sessions"][0]["name"] == name
     assert sessions["sessions"][0]["queue_length"] == 1
 
 
 async def test_every_result_starts_with_the_breadcrumb(client: Client):
+    """Every tool result's text starts with `[Session: NAME]` for the client's current session."""
     result = await client.call_tool("9plan_session_create", {})
     assert result.structured_content is not None
     name = result.structured_content["session_name"]
@@ -163,6 +117,8 @@ async def test_every_result_starts_with_the_breadcrumb(client: Client):
 
 
 async def test_without_a_session_calls_say_how_to_get_one(client: Client):
+    """A session-scoped call before any session is SESSION_NOT_FOUND under `[Session: none]`, naming
+    create and resume."""
     category, body = await error(client, "9plan_queue_pull")
     assert category == "SESSION_NOT_FOUND"
     assert body.startswith("[Session: none] ")
@@ -175,13 +131,13 @@ async def test_each_client_provokable_error_category(client: Client):
     assert (await error(client, "9plan_session_resume", session_name="never-seen-this"))[
         0
     ] == "SESSION_NOT_FOUND"
-    await call(client, "9plan_session_create")
+    await ok(client, "9plan_session_create")
     assert (await error(client, "9plan_queue_pull"))[0] == "QUEUE_EMPTY"
     assert (await error(client, "9plan_plan_complete", outcome="x"))[0] == "NO_ACTIVE_PLAN"
     assert (await error(client, "9plan_history_get", plan_id="zzzzz"))[0] == "PLAN_NOT_FOUND"
-    await call(client, "9plan_queue_add", **PLAN)
-    await call(client, "9plan_queue_add", **PLAN)
-    await call(client, "9plan_queue_pull")
+    await ok(client, "9plan_queue_add", **PLAN)
+    await ok(client, "9plan_queue_add", **PLAN)
+    await ok(client, "9plan_queue_pull")
     assert (await error(client, "9plan_queue_pull"))[0] == "PLAN_ALREADY_ACTIVE"
     assert (await error(client, "9plan_plan_defer", reason="   "))[0] == "VALIDATION_ERROR"
 
@@ -207,33 +163,39 @@ async def test_each_client_provokable_error_category(client: Client):
 async def test_bad_arguments_are_validation_errors_naming_the_field(
     client: Client, tool, arguments, field
 ):
-    await call(client, "9plan_session_create")
+    """A wrong argument is a VALIDATION_ERROR naming the field, without a traceback, and leaves the
+    session valid."""
+    await ok(client, "9plan_session_create")
     category, body = await error(client, tool, **arguments)
     assert category == "VALIDATION_ERROR"
     assert field in body
     assert "Traceback" not in body
-    assert (await call(client, "9plan_admin_validate"))["valid"] is True
+    assert (await ok(client, "9plan_admin_validate"))["valid"] is True
 
 
 async def test_unknown_tools_are_validation_errors(client: Client):
+    """Calling a tool that does not exist is a VALIDATION_ERROR that names it."""
     category, body = await error(client, "9plan_nothing")
     assert category == "VALIDATION_ERROR"
     assert "9plan_nothing" in body
 
 
 async def test_explicit_session_name_addresses_without_switching(client: Client):
-    first = (await call(client, "9plan_session_create", task_description="one"))["session_name"]
-    second = (await call(client, "9plan_session_create", task_description="two"))["session_name"]
+    """session_name addresses another session without changing the current one; resume switches it."""
+    first = (await ok(client, "9plan_session_create", task_description="one"))["session_name"]
+    second = (await ok(client, "9plan_session_create", task_description="two"))["session_name"]
     result = await client.call_tool("9plan_queue_add", {**PLAN, "session_name": first})
     assert text(result).startswith(f"[Session: {first}]")
-    assert (await call(client, "9plan_admin_state"))["session_name"] == second
-    assert len((await call(client, "9plan_admin_state", session_name=first))["queue"]) == 1
-    resumed = await call(client, "9plan_session_resume", session_name=first)
+    assert (await ok(client, "9plan_admin_state"))["session_name"] == second
+    assert len((await ok(client, "9plan_admin_state", session_name=first))["queue"]) == 1
+    resumed = await ok(client, "9plan_session_resume", session_name=first)
     assert resumed["task_description"] == "one"
-    assert (await call(client, "9plan_admin_state"))["session_name"] == first
+    assert (await ok(client, "9plan_admin_state"))["session_name"] == first
 
 
 async def test_the_bootstrap_prompt_and_instructions(client: Client):
+    """The server offers one `bootstrap` prompt with an optional task, and instructions that name
+    session_create and the breadcrumb."""
     prompts = (await client.list_prompts()).prompts
     assert [p.name for p in prompts] == ["bootstrap", "resume"]
     assert prompts[0].arguments[0].name == "task"  # type: ignore[index]
@@ -248,8 +210,10 @@ async def test_the_bootstrap_prompt_and_instructions(client: Client):
 
 
 async def test_plan_files_and_state_are_resources(client: Client):
-    name = (await call(client, "9plan_session_create"))["session_name"]
-    added = await call(client, "9plan_queue_add", **PLAN)
+    """Plan files and session state are readable resources from two templates; unknown plans and
+    sessions are MCP errors."""
+    name = (await ok(client, "9plan_session_create"))["session_name"]
+    added = await ok(client, "9plan_queue_add", **PLAN)
     templates = {
         t.uri_template for t in (await client.list_resource_templates()).resource_templates
     }
@@ -288,6 +252,7 @@ async def test_a_bug_is_reported_without_a_traceback(tmp_path: Path, caplog):
 
 
 def test_current_sessions_are_bounded():
+    """The per-client current-session map keeps at most its capacity, dropping the oldest client."""
     sessions = CurrentSessions(capacity=2)
     for client_id in "abc":
         sessions.select(client_id, f"{client_id}-b-c")
@@ -298,6 +263,7 @@ def test_current_sessions_are_bounded():
 
 
 def test_client_keys_per_transport():
+    """A stdio client is the process, an HTTP client is its mcp-session-id, and HTTP headers without one give no key."""
     assert client_key(None) == "process"
     assert client_key({"mcp-session-id": "abc"}) == "abc"
     assert client_key({"host": "x"}) is None
@@ -318,6 +284,8 @@ async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
 
 
 async def test_server_identity(tmp_path: Path):
+    """build_server gives a NineplanServer named 9plan, and a client sees that name in the server
+    info."""
     async with open_backend("memory", tmp_path) as backend:
         server = build_server(backend.service)
         assert isinstance(server, NineplanServer)
@@ -328,14 +296,14 @@ async def test_server_identity(tmp_path: Path):
 
 async def test_retried_calls_with_a_request_id_apply_once(client: Client):
     """A client that timed out and retries gets the first result, and nothing changes twice."""
-    first = await call(client, "9plan_session_create", request_id="c-1")
-    assert await call(client, "9plan_session_create", request_id="c-1") == first
-    added = await call(client, "9plan_queue_add", **PLAN, request_id="a-1")
-    assert await call(client, "9plan_queue_add", **PLAN, request_id="a-1") == added
-    await call(client, "9plan_queue_pull", request_id="p-1")
-    done = await call(client, "9plan_plan_complete", outcome="ok", request_id="d-1")
-    assert await call(client, "9plan_plan_complete", outcome="ok", request_id="d-1") == done
-    state = await call(client, "9plan_admin_state")
+    first = await ok(client, "9plan_session_create", request_id="c-1")
+    assert await ok(client, "9plan_session_create", request_id="c-1") == first
+    added = await ok(client, "9plan_queue_add", **PLAN, request_id="a-1")
+    assert await ok(client, "9plan_queue_add", **PLAN, request_id="a-1") == added
+    await ok(client, "9plan_queue_pull", request_id="p-1")
+    done = await ok(client, "9plan_plan_complete", outcome="ok", request_id="d-1")
+    assert await ok(client, "9plan_plan_complete", outcome="ok", request_id="d-1") == done
+    state = await ok(client, "9plan_admin_state")
     assert (len(state["queue"]), state["completed_count"]) == (0, 1)
     category, body = await error(
         client, "9plan_queue_add", **{**PLAN, "goal": "other"}, request_id="a-1"

@@ -38,6 +38,7 @@ async def test_a_new_session_is_empty_and_listed(backend: Backend):
 
 
 async def test_a_blank_task_description_is_stored_as_none(backend: Backend):
+    """A task description of only spaces is stored as no task description."""
     state = await backend.service.create_session("   ")
     assert state.session.task_description is None
 
@@ -64,6 +65,8 @@ async def test_add_writes_the_plan_file(backend: Backend):
 
 
 async def test_pull_takes_the_front_and_refuses_a_second(backend: Backend):
+    """Pull activates the plan at the front of the queue; a second pull while one is active is
+    PLAN_ALREADY_ACTIVE."""
     name = await backend.session()
     await add(backend, name, "first")
     await add(backend, name, "second")
@@ -92,6 +95,7 @@ async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend
 
 @pytest.mark.parametrize("operation", ["defer", "complete", "discard"])
 async def test_finishing_needs_an_active_plan(backend: Backend, operation: str):
+    """Defer, complete and discard without an active plan are NO_ACTIVE_PLAN."""
     name = await backend.session()
     calls: dict[str, Callable[[], Awaitable[object]]] = {
         "defer": lambda: backend.service.defer_plan(name, "why"),
@@ -116,6 +120,7 @@ async def test_defer_notes_the_reason_and_requeues(backend: Backend):
 
 
 async def test_defer_defaults_to_the_back(backend: Backend):
+    """Deferring without a position puts the plan at the back of the queue."""
     name = await backend.session()
     await add(backend, name, "first")
     await add(backend, name, "second")
@@ -237,6 +242,7 @@ async def test_search_never_chokes_on_syntax(backend: Backend):
     [("", 10, "query"), ("?!", 10, "query"), ("x", 0, "max_results"), ("x", 101, "max_results")],
 )
 async def test_search_arguments_are_validated(backend: Backend, query, max_results, field):
+    """A bad search query or result limit is invalid input naming the argument."""
     name = await backend.session()
     with pytest.raises(InvalidInputError) as caught:
         await backend.service.search_history(name, query, max_results)
@@ -244,6 +250,7 @@ async def test_search_arguments_are_validated(backend: Backend, query, max_resul
 
 
 async def test_search_limits_results(backend: Backend):
+    """Search returns at most max_results matches."""
     name = await backend.session()
     for index in range(5):
         await add(backend, name, f"g{index}")
@@ -280,6 +287,8 @@ async def test_a_file_without_headings_is_kept_in_the_notes(backend: Backend, ca
 
 
 async def test_a_deleted_plan_file_falls_back_to_the_stored_copy(backend: Backend):
+    """When the active plan's file was deleted, defer keeps the stored content and writes the file
+    again."""
     name = await backend.session()
     await add(backend, name, "g")
     pulled = await backend.service.pull_plan(name)
@@ -332,17 +341,20 @@ async def test_bad_plans_are_refused_before_storage(backend: Backend, changes, f
 
 @pytest.mark.parametrize("name", ["../../etc", "nope", "a-b-c/../x", ""])
 async def test_session_names_are_checked_before_use(backend: Backend, name):
+    """Session names that are not three hyphenated words (path escapes, one word, blank) are invalid input."""
     with pytest.raises(InvalidInputError):
         await backend.service.session_state(name)
 
 
 async def test_unknown_sessions_are_not_found(backend: Backend):
+    """A well-formed name of a session that does not exist is SESSION_NOT_FOUND."""
     with pytest.raises(SessionNotFoundError):
         await backend.service.pull_plan("never-was-here")
 
 
 @pytest.mark.parametrize(("argument", "value"), [("reason", " "), ("outcome", "")])
 async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument, value):
+    """A blank defer reason or completion outcome is invalid input naming the argument."""
     name = await backend.session()
     await add(backend, name, "g")
     await backend.service.pull_plan(name)
@@ -357,11 +369,14 @@ async def test_blank_reasons_and_outcomes_are_refused(backend: Backend, argument
 
 
 async def test_task_descriptions_have_a_limit(backend: Backend):
+    """A task description over 10,000 characters is invalid input."""
     with pytest.raises(InvalidInputError):
         await backend.service.create_session("x" * 10_001)
 
 
 async def test_state_lists_the_active_plan_and_files(backend: Backend):
+    """Session state shows the active plan and its path, both plan files, files matching the
+    database, and the session list counts one queued plan and an active one."""
     name = await backend.session()
     await add(backend, name, "a")
     await add(backend, name, "b")
@@ -392,6 +407,8 @@ async def test_validate_reports_damage_without_repairing(backend: Backend):
 
 
 async def test_plan_file_text_serves_live_plans_only(backend: Backend):
+    """A live plan's file text is served (from the stored copy if the file is gone); a completed
+    plan's is PLAN_NOT_FOUND."""
     name = await backend.session()
     placed = await add(backend, name, "a")
     assert "# Goal\na\n" in await backend.service.plan_file_text(name, placed.plan.id)
@@ -413,6 +430,8 @@ async def test_a_retried_add_applies_once(backend: Backend):
 
 
 async def test_a_retried_complete_returns_the_first_completion(backend: Backend):
+    """Pull, complete, defer and discard retried with the same request_id return the first answer
+    and happen once."""
     name = await backend.session()
     await add(backend, name, "a")
     await add(backend, name, "b")
@@ -432,6 +451,8 @@ async def test_a_retried_complete_returns_the_first_completion(backend: Backend)
 
 
 async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend):
+    """A request_id reused with other arguments or for another operation is invalid input naming
+    request_id."""
     name = await backend.session()
     await add(backend, name, "a", request_id="same")
     with pytest.raises(InvalidInputError) as caught:
@@ -444,6 +465,7 @@ async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend)
 
 @pytest.mark.parametrize("request_id", ["", "x" * 129, "a\x00b"])
 async def test_request_ids_are_validated(backend: Backend, request_id: str):
+    """An empty, over-long or control-character request_id is invalid input naming request_id."""
     name = await backend.session()
     with pytest.raises(InvalidInputError) as caught:
         await add(backend, name, "a", request_id=request_id)
@@ -451,6 +473,8 @@ async def test_request_ids_are_validated(backend: Backend, request_id: str):
 
 
 async def test_a_retried_create_returns_the_same_session(backend: Backend):
+    """A create retried with its request_id returns the same session and creates one; other
+    arguments with that id are refused."""
     first = await backend.service.create_session("t", request_id="make-1")
     again = await backend.service.create_session("t", request_id="make-1")
     assert again.session.name == first.session.name

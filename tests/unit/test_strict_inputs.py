@@ -22,7 +22,7 @@ from nineplan_core.errors import (
 )
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN
-from tests.unit.test_mcp_server import TOOLS
+from tests.mcp_helpers import TOOLS
 
 ERRORS: list[NinePlanError] = [
     SessionNotFoundError("brave-quiet-otter"),

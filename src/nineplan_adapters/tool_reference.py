@@ -1,6 +1,6 @@
 """The tool reference (docs/tools.md), generated from a live server's schemas and answers.
 
-python -m nineplan_adapters.mcp.reference > docs/tools.md
+python -m nineplan_adapters.tool_reference > docs/tools.md
 """
 
 import datetime as dt
@@ -13,10 +13,9 @@ from mcp import Client
 from mcp.types import TextContent, Tool
 
 from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.mcp.server import build_server
-from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_core.service import NinePlan
 
 STORAGE = ["FILE_SYSTEM_ERROR", "DATABASE_ERROR"]
 FINISH = ["SESSION_NOT_FOUND", "NO_ACTIVE_PLAN", "VALIDATION_ERROR", *STORAGE]
@@ -107,44 +106,38 @@ def _result(tool: Tool) -> list[str]:
     return ["Structured result fields: " + ", ".join(f"`{name}`" for name in properties) + "."]
 
 
-async def _examples() -> dict[str, tuple[dict[str, Any], str]]:
-    service = NinePlan(
-        catalog=MemorySessionCatalog(),
-        clock=FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)),
-        plan_ids=SequentialPlanIds(),
-        session_names=ThreeWordNames(seed=9),
-    )
+async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
     examples: dict[str, tuple[dict[str, Any], str]] = {}
     name = ""
-    async with Client(build_server(service), mode="legacy") as client:
-        for tool, template in SCRIPT:
-            arguments = {
-                key: value.format(name=name) if isinstance(value, str) else value
-                for key, value in template.items()
-            }
-            if tool in {"9plan_plan_complete", "9plan_plan_discard"}:
-                await client.call_tool("9plan_queue_add", {**PLAN, "goal": "Build the login form"})
-                await client.call_tool("9plan_queue_pull", {})
-            result = await client.call_tool(tool, arguments)
-            text = "\n".join(
-                block.text for block in result.content if isinstance(block, TextContent)
-            )
-            examples[tool] = (arguments, text)
-            name = name or (result.structured_content or {}).get("session_name", "")
+    for tool, template in SCRIPT:
+        arguments = {
+            key: value.format(name=name) if isinstance(value, str) else value
+            for key, value in template.items()
+        }
+        if tool in {"9plan_plan_complete", "9plan_plan_discard"}:
+            await client.call_tool("9plan_queue_add", {**PLAN, "goal": "Build the login form"})
+            await client.call_tool("9plan_queue_pull", {})
+        result = await client.call_tool(tool, arguments)
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        examples[tool] = (arguments, text)
+        name = name or (result.structured_content or {}).get("session_name", "")
     return examples
 
 
 async def render() -> str:
-    """The whole tools.md."""
-    examples = await _examples()
-    async with Client(build_server(NinePlan(
-        catalog=MemorySessionCatalog(), clock=FixedClock(), plan_ids=SequentialPlanIds(), session_names=ThreeWordNames(seed=1)
-    ))) as client:  # fmt: skip
+    """The whole tools.md, from a server the container builds over memory storage."""
+    app = build_container(Settings(storage="memory"))
+    clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    async with (
+        running(repeatable(app, clock, seed=9)) as service,
+        Client(build_server(service), mode="legacy") as client,
+    ):
+        examples = await _examples(client)
         tools = (await client.list_tools()).tools
     lines = [
         "# MCP tools",
         "",
-        "Generated from the live server by `python -m nineplan_adapters.mcp.reference > docs/tools.md`;",
+        "Generated from the live server by `python -m nineplan_adapters.tool_reference > docs/tools.md`;",
         "a test fails when this file is stale. Every result is a text block starting `[Session: NAME]`",
         "plus `structuredContent` matching the tool's output schema. Errors are results with `isError`",
         "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`,",
