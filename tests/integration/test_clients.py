@@ -14,7 +14,7 @@ from mcp import Client
 
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, child_env, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 INTEGRATIONS = PROJECT / "integrations"
 PLUGIN = INTEGRATIONS / "claude-code"

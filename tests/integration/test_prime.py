@@ -13,7 +13,7 @@ from nineplan_adapters.demo import spawned_http_server
 from nineplan_adapters.prime import BUDGET, ActivePrimer, Primer, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
-from tests.integration.test_stdio import ok
+from tests.mcp_helpers import ok
 
 
 async def session_in(

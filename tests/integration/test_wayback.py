@@ -23,7 +23,7 @@ from mcp.types import (
 from nineplan_adapters.demo import spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import stdio_server
-from tests.integration.test_stdio import both_eras, ok
+from tests.mcp_helpers import both_eras, ok
 
 STATE = "nineplan://sessions/{}/state"
 PLAN_TEMPLATE = "nineplan://sessions/{session}/plans/{plan_id}"
