@@ -27,6 +27,7 @@ examples:
   nineplan state brave-quiet-otter        one session's queue and active plan
   nineplan search brave-quiet-otter auth  search its completed plans
   nineplan validate brave-quiet-otter --repair
+  nineplan ui                             the web view on http://127.0.0.1:8765/
 """
 COMMANDS = [
     ("serve", "run the MCP server (MCP clients spawn this on stdio)",
@@ -40,6 +41,8 @@ COMMANDS = [
      'nineplan search brave-quiet-otter "users table" --limit 5'),
     ("validate", "check a session's invariants; exit 1 when invalid",
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
+    ("ui", "serve the web view of every session (live, and a person can steer)",
+     "nineplan ui\n  NINEPLAN_HTTP_TOKEN=... nineplan ui --host 0.0.0.0 --port 8765"),
     ("prime", "print where this folder's session stands, for a client's session-start hook",
      "nineplan prime\n  nineplan prime --workspace ~/project --json"),
 ]  # fmt: skip
@@ -114,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
                 "--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)"
             )
             continue
+        if name == "ui":
+            command.add_argument(
+                "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
+            )
+            command.add_argument("--port", dest="ui_port", help="default 8765")
+            continue
         command.add_argument("--json", action="store_true", help="print JSON for scripts")
         if name != "sessions":
             command.add_argument("name", help="session name, e.g. brave-quiet-otter")
@@ -133,7 +142,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
         settings = Settings.load(os.environ, **flags)
-        configure_logging(settings.log_level if args.command == "serve" else "warn")
+        configure_logging(settings.log_level if args.command in {"serve", "ui"} else "warn")
+        if args.command == "ui":
+            from nineplan_adapters.web.server import DEFAULT_PORT, serve_ui  # noqa: PLC0415
+
+            port = args.ui_port if args.ui_port is not None else DEFAULT_PORT
+            return int(
+                anyio.run(serve_ui, Settings.load(os.environ, **{**flags, "http_port": port}))
+            )
         if args.command == "serve":
             from nineplan_adapters.serve import serve  # noqa: PLC0415 - the other commands do not need mcp
 

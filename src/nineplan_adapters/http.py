@@ -139,7 +139,7 @@ def check_bind(settings: Settings) -> None:
 
 
 def build_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:
-    """The ASGI app serving MCP at /mcp, with the token check in front when one is set."""
+    """MCP at /mcp, with the token check in front when one is set, and the web view at /."""
     app: ASGIApp = HostRefusalHint(
         server.streamable_http_app(
             streamable_http_path="/mcp",
@@ -147,7 +147,28 @@ def build_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:
             host=settings.http_host,
         )
     )
-    return BearerAuth(app, settings.http_token) if settings.http_token else app
+    app = BearerAuth(app, settings.http_token) if settings.http_token else app
+    service = getattr(server, "service", None)
+    if service is None:
+        return app
+    from nineplan_adapters.web import web_app  # noqa: PLC0415 - web imports this module
+
+    return BesideMcp(app, web_app(service, settings))
+
+
+class BesideMcp:
+    """`/mcp` (and the lifespan, which runs the MCP session manager) to MCP; the rest to the view."""
+
+    def __init__(self, mcp: ASGIApp, view: ASGIApp) -> None:
+        self.mcp = mcp
+        self.view = view
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.view(scope, receive, send)
 
 
 def bind(settings: Settings) -> socket.socket:
@@ -181,18 +202,25 @@ async def serve_http(server: MCPServer[Any], settings: Settings, listener: socke
     """Serve on `listener` (from bind()) until SIGINT or SIGTERM, let in-flight calls finish,
     and return 0."""
     check_bind(settings)
+    await serve_asgi(build_app(server, settings), settings, listener)
+    log.info("9plan HTTP server stopped")
+    return 0
+
+
+async def serve_asgi(
+    app: ASGIApp, settings: Settings, listener: socket.socket, *, lifespan: bool = True
+) -> None:
+    """Run `app` under uvicorn on `listener` until SIGINT or SIGTERM, logs on our stderr."""
     # uvicorn re-raises the signal it shut down for; a quiet handler turns that into exit 0.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _exit_quietly)
     config = uvicorn.Config(
-        build_app(server, settings),
+        app,
         host=settings.http_host,
         port=settings.http_port,
         log_config=None,  # uvicorn's loggers reach our stderr handler; its default prints to stdout
         use_colors=False,
-        lifespan="on",
+        lifespan="on" if lifespan else "off",
         timeout_graceful_shutdown=10,
     )
     await uvicorn.Server(config).serve(sockets=[listener])
-    log.info("9plan HTTP server stopped")
-    return 0

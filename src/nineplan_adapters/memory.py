@@ -92,6 +92,9 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     remembered: int = DEFAULT_LIMITS.remembered_requests
     cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+    #: Commits so far, and the event the next commit sets: what a MemorySessionWatch waits on.
+    version: int = attrs.field(default=0, init=False)
+    next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
 
     files_mirror = False
 
@@ -127,6 +130,9 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     async def _commit(self, tx: "MemorySessionTx") -> None:
         self.plans = tx.plans
         self.records = tx.records
+        self.version += 1
+        self.next_change.set()
+        self.next_change = anyio.Event()
 
     async def _roll_back(self, tx: "MemorySessionTx") -> None:
         """Nothing to do: the copy is dropped."""
@@ -312,5 +318,35 @@ class MemorySessionCatalog:
                 has_active_plan=await reader.active_plan() is not None,
             )
 
+    def watch(self) -> "MemorySessionWatch":
+        """Change ticks for these sessions (commits in this process: the only one there is)."""
+        return MemorySessionWatch(self)
+
     async def aclose(self) -> None:
         """Nothing to release; present so every catalog closes alike."""
+
+
+@attrs.define
+class MemorySessionWatch:
+    """Ticks when a memory session commits: an in-process signal, nothing polled."""
+
+    catalog: MemorySessionCatalog
+
+    @asynccontextmanager
+    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+        store = await self.catalog.open(name)
+        yield _CommitTicks(store, store.version)
+
+
+@attrs.define
+class _CommitTicks:
+    store: MemorySessionStore
+    seen: int
+
+    def __aiter__(self) -> "_CommitTicks":
+        return self
+
+    async def __anext__(self) -> None:
+        while self.store.version == self.seen:
+            await self.store.next_change.wait()
+        self.seen = self.store.version

@@ -166,6 +166,20 @@ class InvalidTransitionError(NinePlanError):
         self.plan_id = plan_id
 
 
+class PlanHeldByAgentError(NinePlanError):
+    """A person tried to move or drop the active plan: it belongs to the agent working on it."""
+
+    category = "VALIDATION_ERROR"
+
+    def __init__(self, plan_id: str) -> None:
+        super().__init__(
+            f"Plan {plan_id} is active: the agent is working on it, so a person cannot move or "
+            "drop it.",
+            suggestion="Let the agent defer, complete or discard it; steer the queued plans.",
+        )
+        self.plan_id = plan_id
+
+
 class PlanFileFormatError(NinePlanError, ValueError):
     """A plan file could not be read back into its sections."""
 

@@ -19,15 +19,24 @@ ALLOWED: dict[PlanStatus, frozenset[PlanStatus]] = {
     PlanStatus.DISCARDED: frozenset(),
 }
 
+#: What a person may do beyond `ALLOWED` (the web view, the CLI): drop a plan still queued.
+#: No agent call takes this path; the agent discards only the plan it holds.
+PERSON_ALLOWED: dict[PlanStatus, frozenset[PlanStatus]] = {
+    PlanStatus.QUEUED: frozenset({PlanStatus.DISCARDED}),
+}
+
 #: Plans in these states are in play: they hold a queue position or the active slot, and a file.
 LIVE = frozenset({PlanStatus.QUEUED, PlanStatus.ACTIVE})
 
 
-def check_transition(plan_id: str, current: PlanStatus, wanted: PlanStatus) -> None:
-    """Refuse a move the lifecycle does not allow.
+def check_transition(
+    plan_id: str, current: PlanStatus, wanted: PlanStatus, *, by_person: bool = False
+) -> None:
+    """Refuse a move the lifecycle does not allow (`by_person`: a person's steering).
 
     Raises:
         InvalidTransitionError: `current` cannot become `wanted`.
     """
-    if wanted not in ALLOWED[current]:
+    extra = PERSON_ALLOWED.get(current, frozenset()) if by_person else frozenset()
+    if wanted not in ALLOWED[current] | extra:
         raise InvalidTransitionError(plan_id, current.value, wanted.value)

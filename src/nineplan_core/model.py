@@ -7,7 +7,7 @@ from typing import Self, TypeVar
 
 import attrs
 
-from nineplan_core.errors import InvalidInputError
+from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
 
 __all__ = [
@@ -210,6 +210,25 @@ class Plan:
             status=PlanStatus.DISCARDED,
             position=None,
             notes=_append_note(self.notes, at, f"Discarded: {reason}"),
+            completed_at=at,
+        )
+
+    def move(self, *, position: int) -> Self:
+        """A person puts a queued plan elsewhere in the queue."""
+        if self.status is not PlanStatus.QUEUED:
+            raise InvalidTransitionError(self.id, self.status.value, "moved in the queue")
+        return attrs.evolve(self, position=position)
+
+    def drop(self, *, reason: str, at: dt.datetime) -> Self:
+        """A person discards a plan still queued: kept in storage, never searchable."""
+        if self.status is not PlanStatus.QUEUED:  # the active plan is the agent's to discard
+            raise InvalidTransitionError(self.id, self.status.value, "dropped by a person")
+        check_transition(self.id, self.status, PlanStatus.DISCARDED, by_person=True)
+        return attrs.evolve(
+            self,
+            status=PlanStatus.DISCARDED,
+            position=None,
+            notes=_append_note(self.notes, at, f"Dropped by a person: {reason}"),
             completed_at=at,
         )
 

@@ -4,8 +4,9 @@ Adapters do not inherit from these; mypy checks that they fit where a port is pa
 """
 
 import datetime as dt
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
@@ -253,3 +254,28 @@ class Clock(Protocol):
     """The current time, timezone-aware UTC."""
 
     def __call__(self) -> dt.datetime: ...
+
+
+class SessionWatch(Protocol):
+    """Tells a reader (the web view) when a session changed, whichever process changed it."""
+
+    def changes(self, name: str) -> AbstractAsyncContextManager[AsyncIterator[None]]:
+        """Ticks for session `name`: one soon after each committed change (changes close
+        together may share one tick). Watching stops when the context is left.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the session cannot be watched.
+        """
+        ...
+
+
+@runtime_checkable
+class WatchedCatalog(Protocol):
+    """A catalog whose sessions can be watched for changes.
+
+    SQLite (PRAGMA data_version) and memory have one; PostgreSQL's is LISTEN/NOTIFY on the
+    journal's change feed, which comes with the journal's storage.
+    """
+
+    def watch(self) -> SessionWatch: ...

@@ -11,6 +11,7 @@ from nineplan_core.errors import (
     NinePlanError,
     NoActivePlanError,
     PlanAlreadyActiveError,
+    PlanHeldByAgentError,
     PlanNotFoundError,
     QueueEmptyError,
     QueueFullError,
@@ -378,6 +379,52 @@ class NinePlan:
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
 
+    # -- steering by a person (the web view, the CLI) -------------------------------
+
+    async def move_plan(self, name: str, plan_id: str, position: Position | str) -> PlacedPlan:
+        """Move a queued plan to the front or the back of the queue; its file is unchanged.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        where = check_position(position)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            tally = await tx.tally()
+            plan = (await self._queued_plan(tx, plan_id)).move(
+                position=insert_position(tally, where)
+            )
+            await tx.save(plan)
+        rank = 1 if where is Position.FRONT else tally.queued
+        placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
+        log.info(
+            "plan moved by a person", extra={"session": name, "plan_id": plan_id, "rank": rank}
+        )
+        return placed
+
+    async def drop_plan(self, name: str, plan_id: str, reason: str) -> Discarded:
+        """Discard a queued plan, noting why (a person's call); edits in its file are kept.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_plan_id(plan_id)
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        store = await self._open(name)
+        async with store.transaction() as tx:
+            queued, _ = await self._with_edits(tx, name, await self._queued_plan(tx, plan_id), None)
+            plan = queued.drop(reason=reason.strip(), at=self.clock())
+            await tx.save(plan)
+            tx.files.remove_after_commit(plan.id)
+            dropped = Discarded(plan=plan, tally=await tx.tally())
+        log.info("plan dropped by a person", extra={"session": name, "plan_id": plan_id})
+        return dropped
+
     # -- history -------------------------------------------------------------------
 
     async def search_history(
@@ -565,31 +612,43 @@ class NinePlan:
         self, tx: SessionTx, name: str, notes: str | None
     ) -> tuple[Plan, str | None]:
         """The active plan with what the agent wrote in its file, then `notes`, and one line
-        saying what had to be salvaged (None when the file read as a clean plan).
-
-        Nothing the agent wrote is dropped: what fits no section goes to the notes, and a file
-        that cannot be read whole is first copied to recovered/.
-        """
+        saying what had to be salvaged (None when the file read as a clean plan)."""
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
-        data = await tx.files.read(active.id)
+        return await self._with_edits(tx, name, active, notes)
+
+    async def _queued_plan(self, tx: SessionTx, plan_id: str) -> Plan:
+        """A queued plan a person may steer; the active plan is the agent's."""
+        plan = await tx.plan(plan_id)
+        if plan is not None and plan.status is PlanStatus.ACTIVE:
+            raise PlanHeldByAgentError(plan_id)
+        if plan is None or plan.status is not PlanStatus.QUEUED:
+            raise PlanNotFoundError(plan_id, kind="queued")
+        return plan
+
+    async def _with_edits(
+        self, tx: SessionTx, name: str, live: Plan, notes: str | None
+    ) -> tuple[Plan, str | None]:
+        """`live` (a queued or active plan) with what was written in its file, then `notes`,
+        and one line saying what had to be salvaged (None when the file read as a clean plan).
+
+        Nothing written there is dropped: what fits no section goes to the notes, and a file
+        that cannot be read whole is first copied to recovered/.
+        """
+        data = await tx.files.read(live.id)
         got = read_back(
             data,
-            PlanText(active.content, active.notes),
+            PlanText(live.content, live.notes),
             max_section_chars=self.limits.max_text_chars,
         )
-        copy = (
-            await tx.files.keep_recovered(active.id, data) if got.keep_original and data else None
-        )
+        copy = await tx.files.keep_recovered(live.id, data) if got.keep_original and data else None
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         parts = [got.text.notes.strip("\n"), (notes or "").strip("\n")]
-        plan = active.with_edits(
-            got.text.content, "\n".join(part for part in parts if part.strip())
-        )
+        plan = live.with_edits(got.text.content, "\n".join(part for part in parts if part.strip()))
         if not got.salvaged:
             return plan, None
         line = salvage_line(got.salvaged, copy)
-        log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": active.id})
+        log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": live.id})
         return plan, line
 
 

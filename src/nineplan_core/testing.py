@@ -2,9 +2,9 @@
 
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
-random add / pull / defer / complete / discard / search sequences against a plain-list
-model and checks the four invariants after every step. Import it from tests only: it needs
-hypothesis, which `pip install 'nineplan[testing]'` brings.
+random add / pull / defer / complete / discard / search sequences, with a person's moves and
+drops among them, against a plain-list model and checks the four invariants after every step.
+Import it from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
@@ -30,6 +30,7 @@ from nineplan_core.errors import (
     NinePlanError,
     NoActivePlanError,
     PlanAlreadyActiveError,
+    PlanHeldByAgentError,
     PlanNotFoundError,
     QueueEmptyError,
 )
@@ -161,6 +162,30 @@ class QueueConformance(RuleBasedStateMachine):
         assert gone.plan.id == self.active
         self.discarded.add(self.active)
         self.active = None
+
+    @precondition(lambda self: bool(self.queue))
+    @rule(data=st.data(), where=positions)
+    def person_moves(self, data: st.DataObject, where: Position) -> None:
+        plan_id = data.draw(st.sampled_from(self.queue))
+        placed = self.run(self.service.move_plan(self.name, plan_id, where))
+        self.queue.remove(plan_id)
+        self._insert(plan_id, where, placed.rank)
+
+    @precondition(lambda self: bool(self.queue))
+    @rule(data=st.data(), reason=required_text)
+    def person_drops(self, data: st.DataObject, reason: str) -> None:
+        plan_id = data.draw(st.sampled_from(self.queue))
+        gone = self.run(self.service.drop_plan(self.name, plan_id, reason))
+        self.queue.remove(plan_id)
+        assert gone.queue_length == len(self.queue)
+        self.discarded.add(plan_id)
+
+    @precondition(lambda self: self.active is not None)
+    @rule(where=positions)
+    def person_cannot_steer_the_active_plan(self, where: Position) -> None:
+        assert self.active is not None
+        self.refused(self.service.move_plan(self.name, self.active, where), PlanHeldByAgentError)
+        self.refused(self.service.drop_plan(self.name, self.active, "no"), PlanHeldByAgentError)
 
     @precondition(lambda self: bool(self.completed))
     @rule(data=st.data())

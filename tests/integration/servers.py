@@ -3,12 +3,14 @@
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 from mcp import StdioServerParameters
 
-from nineplan_adapters.demo import server_command
+from nineplan_adapters.demo import free_port, server_command
 
 PROJECT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -45,6 +47,42 @@ def run_nineplan(
         check=check,
         cwd=PROJECT,
     )
+
+
+@asynccontextmanager
+async def spawned_ui(
+    sessions_path: Path, *command: str, env: dict[str, str] | None = None
+) -> AsyncIterator[str]:
+    """Spawn `nineplan ui` (or `command`) on a free loopback port; yield its base URL."""
+    port = free_port()
+    arguments = command or ("ui",)
+    process = await anyio.open_process(
+        [PYTHON, "-m", "nineplan_adapters", *arguments, "--port", str(port)],
+        env=child_env(sessions_path, NINEPLAN_LOG_LEVEL="warn", **(env or {})),
+        cwd=PROJECT,
+        stdout=None,
+        stderr=None,
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    stream = await anyio.connect_tcp("127.0.0.1", port)
+                except OSError:
+                    if process.returncode is not None:
+                        raise RuntimeError(f"nineplan {arguments[0]} exited at start") from None
+                    await anyio.sleep(0.05)
+                else:
+                    await stream.aclose()
+                    break
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        with anyio.move_on_after(15):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 async def wait_until_listening(

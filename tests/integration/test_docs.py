@@ -87,7 +87,7 @@ def test_each_documented_command_runs(sessions: Path, document: str, command: st
         env[key] = value
     assert words[0] == "nineplan", f"{document}: no rule to run {command!r}"
     argv = [PYTHON, "-m", "nineplan_adapters", *words[1:]]
-    if words[1] == "serve":
+    if words[1] in {"serve", "ui"}:
         run_server(argv, env)
         return
     completed = subprocess.run(
@@ -98,7 +98,7 @@ def test_each_documented_command_runs(sessions: Path, document: str, command: st
 
 def run_server(argv: list[str], env: dict[str, str]) -> None:
     """Start a documented `nineplan serve`; it must come up and stop cleanly."""
-    if "--transport" not in argv:  # stdio: a closed stdin ends it at once
+    if argv[3] == "serve" and "--transport" not in argv:  # stdio: a closed stdin ends it at once
         completed = subprocess.run(
             argv,
             env=env,

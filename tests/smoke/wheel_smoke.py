@@ -2,7 +2,8 @@
 
 `make wheel-check` builds the wheel, installs it (not editable) into a scratch venv and runs this
 script there, from outside the source tree, so that only the installed package is importable.
-It checks `nineplan --version`, `nineplan demo`, a stdio session through the SDK client and,
+It checks `nineplan --version`, `nineplan demo`, a stdio session through the SDK client, the
+web view (`nineplan ui` serving `/`, a session page and its script) and,
 when NINEPLAN_TEST_DATABASE_URL names a test PostgreSQL server, a session kept there.
 Exit code 0 when everything worked; otherwise the first failure is printed.
 """
@@ -109,6 +110,44 @@ async def postgres_session(url: str, sessions: Path) -> None:
         await connection.close()
 
 
+async def web_view(sessions: Path, name: str) -> None:
+    """`nineplan ui` serves its pages, templates and script from the installed package."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    process = subprocess.Popen(
+        [NINEPLAN, "ui", "--port", str(port)],
+        env=environment(sessions),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    if process.poll() is not None:
+                        fail("nineplan ui", process.communicate()[1].decode())
+                    await anyio.sleep(0.05)
+        for path, expected in [
+            ("/", f'data-session="{name}"'),
+            (f"/sessions/{name}", 'data-testid="search"'),
+            ("/static/live.js", "EventSource"),
+        ]:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
+                body = response.read().decode()
+            if expected not in body:
+                fail(f"nineplan ui: GET {path}", body[:500])
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
 async def main() -> None:
     import nineplan_adapters  # only to see where it was installed
 
@@ -124,7 +163,8 @@ async def main() -> None:
         if "Demo finished" not in demo:
             fail("nineplan demo", demo)
         name = await session(sessions)
-        print(f"wheel smoke: --version, demo and a stdio session ({name}) passed")
+        await web_view(sessions, name)
+        print(f"wheel smoke: --version, demo, a stdio session ({name}) and the web view passed")
         if url := os.environ.get("NINEPLAN_TEST_DATABASE_URL"):
             await postgres_session(url, Path(folder) / "pg-sessions")
             print("wheel smoke: a session on PostgreSQL passed")

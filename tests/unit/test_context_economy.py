@@ -13,8 +13,8 @@ async def test_the_tool_list_and_the_instructions_stay_within_budget():
 
 
 async def test_the_benchmark_rows_for_the_budgets_run_alone():
-    """`python -m benchmarks.run --rows 13,14` measures just those rows, both within target."""
-    rows = await run("tiny", {13, 14})
-    assert [row.number for row in rows] == [13, 14]
+    """`python -m benchmarks.run --rows 18,19` measures just those rows, both within target."""
+    rows = await run("tiny", {18, 19})
+    assert [row.number for row in rows] == [18, 19]
     assert all(row.met for row in rows)
     assert "tokens" in table(rows, "tiny")

@@ -3,10 +3,13 @@
 import sqlite3
 from pathlib import Path
 
+import httpx2
 import pytest
 
+from nineplan_adapters.config import Settings
 from nineplan_adapters.mcp import views
 from nineplan_adapters.sqlite.connection import MIGRATIONS
+from nineplan_adapters.web import web_app
 from nineplan_adapters.workspace import covers, process_workspace
 from nineplan_core.errors import InvalidInputError
 from tests.fakes import Backend, open_backend
@@ -80,3 +83,19 @@ async def test_a_session_from_before_workspaces_opens_with_none(tmp_path: Path):
         assert state.session.workspace is None
     with sqlite3.connect(tmp_path / name / "session.db") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+async def test_the_web_view_shows_the_workspace(backend: Backend):
+    """The session list has a workspace column, and a session's page names its workspace;
+    a session without one shows none."""
+    bound = (await backend.service.create_session("bound", workspace="/work/app")).session.name
+    loose = await backend.session("loose")
+    app = web_app(backend.service, Settings(sessions_path=backend.root))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        listing = (await http.get("/")).text
+        assert "<th>Workspace</th>" in listing
+        assert '<td class="workspace">/work/app</td>' in listing
+        assert '<td class="workspace">-</td>' in listing
+        assert "Workspace: <code>/work/app</code>" in (await http.get(f"/sessions/{bound}")).text
+        assert 'data-testid="workspace"' not in (await http.get(f"/sessions/{loose}")).text

@@ -23,6 +23,7 @@ from nineplan_adapters.sqlite.connection import (
     database_errors,
 )
 from nineplan_adapters.sqlite.store import SESSION_ROW, SqliteSessionStore
+from nineplan_adapters.sqlite.watch import SqliteSessionWatch
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
@@ -185,6 +186,10 @@ class SqliteSessionCatalog:
             return exc
         (summary,) = await anyio.to_thread.run_sync(_read_summaries, [database], self.busy_timeout)
         return summary or DatabaseError(f"Session {name} could not be migrated.")
+
+    def watch(self) -> SqliteSessionWatch:
+        """Change ticks for these sessions, from commits made by any process."""
+        return SqliteSessionWatch(self.root)
 
     async def aclose(self) -> None:
         """Close every open session."""

@@ -1,0 +1,112 @@
+"""Rows 12 and 13: the web view's session page at size, and an agent's change reaching the page.
+
+Row 12 renders `/sessions/{name}` in process (the ASGI app over the library, no network) for a
+session of `queued` + `completed` plans. Row 13 opens the page of a real `nineplan ui` process in
+Debian's Chromium and times, in the browser, each of 50 agent calls (a real stdio server) from
+the moment before the call to the moment the page's queue changes; without /usr/bin/chromium it
+is left out.
+"""
+
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+from mcp import Client
+
+from benchmarks.data import seed_session
+from nineplan_adapters import open_nineplan
+from nineplan_adapters.config import Settings
+from nineplan_adapters.demo import free_port, server_command
+from nineplan_adapters.web import web_app
+
+CHROMIUM = Path("/usr/bin/chromium")
+PLAN = {"context": "bench", "goal": "a unit of work", "approach": "steps", "success_criteria": "ok"}
+# Records when the queue fragment changes, on the page's own clock (the same system clock).
+OBSERVE = """() => {
+  window.changes = [];
+  new MutationObserver(() => window.changes.push(Date.now()))
+    .observe(document.querySelector('[data-fragment="queue"]'), {childList: true, subtree: true});
+}"""
+# Resolves with the time of change number `seen` once the observer has recorded it (the page's
+# CSP forbids the string evaluation that Playwright's wait_for_function would need).
+NEXT_CHANGE = """(seen) => new Promise((resolve) => {
+  const check = () => window.changes.length > seen ? resolve(window.changes[seen]) : setTimeout(check, 5);
+  check();
+})"""
+
+
+async def page_renders(folder: Path, size: dict[str, int]) -> list[float]:
+    """Seconds per render of the big session's page (the first, cold one left out)."""
+    root = folder / "web-big"
+    name = "web-bench-session"
+    await seed_session(root, name, completed=size["completed"], queued=size["queued"])
+    samples = []
+    async with open_nineplan(root) as nineplan:
+        app = web_app(nineplan, Settings(sessions_path=root))
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            for _ in range(size["page_renders"] + 1):
+                start = time.perf_counter()
+                page = await http.get(f"/sessions/{name}")
+                samples.append(time.perf_counter() - start)
+                assert page.status_code == 200, page.text[:200]
+    return samples[1:]
+
+
+async def live_delays(
+    folder: Path, changes: int = 50, seed: dict[str, int] | None = None
+) -> list[float] | None:
+    """Seconds from each of `changes` MCP calls to the change on the open page; None without
+    Chromium. With `seed` (`queued`, `completed`), the session starts that big."""
+    from playwright.async_api import async_playwright  # a dev dependency: imported when used
+
+    if not CHROMIUM.exists():
+        print(f"row 13 left out: {CHROMIUM} is missing (apt-get install chromium)")
+        return None
+    root = folder / "web-live"
+    port = free_port()
+    params = server_command(root)
+    agent_params = server_command(root)
+    ui = await anyio.open_process(
+        [params.command, "-m", "nineplan_adapters", "ui", "--port", str(port)], env=params.env
+    )
+    delays: list[float] = []
+    try:
+        async with Client(agent_params) as agent:
+            if seed is None:
+                created = await agent.call_tool("9plan_session_create", {})
+                name = (created.structured_content or {})["session_name"]
+            else:
+                name = "web-live-session"
+                await seed_session(root, name, completed=seed["completed"], queued=seed["queued"])
+                await agent.call_tool("9plan_session_resume", {"session_name": name})
+            with anyio.fail_after(30):
+                while True:
+                    try:
+                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                        break
+                    except OSError:
+                        await anyio.sleep(0.05)
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(executable_path=str(CHROMIUM))
+                page = await browser.new_page()
+                await page.goto(f"http://127.0.0.1:{port}/sessions/{name}")
+                await page.wait_for_selector("[data-testid=live-status][data-state=open]")
+                await page.evaluate(OBSERVE)
+                for index in range(changes):
+                    seen = await page.evaluate("window.changes.length")
+                    before = time.time() * 1000
+                    added = await agent.call_tool(
+                        "9plan_queue_add", {**PLAN, "goal": f"change {index}", "position": "front"}
+                    )
+                    assert not added.is_error, added.content
+                    with anyio.fail_after(10):
+                        changed = await page.evaluate(NEXT_CHANGE, seen)
+                    delays.append((changed - before) / 1000)
+                    await anyio.sleep(0.05)  # let the observer's records of this change settle
+                await browser.close()
+    finally:
+        ui.terminate()
+        await ui.wait()
+    return delays

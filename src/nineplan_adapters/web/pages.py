@@ -1,0 +1,340 @@
+"""The pages: sessions, one session, one plan; and the forms a person steers with.
+
+Every read goes through `Reads` (inspection: nothing is reconciled or written); every change
+goes through the NinePlan use cases. Templates autoescape: whatever an agent wrote is text.
+"""
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import attrs
+import jinja2
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from nineplan_adapters.web.security import WebSecurity
+from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import (
+    SNIPPET_MARKS,
+    HistoryMatch,
+    Plan,
+    QueueEntry,
+    SessionState,
+    SessionSummary,
+    format_timestamp,
+)
+from nineplan_core.service import NinePlan
+
+#: Queue entries per page: a session of 10,000 queued plans stays one quick page.
+PAGE_SIZE = 200
+#: Matches a history search shows.
+SEARCH_RESULTS = 20
+#: Journal entries a session page shows, newest first.
+JOURNAL_LIMIT = 100
+_STATUS_CODES = {"SESSION_NOT_FOUND": 404, "PLAN_NOT_FOUND": 404, "VALIDATION_ERROR": 400}
+
+
+def templates() -> jinja2.Environment:
+    """The page templates, shipped as package data; every value is escaped unless marked safe."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("nineplan_adapters.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["stamp"] = format_timestamp
+    environment.filters["marked"] = marked
+    return environment
+
+
+def marked(snippet: str) -> Iterator[tuple[str, bool]]:
+    """Split a search snippet into (text, matched) parts, so the template can escape each."""
+    start, end = SNIPPET_MARKS
+    for index, part in enumerate(snippet.replace(end, start).split(start)):
+        if part:
+            yield part, index % 2 == 1
+
+
+@attrs.frozen
+class QueuePage:
+    """One page of the queue: `number` of `count`, ranks `first` to `last`."""
+
+    entries: Sequence[QueueEntry]
+    number: int
+    count: int
+
+    @classmethod
+    def of(cls, queue: list[QueueEntry], number: int) -> "QueuePage":
+        count = max(1, math.ceil(len(queue) / PAGE_SIZE))
+        number = min(max(1, number), count)
+        return cls(queue[(number - 1) * PAGE_SIZE : number * PAGE_SIZE], number, count)
+
+    @property
+    def first(self) -> int:
+        return self.entries[0].rank if self.entries else 1
+
+    @property
+    def last(self) -> int:
+        return self.entries[-1].rank if self.entries else 0
+
+
+@attrs.define
+class Reads:
+    """Every read the view makes, in one place (so each can switch to a better call)."""
+
+    service: NinePlan
+
+    async def sessions(self) -> list[SessionSummary]:
+        return await self.service.list_sessions()
+
+    async def state(self, name: str) -> SessionState:
+        return await self.service.session_state(name)
+
+    async def search(self, name: str, query: str) -> list[HistoryMatch]:
+        return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
+
+    async def plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan, whatever its status, as stored."""
+        return await self.service.get_plan(name, plan_id)
+
+    async def file_text(self, name: str, plan_id: str) -> str:
+        return await self.service.plan_file_text(name, plan_id)
+
+    async def active_file(self, name: str, state: SessionState) -> str:
+        if state.active_plan is None:
+            return ""
+        try:
+            return await self.file_text(name, state.active_plan.id)
+        except PlanNotFoundError:  # finished between the two reads: the next tick shows it
+            return ""
+
+    async def events(self, name: str) -> list[Any] | None:
+        """The newest JOURNAL_LIMIT events, newest first; None while the service keeps no
+        journal (`NinePlan.journal(name)`, oldest first, comes with the journal's storage)."""
+        journal = getattr(self.service, "journal", None)
+        if journal is None:
+            return None
+        events: list[Any] = await journal(name)
+        return sorted(events, key=lambda event: event.seq, reverse=True)[:JOURNAL_LIMIT]
+
+
+@attrs.define
+class Pages:
+    """The handlers, over the use cases, the reads and the guard's tokens."""
+
+    service: NinePlan
+    security: WebSecurity
+    live: bool
+    environment: jinja2.Environment = attrs.field(factory=templates)
+
+    @property
+    def reads(self) -> Reads:
+        return Reads(self.service)
+
+    def render(self, template: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+        values.setdefault("live_url", None)
+        body = self.environment.get_template(template).render(**values)
+        return HTMLResponse(body, status_code=status_code)
+
+    def fragment(self, macro: str, *arguments: object) -> str:
+        module = self.environment.get_template("fragments.html").module
+        return str(getattr(module, macro)(*arguments))
+
+    async def fragments(self, name: str, page: int) -> tuple[dict[str, str], SessionState]:
+        """The parts of a session page that change, rendered as the page renders them."""
+        state = await self.reads.state(name)
+        parts = {
+            "summary": self.fragment("summary", state),
+            "active": self.fragment(
+                "active", state, await self.reads.active_file(name, state), name
+            ),
+            "queue": self.fragment(
+                "queue", state, QueuePage.of(state.queue, page), name, self.security.csrf_token
+            ),
+        }
+        if (events := await self.reads.events(name)) is not None:
+            parts["journal"] = self.fragment("journal", events)
+        return parts, state
+
+    def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
+        return self.render(
+            "error.html",
+            status_code or _STATUS_CODES.get(exc.category, 500),
+            title="Refused" if exc.category == "VALIDATION_ERROR" else "Not available",
+            category=exc.category,
+            message=exc.message,
+            suggestion=exc.suggestion,
+            back=back,
+        )
+
+    # -- pages -----------------------------------------------------------------------
+
+    async def sessions(self, _: Request) -> Response:
+        return self.render("sessions.html", sessions=await self.reads.sessions())
+
+    async def session(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        page = _page_number(request)
+        query = request.query_params.get("q", "")
+        try:
+            state = await self.reads.state(name)
+            matches: list[HistoryMatch] | None = None
+            search_error = None
+            if query.strip():
+                try:
+                    matches = await self.reads.search(name, query)
+                except NinePlanError as exc:
+                    search_error = exc.message
+            return self.render(
+                "session.html",
+                name=name,
+                state=state,
+                file_text=await self.reads.active_file(name, state),
+                page=QueuePage.of(state.queue, page),
+                csrf=self.security.csrf_token,
+                events=await self.reads.events(name),
+                query=query,
+                matches=matches,
+                search_error=search_error,
+                live_url=f"/sessions/{name}/live?page={page}" if self.live else None,
+            )
+        except NinePlanError as exc:
+            return self.error(exc, back="/")
+
+    async def plan(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        try:
+            plan = await self.reads.plan(name, plan_id)
+            text = await self.reads.file_text(name, plan_id) if plan.status in LIVE else None
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}")
+        finished = "Discarded" if plan.status is PlanStatus.DISCARDED else "Completed"
+        fields = [
+            ("Goal", plan.content.goal),
+            ("Context", plan.content.context),
+            ("Inputs", plan.content.inputs),
+            ("Outputs", plan.content.outputs),
+            ("Approach", plan.content.approach),
+            ("Success criteria", plan.content.success_criteria),
+            ("Notes", plan.notes),
+            ("Outcome", plan.outcome or ""),
+            ("Created", format_timestamp(plan.created_at)),
+            (finished, format_timestamp(plan.completed_at) if plan.completed_at else ""),
+        ]
+        return self.render(
+            "plan.html",
+            name=name,
+            plan_id=plan_id,
+            status=plan.status,
+            fields=fields,
+            file_text=text,
+        )
+
+    # -- steering (POST, CSRF-checked) ---------------------------------------------------
+
+    async def add(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        fields = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+        try:
+            await self.service.add_plan(
+                name,
+                **{field: _text(form, field) for field in fields},
+                position=_text(form, "position") or "back",
+            )
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}")
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def move(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            await self.service.move_plan(name, plan_id, _text(form, "position"))
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def drop(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            await self.service.drop_plan(name, plan_id, _text(form, "reason"))
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    # -- the token -----------------------------------------------------------------------
+
+    async def login_page(self, request: Request) -> Response:
+        if self.security.token is None:
+            return RedirectResponse("/", status_code=303)
+        return self.render(
+            "login.html",
+            csrf=self.security.csrf_token,
+            next=_local(request.query_params.get("next")),
+            wrong=False,
+        )
+
+    async def login(self, request: Request) -> Response:
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        target = _local(_text(form, "next"))
+        if not self.security.token_ok(form.get("token")):
+            return self.render(
+                "login.html", 401, csrf=self.security.csrf_token, next=target, wrong=True
+            )
+        response = RedirectResponse(target, status_code=303)
+        self.security.sign_in(response)
+        return response
+
+    async def _form(self, request: Request) -> FormData | Response:
+        """The posted form, or the refusal when it lacks this server's CSRF token."""
+        form = await request.form()
+        if not self.security.csrf_ok(form.get("csrf")):
+            return self.render(
+                "error.html",
+                403,
+                title="Refused",
+                category="FORBIDDEN",
+                message="The form did not carry this server's CSRF token; nothing was changed.",
+                suggestion="Reload the page and submit the form again.",
+                back=_local(request.url.path.rsplit("/plans", 1)[0]),
+            )
+        return form
+
+
+def _text(form: FormData, field: str) -> str:
+    value = form.get(field)
+    return value if isinstance(value, str) else ""
+
+
+def _page_number(request: Request) -> int:
+    raw = request.query_params.get("page", "1")
+    return int(raw) if raw.isdigit() else 1
+
+
+def _local(target: str | None) -> str:
+    """Only a path on this server: never a redirect to somewhere else."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _steer_status(exc: NinePlanError) -> int | None:
+    """The plan the agent holds is a conflict with the session's state; the rest as usual."""
+    return 409 if isinstance(exc, PlanHeldByAgentError) else None
+
+
+__all__ = ["PAGE_SIZE", "Pages", "QueuePage", "Reads"]

@@ -1,0 +1,27 @@
+"""`nineplan ui`: the web view on its own port, until SIGINT or SIGTERM."""
+
+import logging
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, running
+from nineplan_adapters.http import bind, check_bind, serve_asgi
+from nineplan_adapters.web.app import web_app
+
+log = logging.getLogger("nineplan.web")
+
+#: Where `nineplan ui` listens unless --port says otherwise (the MCP server's default is 8080).
+DEFAULT_PORT = 8765
+
+
+async def serve_ui(settings: Settings) -> int:
+    """Serve the web view on `settings.http_host:http_port`; returns the exit code.
+
+    Raises:
+        ConfigError: a bind beyond loopback without a token, or a port in use.
+    """
+    check_bind(settings)
+    with bind(settings) as listener:  # before anything starts: a busy port is one line
+        async with running(build_container(settings)) as service:
+            await serve_asgi(web_app(service, settings), settings, listener, lifespan=False)
+    log.info("9plan web view stopped")
+    return 0

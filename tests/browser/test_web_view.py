@@ -1,0 +1,266 @@
+"""The web view in a real browser, beside a real agent: a stdio server driven by the SDK client."""
+
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+from mcp import Client
+from playwright.async_api import Browser, Page
+
+from tests.fakes import PLAN
+from tests.integration.servers import PROJECT, spawned_ui, stdio_server
+from tests.mcp_helpers import ok
+
+WAIT_MS = 5000  # every wait_for: the page must catch up within this, or the test fails
+
+
+async def new_session(agent: Client, task: str = "build the thing", *goals: str) -> str:
+    name = str((await ok(agent, "9plan_session_create", task_description=task))["session_name"])
+    for goal in goals:
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": goal})
+    return name
+
+
+async def queue_ids(page: Page) -> list[str]:
+    return [
+        str(await item.get_attribute("data-plan-id"))
+        for item in await page.locator("[data-testid=queue] [data-plan-id]").all()
+    ]
+
+
+async def live(page: Page) -> None:
+    """Wait until the page's event stream is open and in step (its status line says so)."""
+    await page.wait_for_selector("[data-testid=live-status][data-state=open]", timeout=WAIT_MS)
+
+
+async def test_the_sessions_list_shows_every_session(tmp_path: Path, ui: str, page: Page):
+    """`/` lists each session in its own row with its task and counts."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        first = await new_session(agent, "first task", "a", "b")
+        second = await new_session(agent, "second task")
+    await page.goto(ui)
+    rows = page.locator("[data-testid=sessions] [data-session]")
+    assert sorted([str(await row.get_attribute("data-session")) for row in await rows.all()]) == (
+        sorted([first, second])
+    )
+    first_row = page.locator(f"[data-session='{first}']")
+    assert "first task" in await first_row.inner_text()
+    assert (await first_row.locator("td.num").all_inner_texts())[0] == "2"
+    await first_row.get_by_role("link").click()
+    await page.wait_for_selector(f"h1[data-session='{first}']", timeout=WAIT_MS)
+
+
+async def test_the_session_page_shows_the_queue_in_pull_order(tmp_path: Path, ui: str, page: Page):
+    """The queue's [data-plan-id] children are in the order the agent will pull them."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "A", "B")
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "C"}, position="front")
+        state = await ok(agent, "9plan_admin_state")
+        await page.goto(f"{ui}/sessions/{name}")
+        assert await queue_ids(page) == [entry["id"] for entry in state["queue"]]
+        assert [entry["goal"] for entry in state["queue"]] == ["C", "A", "B"]
+        pulled = await ok(agent, "9plan_queue_pull")
+    assert pulled["goal"] == "C"
+
+
+async def test_an_agents_call_from_another_process_appears_without_reload(
+    tmp_path: Path, ui: str, page: Page
+):
+    """A plan added, then pulled, by the agent's own server shows up on the open page, live."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "first")
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        await page.evaluate("window.notReloaded = true")
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "added by the agent"})
+        await page.wait_for_selector(
+            f"[data-testid=queue] [data-plan-id='{added['plan_id']}']", timeout=WAIT_MS
+        )
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector(
+            f"[data-testid=active-plan][data-plan-id='{pulled['plan_id']}']", timeout=WAIT_MS
+        )
+        await page.wait_for_selector(
+            f"[data-testid=queue] [data-plan-id='{pulled['plan_id']}']", state="detached"
+        )
+        assert await page.evaluate("window.notReloaded") is True
+
+
+async def test_the_agents_notes_appear_live(tmp_path: Path, ui: str, page: Page):
+    """Notes the agent writes into its active plan file appear on the page as they are written."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "write notes")
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        plan_file = Path(pulled["plan_path"])
+        with plan_file.open("a", encoding="utf-8") as file:
+            file.write("\nFound the old schema in db/legacy.sql\n")
+        notes = page.locator("[data-testid=active-plan] [data-testid=plan-file]")
+        await notes.get_by_text("Found the old schema in db/legacy.sql").wait_for(timeout=WAIT_MS)
+        with plan_file.open("a", encoding="utf-8") as file:
+            file.write("Second finding: the users table has no index\n")
+        await notes.get_by_text("Second finding").wait_for(timeout=WAIT_MS)
+        done = await ok(agent, "9plan_plan_complete", outcome="done")
+    assert done["completed_count"] == 1
+
+
+async def test_steering_from_the_page_reaches_the_agents_next_pull(
+    tmp_path: Path, ui: str, page: Page
+):
+    """Moving a plan to the front and dropping another on the page is what the agent pulls next."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "A", "B", "C")
+        ids = [entry["id"] for entry in (await ok(agent, "9plan_admin_state"))["queue"]]
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)  # the stream's first swap done: the buttons stay where they are
+        await page.locator(f"[data-plan-id='{ids[2]}'] [data-action=front]").click()
+        await page.wait_for_url(f"{ui}/sessions/{name}")
+        await live(page)
+        assert await queue_ids(page) == [ids[2], ids[0], ids[1]]
+        row = page.locator(f"[data-plan-id='{ids[0]}']")
+        await row.get_by_label("reason").fill("not needed any more")
+        await row.locator("[data-action=drop]").click()
+        await page.wait_for_selector(
+            f"[data-plan-id='{ids[0]}']", state="detached", timeout=WAIT_MS
+        )
+        assert (await ok(agent, "9plan_queue_pull"))["plan_id"] == ids[2]
+        state = await ok(agent, "9plan_admin_state")
+        assert [entry["id"] for entry in state["queue"]] == [ids[1]]
+        await page.reload()
+        assert await page.locator(f"[data-plan-id='{ids[2]}'] [data-action]").count() == 0
+        assert (
+            await page.locator("[data-testid=active-plan]").get_attribute("data-plan-id")
+            == (ids[2])
+        )
+
+
+async def test_the_page_works_without_javascript(tmp_path: Path, ui: str, browser: Browser):
+    """With JavaScript off the page shows everything, says to reload, and its forms steer."""
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    try:
+        async with Client(stdio_server(tmp_path)) as agent:
+            name = await new_session(agent, "t", "A")
+            await page.goto(f"{ui}/sessions/{name}")
+            assert "reload" in await page.locator("[data-testid=live-status]").inner_text()
+            form = page.locator("[data-testid=add-plan]")
+            for label, value in [("Goal", "added without script"), ("Context", "c"),
+                                 ("Approach", "a"), ("Success criteria", "s")]:  # fmt: skip
+                await form.get_by_label(label, exact=True).fill(value)
+            await form.get_by_label("Position").select_option("front")
+            await form.get_by_role("button").click()
+            await page.wait_for_url(f"{ui}/sessions/{name}")
+            state = await ok(agent, "9plan_admin_state")
+            assert [entry["goal"] for entry in state["queue"]] == ["added without script", "A"]
+            assert await queue_ids(page) == [entry["id"] for entry in state["queue"]]
+            await page.get_by_role("searchbox").fill("anything")
+            await page.locator("[data-testid=search] button").click()
+            await page.get_by_text("No completed plan matches.").wait_for(timeout=WAIT_MS)
+    finally:
+        await context.close()
+
+
+async def test_agent_text_renders_inert(tmp_path: Path, ui: str, page: Page):
+    """A goal of <script> or <img onerror> shows as text and runs nothing, on load and live."""
+    script = "<script>window.pwned = 'script'</script>"
+    image = "<img src=x onerror=\"window.pwned = 'img'\">"
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, script)
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": script, "context": image})
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": image})
+        await page.wait_for_selector(f"[data-plan-id='{added['plan_id']}']", timeout=WAIT_MS)
+        queue = await page.locator("[data-testid=queue]").inner_text()
+        assert script in queue
+        assert image in queue
+        assert script in await page.locator(".task").inner_text()
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector("[data-testid=active-plan]", timeout=WAIT_MS)
+        await page.goto(f"{ui}/sessions/{name}/plans/{pulled['plan_id']}")
+        assert image in await page.locator("[data-testid=plan-file]").inner_text()
+        assert await page.locator("img").count() == 0
+        assert await page.evaluate("window.pwned") is None
+
+
+async def test_the_token_flow(tmp_path: Path, browser: Browser):
+    """With a token the pages ask for it once, then keep an HttpOnly, SameSite=Strict cookie."""
+    async with (
+        Client(stdio_server(tmp_path)) as agent,
+        spawned_ui(tmp_path, env={"NINEPLAN_HTTP_TOKEN": "pa55-word"}) as ui,
+    ):
+        name = await new_session(agent)
+        context = await browser.new_context()
+        page = await context.new_page()
+        await page.goto(f"{ui}/sessions/{name}")
+        await page.wait_for_selector("[data-testid=login]")
+        await page.get_by_label("Token").fill("wrong")
+        await page.get_by_role("button").click()
+        assert "not right" in await page.locator("[data-testid=error]").inner_text()
+        await page.get_by_label("Token").fill("pa55-word")
+        await page.get_by_role("button").click()
+        await page.wait_for_selector(f"h1[data-session='{name}']", timeout=WAIT_MS)
+        await live(page)  # the event stream passes the guard with the cookie too
+        [cookie] = await context.cookies()
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        assert "pa55-word" not in cookie["value"]
+        assert await page.evaluate("document.cookie") == ""
+        await page.goto(ui)
+        await page.wait_for_selector(f"[data-session='{name}']")  # asked once
+        await context.close()
+
+
+async def test_a_screenshot_for_the_docs(tmp_path: Path, ui: str, page: Page):
+    """A session page with an active plan, notes and a queue renders; the picture is kept.
+
+    With NINEPLAN_UPDATE_SCREENSHOT=1 it replaces docs/images/ui-session.png.
+    """
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "Add accounts to the app", "Design the users table")
+        for goal in ("Write the sign-up endpoint", "Hash passwords with argon2", "Add login"):
+            await ok(agent, "9plan_queue_add", **{**PLAN, "goal": goal})
+        pulled = await ok(agent, "9plan_queue_pull")
+        with Path(pulled["plan_path"]).open("a", encoding="utf-8") as file:
+            file.write("- users.email needs a unique index\n")
+        await page.set_viewport_size({"width": 1100, "height": 900})
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        await page.get_by_text("unique index").wait_for(timeout=WAIT_MS)
+        picture = tmp_path / "ui-session.png"
+        await page.screenshot(path=str(picture), full_page=False)
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    if os.environ.get("NINEPLAN_UPDATE_SCREENSHOT") == "1":
+        shutil.copy(picture, PROJECT / "docs" / "images" / "ui-session.png")
+
+
+async def test_the_change_appears_within_the_wait(tmp_path: Path, ui: str, page: Page):
+    """Several agent changes in a row each reach the page (no change is lost when they bunch)."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t")
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        ids = [
+            (await ok(agent, "9plan_queue_add", **{**PLAN, "goal": f"plan {n}"}))["plan_id"]
+            for n in range(5)
+        ]
+        with anyio.fail_after(5):
+            while await queue_ids(page) != ids:
+                await page.wait_for_timeout(50)
+
+
+async def test_a_reason_being_typed_survives_a_live_update(tmp_path: Path, ui: str, page: Page):
+    """A live change waits while a person types a drop reason, and shows once they leave the field."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", "A")
+        [first] = [entry["id"] for entry in (await ok(agent, "9plan_admin_state"))["queue"]]
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        reason = page.locator(f"[data-plan-id='{first}']").get_by_label("reason")
+        await reason.fill("half a thou")
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "B"})
+        await page.locator("[data-testid=queue-length]").get_by_text("2").wait_for(timeout=WAIT_MS)
+        assert await reason.input_value() == "half a thou"
+        await page.get_by_role("searchbox").focus()
+        await page.wait_for_selector(f"[data-plan-id='{added['plan_id']}']", timeout=WAIT_MS)

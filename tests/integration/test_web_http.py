@@ -1,0 +1,101 @@
+"""The web view's guard over real HTTP: `nineplan ui` and `nineplan serve --transport http`."""
+
+import json
+import re
+import socket
+from pathlib import Path
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from nineplan_adapters.demo import spawned_http_server
+from tests.fakes import PLAN
+from tests.integration.servers import run_nineplan, spawned_ui, stdio_server
+from tests.mcp_helpers import ok
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
+    assert found, "the page has no form with a CSRF token"
+    return found.group(1)
+
+
+def queue_of(sessions: Path, name: str) -> list[str]:
+    state = run_nineplan(sessions, "state", name, "--json", check=True)
+    return [entry["goal"] for entry in json.loads(state.stdout)["queue"]]
+
+
+async def test_a_foreign_origin_or_a_missing_csrf_token_changes_nothing(tmp_path: Path):
+    """POSTs from another Origin, or without the page's CSRF token, are refused; the queue stays."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = (await ok(agent, "9plan_session_create"))["session_name"]
+        plan_id = (await ok(agent, "9plan_queue_add", **PLAN))["plan_id"]
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "second"})
+    async with spawned_ui(tmp_path) as ui, httpx2.AsyncClient(base_url=ui) as http:
+        csrf = csrf_of((await http.get(f"/sessions/{name}")).text)
+        move = f"/sessions/{name}/plans/{plan_id}/move"
+        drop = f"/sessions/{name}/plans/{plan_id}/drop"
+        foreign = {"origin": "http://evil.example"}
+        assert (await http.post(move, data={"position": "back", "csrf": csrf}, headers=foreign)).status_code == 403  # fmt: skip
+        assert (await http.post(drop, data={"reason": "x", "csrf": csrf}, headers=foreign)).status_code == 403  # fmt: skip
+        assert (await http.post(drop, data={"reason": "x"}, headers={"origin": ui})).status_code == 403  # fmt: skip
+        assert (await http.post(drop, data={"reason": "x", "csrf": "0" * 64})).status_code == 403
+        assert (await http.get("/", headers={"host": "rebound.example"})).status_code == 421
+        assert queue_of(tmp_path, name) == [PLAN["goal"], "second"]
+        accepted = await http.post(move, data={"position": "back", "csrf": csrf}, headers={"origin": ui})  # fmt: skip
+        assert accepted.status_code == 303
+        assert queue_of(tmp_path, name) == ["second", PLAN["goal"]]
+
+
+async def test_serve_over_http_also_serves_the_view(tmp_path: Path):
+    """`serve --transport http` answers MCP at /mcp (bearer) and the view at / (token cookie)."""
+    token = {"NINEPLAN_HTTP_TOKEN": "serve-t0ken"}
+    async with spawned_http_server(tmp_path, env=token) as mcp_url:
+        base = mcp_url.removesuffix("/mcp")
+        bearer = {"Authorization": "Bearer serve-t0ken"}
+        async with (
+            httpx2.AsyncClient(headers=bearer) as authorised,
+            Client(streamable_http_client(mcp_url, http_client=authorised)) as agent,
+        ):
+            name = (await ok(agent, "9plan_session_create", task_description="over http"))[
+                "session_name"
+            ]
+        async with httpx2.AsyncClient(base_url=base) as http:
+            assert (await http.post("/mcp", json={})).status_code == 401  # no bearer
+            first = await http.get("/")
+            assert (first.status_code, first.headers["location"]) == (303, "/login?next=/")
+            login = await http.get("/login")
+            signed = await http.post(
+                "/login",
+                data={"token": "serve-t0ken", "csrf": csrf_of(login.text), "next": "/"},
+                headers={"origin": base},
+            )
+            assert signed.status_code == 303
+            listing = await http.get("/")
+            assert f'data-session="{name}"' in listing.text
+            assert "over http" in listing.text
+
+
+def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path):
+    """`nineplan ui --host 0.0.0.0` without NINEPLAN_HTTP_TOKEN exits 2 with one line, serving nothing."""
+    refused = run_nineplan(tmp_path, "ui", "--host", "0.0.0.0", "--port", "0")
+    assert refused.returncode == 2
+    assert "NINEPLAN_HTTP_TOKEN" in refused.stderr
+    assert refused.stdout == ""
+    assert "nineplan ui" in run_nineplan(tmp_path, "--help", check=True).stdout
+
+
+def test_ui_on_a_busy_port_says_so_in_one_line(tmp_path: Path):
+    """A port something else listens on is one line naming --port, and exit code 2."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        refused = run_nineplan(tmp_path, "ui", "--port", port)
+    assert refused.returncode == 2
+    expected = (
+        f"nineplan: port {port} is in use on 127.0.0.1: stop what listens there, or choose "
+        "another port with --port"
+    )
+    assert refused.stderr.strip().splitlines() == [expected]

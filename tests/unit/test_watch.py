@@ -1,0 +1,55 @@
+"""The watch port: a tick after each change of a session, whichever process made it."""
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from nineplan_core.errors import SessionNotFoundError
+from nineplan_core.ports import SessionWatch, WatchedCatalog
+from tests.fakes import PLAN, Backend
+from tests.integration.servers import stdio_server
+
+
+def watch_of(backend: Backend) -> SessionWatch:
+    assert isinstance(backend.catalog, WatchedCatalog)
+    return backend.catalog.watch()
+
+
+@pytest.mark.parametrize("backend_kind", ["memory", "sqlite"], indirect=True)
+async def test_a_commit_in_this_process_ticks(backend: Backend):
+    """Adding a plan through the use cases wakes a watcher of that session."""
+    name = await backend.session()
+    async with watch_of(backend).changes(name) as ticks:
+        await backend.service.add_plan(name, **PLAN)
+        with anyio.fail_after(5):
+            await anext(ticks)
+        await backend.service.pull_plan(name)
+        with anyio.fail_after(5):
+            await anext(ticks)
+
+
+@pytest.mark.parametrize("backend_kind", ["memory", "sqlite"], indirect=True)
+async def test_an_unknown_session_cannot_be_watched(backend: Backend):
+    """Watching a session that does not exist is SESSION_NOT_FOUND."""
+    with pytest.raises(SessionNotFoundError):
+        async with watch_of(backend).changes("no-such-session"):
+            pass
+
+
+@pytest.mark.parametrize("backend_kind", ["sqlite"], indirect=True)
+async def test_a_commit_by_another_process_ticks(backend: Backend, tmp_path: Path):
+    """An MCP call served by another process (a real stdio server) wakes the watcher."""
+    name = await backend.session()
+    async with (
+        watch_of(backend).changes(name) as ticks,
+        Client(stdio_server(backend.root)) as agent,
+    ):
+        result = await agent.call_tool("9plan_queue_add", {**PLAN, "session_name": name})
+        assert not result.is_error
+        with anyio.fail_after(5):
+            await anext(ticks)
+    assert [entry.goal for entry in (await backend.service.session_state(name)).queue] == [
+        PLAN["goal"]
+    ]

@@ -1,0 +1,233 @@
+"""The web view's pages over the real use cases, in process (HTTP through the ASGI app)."""
+
+import datetime as dt
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import attrs
+import httpx2
+import pytest
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.web import web_app
+from nineplan_adapters.web.pages import PAGE_SIZE, Pages, QueuePage, marked
+from nineplan_adapters.web.security import WebSecurity, allowed
+from nineplan_core.journal import Actor, Event, EventKind
+from nineplan_core.model import SNIPPET_MARKS
+from tests.fakes import PLAN, Backend
+
+ORIGIN = "http://127.0.0.1:8765"
+
+
+@attrs.frozen(kw_only=True)
+class Unreadable:
+    """The shape of a stored journal row that is not a valid event: its seq and what is wrong."""
+
+    seq: int
+    problem: str
+
+
+@pytest.fixture
+async def client(backend: Backend) -> AsyncIterator[httpx2.AsyncClient]:
+    app = web_app(backend.service, Settings(sessions_path=backend.root))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+        yield http
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', html)
+    assert found, "the page has no form with a CSRF token"
+    return found.group(1)
+
+
+async def test_pages_escape_what_agents_wrote(backend: Backend, client: httpx2.AsyncClient):
+    """Every page shows agent text as text: no tag an agent wrote survives into the HTML."""
+    name = await backend.session("<b>task</b>")
+    placed = await backend.service.add_plan(name, **{**PLAN, "goal": "<script>alert(1)</script>"})
+    for path in ("/", f"/sessions/{name}", f"/sessions/{name}/plans/{placed.plan.id}"):
+        page = await client.get(path)
+        assert page.status_code == 200
+        assert "<script>alert" not in page.text
+        assert "<b>task" not in page.text
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+    session_page = (await client.get(f"/sessions/{name}")).text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in session_page
+    if not hasattr(backend.service, "journal"):  # no journal kept: no journal section, no fakes
+        assert 'data-testid="journal"' not in session_page
+
+
+async def test_the_queue_is_paginated_past_200(backend: Backend, client: httpx2.AsyncClient):
+    """A queue of 201 plans shows 200 on page 1 and the 201st on page 2, ranks continuing."""
+    name = await backend.session()
+    for number in range(PAGE_SIZE + 1):
+        await backend.service.add_plan(name, **{**PLAN, "goal": f"plan number {number}"})
+    first = (await client.get(f"/sessions/{name}")).text
+    assert first.count("data-plan-id=") == PAGE_SIZE
+    assert "Page 1 of 2" in first
+    second = (await client.get(f"/sessions/{name}?page=2")).text
+    assert second.count("data-plan-id=") == 1
+    assert 'start="201"' in second
+    assert "plan number 200" in second
+    assert (await client.get(f"/sessions/{name}?page=99")).text.count("data-plan-id=") == 1
+
+
+async def test_a_completed_plan_and_the_search(backend: Backend, client: httpx2.AsyncClient):
+    """A completed plan's page shows its outcome; the search box finds it, matches marked."""
+    name = await backend.session()
+    placed = await backend.service.add_plan(name, **PLAN)
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "created the users table <em>")
+    plan_page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert "created the users table &lt;em&gt;" in plan_page
+    assert "completed" in plan_page
+    found = (await client.get(f"/sessions/{name}", params={"q": "users"})).text
+    assert f'data-plan-id="{placed.plan.id}"' in found
+    assert "<mark>" in found
+    refused = (await client.get(f"/sessions/{name}", params={"q": "!!"})).text
+    assert "no searchable word" in refused
+
+
+async def test_a_dropped_plan_shows_why(backend: Backend, client: httpx2.AsyncClient):
+    """A plan a person dropped has its own page: discarded, with the reason in its notes."""
+    name = await backend.session()
+    placed = await backend.service.add_plan(name, **PLAN)
+    queued_page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert "will find it" in queued_page
+    await backend.service.drop_plan(name, placed.plan.id, "superseded by the new schema")
+    page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert 'data-testid="status">discarded<' in page
+    assert "Dropped by a person: superseded by the new schema" in page
+    assert "Discarded</dt>" in page
+
+
+async def test_unknown_sessions_and_plans_are_404(backend: Backend, client: httpx2.AsyncClient):
+    """A missing session or plan is a 404 page naming the category; a bad name is a 400."""
+    name = await backend.session()
+    assert (await client.get("/sessions/no-such-session")).status_code == 404
+    assert (await client.get(f"/sessions/{name}/plans/zzzzz")).status_code == 404
+    assert (await client.get("/sessions/Not_A_Name")).status_code == 400
+    assert (await client.get("/sessions/no-such-session/live")).status_code == 404
+
+
+async def test_forms_steer_and_refuse(backend: Backend, client: httpx2.AsyncClient):
+    """Add, move and drop through the forms; the active plan and a missing token are refused."""
+    name = await backend.session()
+    csrf = csrf_of((await client.get(f"/sessions/{name}")).text)
+    headers = {"origin": ORIGIN}
+    added = await client.post(
+        f"/sessions/{name}/plans",
+        data={**PLAN, "goal": "from the form", "position": "front", "csrf": csrf},
+        headers=headers,
+    )
+    assert (added.status_code, added.headers["location"]) == (303, f"/sessions/{name}")
+    state = await backend.service.session_state(name)
+    [entry] = state.queue
+    assert entry.goal == "from the form"
+    await backend.service.pull_plan(name)
+    moved = await client.post(
+        f"/sessions/{name}/plans/{entry.id}/move",
+        data={"position": "back", "csrf": csrf},
+        headers=headers,
+    )
+    assert moved.status_code == 409
+    assert "the agent is working on it" in moved.text
+    dropped = await client.post(
+        f"/sessions/{name}/plans/{entry.id}/drop", data={"reason": "x"}, headers=headers
+    )
+    assert dropped.status_code == 403
+    invalid = await client.post(
+        f"/sessions/{name}/plans", data={"goal": "", "csrf": csrf}, headers=headers
+    )
+    assert invalid.status_code == 400
+    assert (await backend.service.session_state(name)).active_plan is not None
+
+
+async def test_a_foreign_origin_or_host_is_refused(backend: Backend, client: httpx2.AsyncClient):
+    """A POST from another Origin is 403 and a foreign Host 421, before anything is read."""
+    name = await backend.session()
+    csrf = csrf_of((await client.get(f"/sessions/{name}")).text)
+    foreign = await client.post(
+        f"/sessions/{name}/plans",
+        data={**PLAN, "csrf": csrf},
+        headers={"origin": "http://evil.example"},
+    )
+    assert foreign.status_code == 403
+    assert (await client.get("/", headers={"host": "evil.example"})).status_code == 421
+    assert (await backend.service.session_state(name)).queue == []
+
+
+def test_the_journal_section_renders_newest_first_and_escaped():
+    """The journal fragment lists the events given, each with its seq, detail escaped."""
+    pages = Pages(service=None, security=WebSecurity([], []), live=True)  # type: ignore[arg-type]
+    at = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    events = [
+        Event(seq=2, kind=EventKind.PLAN_MOVED, at=at, actor=Actor.PERSON, plan_id="abcde",
+              detail={"position": "front", "rank": 1}),
+        Event(seq=1, kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT,
+              detail={"reason": "<img src=x>"}),
+    ]  # fmt: skip
+    html = pages.fragment("journal", [*events, Unreadable(seq=0, problem="edited by hand")])
+    assert html.index('data-seq="2"') < html.index('data-seq="1"') < html.index('data-seq="0"')
+    assert "event 0 cannot be read: edited by hand" in html
+    assert 'data-testid="journal"' in html
+    assert "&lt;img src=x&gt;" in html
+    assert "person" in html
+
+
+def test_helpers():
+    """Pages clamp, snippets split on their marks, origins match with any port."""
+    assert QueuePage.of([], 5).number == 1
+    start, end = SNIPPET_MARKS
+    assert list(marked(f"a {start}b{end} c")) == [("a ", False), ("b", True), (" c", False)]
+    assert allowed("http://127.0.0.1:9", ["http://127.0.0.1:*"])
+    assert not allowed("http://127.0.0.1.evil:9", ["http://127.0.0.1:*"])
+    assert not allowed("http://evil.example", ["http://127.0.0.1:*"])
+    assert allowed("127.0.0.1", ["127.0.0.1:*"])
+
+
+@pytest.mark.parametrize(
+    "backend_kind", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+async def test_without_a_change_feed_the_page_says_reload(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """PostgreSQL has no watch yet (LISTEN/NOTIFY comes with the journal): no stream, a note."""
+    name = await backend.session()
+    assert (await client.get(f"/sessions/{name}/live")).status_code == 204
+    page = (await client.get(f"/sessions/{name}")).text
+    assert "data-live=" not in page
+    assert "Live updates are not available" in page
+
+
+@pytest.mark.parametrize("backend_kind", ["memory"], indirect=True)
+async def test_the_token_guard_in_process(tmp_path: Path, backend: Backend):
+    """With a token: pages redirect to /login, POSTs are 401, a bearer header or the cookie passes."""
+    app = web_app(backend.service, Settings(sessions_path=tmp_path, http_token="t0ken"))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+        page = await http.get("/sessions/some-session-name")
+        assert (page.status_code, page.headers["location"]) == (
+            303,
+            "/login?next=/sessions/some-session-name",
+        )
+        assert (
+            await http.post("/sessions/a-b-c/plans", headers={"origin": ORIGIN})
+        ).status_code == 401
+        assert (await http.get("/", headers={"authorization": "Bearer t0ken"})).status_code == 200
+        login = await http.get("/login?next=//evil.example")
+        csrf = csrf_of(login.text)
+        assert 'name="next" value="/"' in login.text
+        signed = await http.post(
+            "/login", data={"token": "t0ken", "csrf": csrf, "next": "/"}, headers={"origin": ORIGIN}
+        )
+        assert signed.status_code == 303
+        assert "httponly" in signed.headers["set-cookie"].lower()
+        assert "samesite=strict" in signed.headers["set-cookie"].lower()
+        assert (await http.get("/")).status_code == 200  # the cookie is kept by the client
+    open_app = web_app(backend.service, Settings(sessions_path=tmp_path))
+    async with httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=open_app), base_url=ORIGIN
+    ) as http:
+        assert (await http.get("/login")).status_code == 303  # no token: nothing to sign in to
