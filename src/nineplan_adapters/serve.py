@@ -2,22 +2,12 @@
 
 import logging
 
-from nineplan_adapters.changes import SessionChanges
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.mcp import build_server
-from nineplan_adapters.sqlite.data_version import SqliteSessionChanges
 from nineplan_adapters.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")
-
-
-def session_changes(settings: Settings) -> SessionChanges | None:
-    """Where a server learns of changes to sessions, by any process: SQLite sessions are
-    followed through `PRAGMA data_version`; other storage reports none yet."""
-    if settings.database_url or settings.storage != "sqlite":
-        return None
-    return SqliteSessionChanges(settings.sessions_path)
 
 
 async def serve(settings: Settings) -> int:
@@ -30,9 +20,7 @@ async def serve(settings: Settings) -> int:
     if stdio:
         async with running(build_container(settings, one_client=True)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            server = build_server(
-                service, workspace=process_workspace(), changes=session_changes(settings)
-            )
+            server = build_server(service, workspace=process_workspace())
             await server.run_stdio_async()
             return 0
     from nineplan_adapters.http import bind, check_bind, serve_http  # noqa: PLC0415 - uvicorn only for HTTP
@@ -42,5 +30,4 @@ async def serve(settings: Settings) -> int:
     with bind(settings) as listener:
         async with running(build_container(settings, one_client=False)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            server = build_server(service, changes=session_changes(settings))
-            return await serve_http(server, settings, listener)
+            return await serve_http(build_server(service), settings, listener)

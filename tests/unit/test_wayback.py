@@ -1,7 +1,6 @@
 """Subscriptions in process: an in-memory client of each era on a server over real SQLite
 sessions, changed through a second catalog (another connection, as another process would)."""
 
-import sqlite3
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,13 +15,10 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from nineplan_adapters.changes import Change
-from nineplan_adapters.config import Settings
+from nineplan_adapters.changes import Change, changes_of
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
-from nineplan_adapters.serve import session_changes
-from nineplan_adapters.sqlite.data_version import SqliteSessionChanges, _Watch
 from nineplan_core.errors import SessionNotFoundError
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, Backend, open_backend
@@ -39,8 +35,7 @@ class Pair:
     root: Path
 
     def server(self, **extra: Any) -> Any:
-        changes = SqliteSessionChanges(self.root, interval=0.01)
-        return build_server(self.ours.service, changes=changes, **extra)
+        return build_server(self.ours.service, **extra)
 
 
 @pytest.fixture
@@ -123,34 +118,30 @@ async def test_a_current_session_is_followed_for_list_changes(pair: Pair):
                 assert await anext(sub) == ResourcesListChanged()
 
 
-async def test_the_watcher_waits_for_a_session_that_does_not_exist_yet(tmp_path: Path):
-    """Following a session before it exists yields a change once it does."""
-    changes = SqliteSessionChanges(tmp_path, interval=0.01)
-    async with open_backend("sqlite", tmp_path) as backend:
-        name = backend.service.session_names()
-        async with changes.follow(name) as stream:
-            backend.service.session_names = lambda: name
-            await backend.service.create_session()
+async def test_the_watch_tells_which_changes_alter_the_resource_list(backend: Backend):
+    """Following a session through its storage's watch: an add and a completion change the
+    resource list, a pull does not (memory and SQLite; PostgreSQL's watch comes with the
+    journal)."""
+    changes = changes_of(backend.service)
+    if changes is None:
+        assert backend.kind == "postgres"
+        return
+    name = await backend.session()
+    await backend.service.add_plan(name, **PLAN)
+    seen = []
+    async with changes.follow(name) as stream:
+        for step in (
+            backend.service.pull_plan(name),
+            backend.service.complete_plan(name, "done"),
+            backend.service.add_plan(name, **PLAN),
+        ):
+            await step
             with anyio.fail_after(5):
-                assert (await anext(stream)).session == name
-
-
-async def test_the_watcher_reports_a_change_after_losing_the_database(tmp_path: Path):
-    """A read that fails (here: a table the watcher reads is gone) drops the connection; the
-    next successful read is reported as a change, never swallowed as a new baseline."""
-    async with open_backend("sqlite", tmp_path) as backend:
-        name = await backend.session()
-    watch = _Watch(tmp_path / name / "session.db", name)
-    assert watch.look() is None  # the baseline
-    with sqlite3.connect(tmp_path / name / "session.db") as db:
-        db.execute("ALTER TABLE plan_counts RENAME TO hidden")
-    assert watch.look() is None
-    assert watch.db is None
-    with sqlite3.connect(tmp_path / name / "session.db") as db:
-        db.execute("ALTER TABLE hidden RENAME TO plan_counts")
-    assert watch.look() == Change(name, plans_came_or_went=True)
-    assert watch.look() is None
-    watch.close()
+                seen.append(await anext(stream))
+    assert [change.plans_came_or_went for change in seen] == [False, True, True]
+    with pytest.raises(SessionNotFoundError):
+        async with changes.follow("no-such-session"):
+            pass
 
 
 @attrs.define
@@ -194,13 +185,6 @@ def test_subscribers_are_bounded_and_uris_name_their_session():
     assert session_of("nineplan://sessions/brave-quiet-otter/log") == "brave-quiet-otter"
     assert session_of("nineplan://sessions/brave/state") is None
     assert session_of("file:///etc/passwd") is None
-
-
-def test_only_sqlite_sessions_are_watched_through_data_version(tmp_path: Path):
-    """The server follows SQLite sessions by data_version; other storage gives no source."""
-    assert isinstance(session_changes(Settings(sessions_path=tmp_path)), SqliteSessionChanges)
-    assert session_changes(Settings(sessions_path=tmp_path, storage="memory")) is None
-    assert session_changes(Settings(database_url="postgresql://x@localhost/db")) is None
 
 
 class BrokenChanges:

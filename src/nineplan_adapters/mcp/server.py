@@ -31,7 +31,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
-from nineplan_adapters.changes import SessionChanges
+from nineplan_adapters.changes import SessionChanges, changes_of
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import (
@@ -258,9 +258,11 @@ def build_server(
 
     `workspace`: the folder the sessions this server creates belong to (a stdio server's
     working directory; None over HTTP, where the server's folder says nothing of its clients').
-    `changes`: where subscribers' notifications come from (none: subscriptions never fire).
+    `changes`: where subscribers' notifications come from; by default the storage's watch of
+    its sessions, which sees every process's changes (none yet for PostgreSQL: subscriptions
+    there never fire until the journal's change feed is in).
     """
-    server = NineplanServer(service, sessions or CurrentSessions(), changes)
+    server = NineplanServer(service, sessions or CurrentSessions(), changes or changes_of(service))
     register_tools(server, service, server.sessions, workspace=workspace)
 
     @server.prompt(

@@ -141,8 +141,10 @@ class Notifier:
                     started = True
                     async for change in stream:
                         await self.announce(change)
+            except NinePlanError as exc:  # no such session (yet), or it cannot be watched
+                log.info("not following session %s: %s", name, exc.message)
             except Exception:  # one session's watch must never end the server
-                log.info("stopped following session %s", name, exc_info=True)
+                log.warning("stopped following session %s", name, exc_info=True)
             finally:
                 if self._followed.get(name) is scope:
                     del self._followed[name]
