@@ -60,5 +60,5 @@ class WatchedChanges:
 
 def changes_of(service: NinePlan) -> SessionChanges | None:
     """The change source for `service`'s storage, or None where it has no watch yet."""
-    catalog = service.catalog
+    catalog = getattr(service, "catalog", None)  # an embedder's stand-in service may have none
     return WatchedChanges(service, catalog.watch()) if isinstance(catalog, WatchedCatalog) else None
