@@ -8,6 +8,7 @@ anything: the table says whether each target is met.
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -33,7 +34,14 @@ from nineplan_adapters import open_nineplan
 from nineplan_adapters.converters import plan_to_row
 from nineplan_adapters.demo import server_command
 from nineplan_adapters.ids import random_plan_id
-from nineplan_adapters.sqlite.store import ACTIVE, FRONT, INSERT_PLAN, SAVE_PLAN, TALLY
+from nineplan_adapters.sqlite.store import (
+    ACTIVE,
+    FRONT,
+    INSERT_EVENT,
+    INSERT_PLAN,
+    SAVE_PLAN,
+    TALLY,
+)
 from nineplan_core.model import Plan, PlanContent
 from nineplan_core.plan_file import render
 
@@ -57,6 +65,7 @@ SIZES = {
         "spawns": 3,
         "cycle_runs": 2,
         "page_renders": 5,
+        "events": 2_000,
     },
     "full": {
         "repeat": 200,
@@ -66,6 +75,7 @@ SIZES = {
         "spawns": 15,
         "cycle_runs": 5,
         "page_renders": 30,
+        "events": 100_000,
     },
 }
 PLAN = {
@@ -180,8 +190,9 @@ class RawDurableWork:
 
 class NineplanSqlDirect:
     """nineplan's own statements for one add -> pull -> complete cycle, on its own schema
-    (indexes, counters kept by triggers, the FTS index a completion feeds), with the same file
-    work, done directly with sqlite3: the cycle's durable work before any of nineplan's Python."""
+    (indexes, counters kept by triggers, the FTS index a completion feeds, a journal event per
+    step), with the same file work, done directly with sqlite3: the cycle's durable work before
+    any of nineplan's Python."""
 
     def __init__(self, database: Path, plans: Path) -> None:
         self.db = sqlite3.connect(database, isolation_level=None)
@@ -198,21 +209,30 @@ class NineplanSqlDirect:
         ]
         target, temp = self.plans / f"{queued.id}.txt", self.plans / f".{queued.id}.tmp"
         text = render(queued.content, "")
+        events = [
+            {"seq": None, "at": now.isoformat(), "kind": kind, "plan_id": queued.id,
+             "actor": "agent", "detail": "{}"}
+            for kind in ("plan_added", "plan_pulled", "plan_completed")
+        ]  # fmt: skip
         start = time.perf_counter()
-        self._transaction(TALLY, (INSERT_PLAN, rows[0]))
+        self._transaction(TALLY, (INSERT_PLAN, rows[0]), event=events[0])
         temp.write_text(text)
         temp.replace(target)
-        self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]))
+        self._transaction(ACTIVE, FRONT, (SAVE_PLAN, rows[1]), event=events[1])
         target.read_text()
-        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), TALLY)
+        self._transaction(ACTIVE, (SAVE_PLAN, rows[2]), TALLY, event=events[2])
         target.unlink()
         return time.perf_counter() - start
 
-    def _transaction(self, *statements: str | tuple[str, dict[str, Any]]) -> None:
+    def _transaction(
+        self, *statements: str | tuple[str, dict[str, Any]], event: dict[str, Any]
+    ) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         for statement in statements:
             sql, parameters = statement if isinstance(statement, tuple) else (statement, {})
             self.db.execute(sql, parameters).fetchall()
+        (last,) = self.db.execute("SELECT max(seq) FROM journal").fetchone()
+        self.db.execute(INSERT_EVENT, event | {"seq": (last or 0) + 1})
         self.db.execute("COMMIT")
 
     def close(self) -> None:
@@ -465,6 +485,95 @@ async def row_resume(folder: Path, size: dict[str, int]) -> Row:
                samples, None, "< 100 ms", limit_absolute=100)  # fmt: skip
 
 
+# -- rows 14 to 16: the journal ------------------------------------------------------------------
+
+
+FLOOR_LOG = (
+    "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(db.execute('SELECT * FROM "
+    "(SELECT * FROM journal ORDER BY seq DESC LIMIT 100) ORDER BY seq').fetchall())"
+)
+
+
+def seed_journal(database: Path, events: int, queued: list[str]) -> None:
+    """Append `events` journal events to a session, as a long-lived one gathers them: plan
+    after plan added, pulled, deferred, pulled again and completed; every queued plan deferred
+    twice along the way."""
+    at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+    deferred = '{"reason": "blocked", "position": "back", "rank": 1}'
+    with sqlite3.connect(database) as db:
+        seq = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0]
+        kinds = ["plan_added", "plan_pulled", "plan_deferred", "plan_pulled", "plan_completed"]
+        rows = [(kind, f"{offset // 5:05x}"[-5:]) for offset, kind in
+                zip(range(events - 2 * len(queued)), itertools.cycle(kinds), strict=False)]  # fmt: skip
+        rows[len(rows) // 2 : len(rows) // 2] = [
+            ("plan_deferred", plan_id) for plan_id in queued * 2
+        ]
+        db.executemany(
+            "INSERT INTO journal VALUES (?, ?, ?, ?, 'agent', ?)",
+            [(seq + index, at, kind, plan_id, deferred if kind == "plan_deferred" else "{}")
+             for index, (kind, plan_id) in enumerate(rows, start=1)],
+        )  # fmt: skip
+    db.close()
+
+
+async def rows_journal(folder: Path, size: dict[str, int]) -> list[Row]:
+    """`nineplan log` and a cold resume on a session with a long journal, and how soon a
+    follower in another process prints an add."""
+    root = folder / "journal"
+    async with open_nineplan(root, durability="normal") as nineplan:
+        name = (await nineplan.create_session("a long journal")).session.name
+        queued = [(await nineplan.add_plan(name, **PLAN)).plan.id for _ in range(20)]
+        await nineplan.pull_plan(name)
+    seed_journal(root / name / "session.db", size["events"], queued)
+    env = {**os.environ, "NINEPLAN_SESSIONS_PATH": str(root)}
+    log_command = [sys.executable, "-m", "nineplan_adapters", "log", name]
+    floor_command = [sys.executable, "-c", FLOOR_LOG, str(root / name / "session.db")]
+    logs: list[float] = []
+    floors: list[float] = []
+    for _ in range(size["spawns"]):
+        for command, samples in ((log_command, logs), (floor_command, floors)):
+            start = time.perf_counter()
+            subprocess.run(command, env=env, check=True, capture_output=True)
+            samples.append(time.perf_counter() - start)
+    resumes = []
+    for _ in range(15):
+        async with open_nineplan(root) as nineplan:
+            resumes.append(await timed(lambda n=nineplan: n.session_state(name)))  # type: ignore[misc]
+    latencies = await follow_latencies(root, name, size["spawns"] * 2)
+    events = f"{size['events']:,} events"
+    return [
+        Row(14, f"nineplan log (the last 100 of {events}), a process", logs, floors,
+            "< 1 s (floor: a Python process reading the 100 rows with sqlite3)", limit_absolute=1000),
+        Row(15, f"session_resume with {events} in the journal (cold)", resumes, None, "< 100 ms",
+            limit_absolute=100),
+        Row(16, "an add reaches `nineplan log --follow` in another process",
+            latencies, None, "p95 < 1 s", limit_absolute=1000, statistic="p95"),
+    ]  # fmt: skip
+
+
+async def follow_latencies(root: Path, name: str, count: int) -> list[float]:
+    """From an add's commit to its line on a follower's stdout."""
+    from anyio.streams.buffered import BufferedByteReceiveStream
+
+    command = [sys.executable, "-m", "nineplan_adapters", "log", name, "--follow", "--limit", "1"]
+    env = {**os.environ, "NINEPLAN_SESSIONS_PATH": str(root)}
+    samples = []
+    async with (
+        open_nineplan(root) as nineplan,
+        await anyio.open_process(command, env=env) as follower,
+    ):
+        assert follower.stdout is not None
+        lines = BufferedByteReceiveStream(follower.stdout)
+        await lines.receive_until(b"\n", 1 << 20)  # the last event: the follower is watching
+        for _ in range(count):
+            await nineplan.add_plan(name, **PLAN)
+            start = time.perf_counter()
+            await lines.receive_until(b"\n", 1 << 20)
+            samples.append(time.perf_counter() - start)
+        follower.terminate()
+    return samples
+
+
 # -- rows 17 to 19: the way back after compaction, and what nineplan costs a client's context --
 
 
@@ -596,25 +705,22 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
-        if wanted(1):
-            rows.append(await row_cycle(folder, size))
-        if wanted(11):
-            rows.append(await row_schema(folder, size))
+        for number, measure in (
+            (1, row_cycle), (11, row_schema), (3, row_queue), (6, row_sessions), (7, row_resume),
+        ):  # fmt: skip
+            if wanted(number):
+                rows.append(await measure(folder, size))
         if wanted(2, 4, 5):
             search_row, search_root, search_name = await row_search(folder, size)
             rows.append(search_row)
             if wanted(4, 5):
                 rows += rows_startup_memory(folder, size, search_root, search_name)
-        if wanted(3):
-            rows.append(await row_queue(folder, size))
-        if wanted(6):
-            rows.append(await row_sessions(folder, size))
-        if wanted(7):
-            rows.append(await row_resume(folder, size))
         if wanted(10):
             rows.append(await row_handoff(folder, size["repeat"]))
         if wanted(12, 13):
             rows += await rows_web(folder, size, changes=50 if size_name == "full" else 5)
+        if wanted(14, 15, 16):
+            rows += await rows_journal(folder, size)
         if wanted(17):
             rows.append(await row_prime(folder, size))
         if wanted(18, 19):

@@ -3,17 +3,24 @@
 import argparse
 import json
 import os
+import signal
 import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, get_args
 
 import anyio
 
+from nineplan_adapters.cli_steering import COMMANDS as STEERING_COMMANDS
+from nineplan_adapters.cli_steering import STEERING
+from nineplan_adapters.cli_steering import add_arguments as add_steering_arguments
 from nineplan_adapters.config import ConfigError, Durability, LogLevel, Settings, Transport
 from nineplan_adapters.formatting import indented, one_line
+from nineplan_adapters.journal_views import event_line, journal_entry
 from nineplan_adapters.logging import configure_logging
-from nineplan_core.errors import NinePlanError, SessionNotFoundError
+from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE
 from nineplan_core.model import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
@@ -26,8 +33,11 @@ examples:
   nineplan sessions                       every session
   nineplan state brave-quiet-otter        one session's queue and active plan
   nineplan search brave-quiet-otter auth  search its completed plans
+  nineplan log brave-quiet-otter --follow what happened, then each change as it happens
   nineplan validate brave-quiet-otter --repair
   nineplan ui                             the web view on http://127.0.0.1:8765/
+  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
+  nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
 """
 COMMANDS = [
     ("serve", "run the MCP server (MCP clients spawn this on stdio)",
@@ -39,6 +49,8 @@ COMMANDS = [
     ("show", "show one plan of a session in full", "nineplan show brave-quiet-otter a3x9k"),
     ("search", "search a session's completed plans, best first",
      'nineplan search brave-quiet-otter "users table" --limit 5'),
+    ("log", "show a session's journal (the last 100 events, newest last)",
+     "nineplan log brave-quiet-otter --limit 20\n  nineplan log brave-quiet-otter --json --follow"),
     ("validate", "check a session's invariants; exit 1 when invalid",
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
     ("ui", "serve the web view of every session (live, and a person can steer)",
@@ -50,18 +62,19 @@ SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_
 # Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
 # or no such session (argparse exits 2 for bad usage itself).
 REFUSED, USAGE = 1, 2
-MAX_LIMIT = 100
+MAX_LIMIT = 100  # search
+MAX_LOG_LIMIT = 10_000  # log
 SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
 
 
-def _limit(raw: str) -> int:
-    """`--limit`: a whole number 1-100 (argparse names the flag when this raises)."""
+def _limit(raw: str, high: int = MAX_LIMIT) -> int:
+    """`--limit`: a whole number 1-`high` (argparse names the flag when this raises)."""
     try:
         value = int(raw)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, not {raw!r}") from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_LIMIT}, not {value}")
+    if not 1 <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {high:,}, not {value}")
     return value
 
 
@@ -76,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, summary, examples in COMMANDS:
+    for name, summary, examples in [*COMMANDS, *STEERING_COMMANDS]:
         command = commands.add_parser(
             name,
             help=summary,
@@ -134,6 +147,16 @@ def _parser() -> argparse.ArgumentParser:
     commands.choices["validate"].add_argument(
         "--repair", action="store_true", help="reconcile files first"
     )
+    commands.choices["log"].add_argument(
+        "--limit",
+        type=partial(_limit, high=MAX_LOG_LIMIT),
+        default=100,
+        help="the last this many events (1-10,000)",
+    )
+    commands.choices["log"].add_argument(
+        "--follow", action="store_true", help="keep printing new events until Ctrl-C"
+    )
+    add_steering_arguments(commands.choices)
     return parser
 
 
@@ -180,6 +203,8 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         suggestion = "`nineplan sessions` lists every session." if missing else exc.suggestion
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        if isinstance(exc, PlanHeldByAgentError):
+            human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
         return _fail(args, error, human, USAGE if missing else REFUSED)
 
 
@@ -212,22 +237,73 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
 async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
-    state = views.admin_state(await service.session_state(args.name))
-    active = state["active_plan"]
-    queue = [["RANK", "ID", "GOAL"]] + [
-        [str(q["queue_position"]), q["id"], one_line(q["goal"])[:70]] for q in state["queue"]
-    ]
+    found = await service.session_state(args.name)  # a look only: nothing is repaired
+    state = views.admin_state(found)
+    active = found.active_plan
+    queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [
+        [str(q["queue_position"]), q["id"], _deferred(q["defer_count"], stuck=q["stuck"]),
+         one_line(q["goal"])[:70]]
+        for q in state["queue"]
+    ]  # fmt: skip
+    held = "-"
+    if active is not None:
+        held = f"{active.id}  {one_line(active.goal)}"
+        if found.pulled_at is not None:
+            held += f"  (pulled {minutes_since(found.pulled_at, service.clock())} min ago)"
+        if found.stuck(active.id):
+            held += f"  [STUCK: deferred {found.defer_count(active.id)} times]"
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
         f"Task: {one_line(state['task_description']) or '-'}",
         f"Workspace: {state['workspace'] or '-'}",
-        f"Active: {active['id'] + '  ' + one_line(active['goal']) if active else '-'}",
+        f"Active: {held}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
         _table(queue) if state["queue"] else "The queue is empty.",
     ]
+    if found.recent:
+        lines += ["", "Recent events:", *(event_line(event) for event in found.recent)]
     _emit(args, state, "\n".join(lines))
     return 0
+
+
+def _deferred(count: int, *, stuck: bool) -> str:
+    if not count:
+        return "-"
+    return f"{count} STUCK" if stuck else str(count)
+
+
+async def _log(service: NinePlan, args: argparse.Namespace) -> int:
+    events = await service.journal(args.name, EventQuery(last=args.limit))
+    if not events and not args.json and not args.follow:
+        print("No events yet.")
+    for event in events:
+        _print_event(args, event)
+    if args.follow:
+        await _follow(service, args, events[-1].seq if events else 0)
+    return 0
+
+
+async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -> None:
+    """Print each new event until SIGINT or SIGTERM (then return: exit 0)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as group:
+
+            async def stop() -> None:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(stop)
+            # Cancelled by stop(): the feed's watch closes as the cancellation passes through it.
+            async for event in service.follow(args.name, after_seq):
+                _print_event(args, event)
+
+
+def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> None:
+    if args.json:
+        print(json.dumps(journal_entry(event), ensure_ascii=False), flush=True)
+    else:
+        print(event_line(event), flush=True)
 
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
@@ -286,7 +362,9 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
     "state": _state,
     "show": _show,
     "search": _search,
+    "log": _log,
     "validate": _validate,
+    **STEERING,
 }
 
 

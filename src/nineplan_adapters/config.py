@@ -45,6 +45,7 @@ class Settings:
     database_url: str | None = None
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
+    stuck_defers: int = 3
     #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
     origins: Mapping[str, str] = attrs.field(
         factory=dict, eq=False, repr=False, metadata={"derived": True}
@@ -82,7 +83,12 @@ def setting_names() -> list[str]:
 
 
 _LIMITS = ("max_text_chars", "max_queue")  # the Limits that settings may change
-_RANGES = {"http_port": (0, 65535), "max_text_chars": (1, 10_000_000), "max_queue": (1, 1_000_000)}
+_RANGES = {
+    "http_port": (0, 65535),
+    "max_text_chars": (1, 10_000_000),
+    "max_queue": (1, 1_000_000),
+    "stuck_defers": (1, 1_000),
+}
 _CHOICES: dict[str, tuple[str, ...]] = {
     field.name: get_args(field.type)
     for field in attrs.fields(Settings)

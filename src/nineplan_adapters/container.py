@@ -116,6 +116,7 @@ class App(containers.DeclarativeContainer):
         plan_ids=plan_ids,
         session_names=session_names,
         limits=limits,
+        stuck_defers=settings.provided.stuck_defers,
     )
 
 

@@ -4,12 +4,14 @@ It keeps the same promises as the SQLite store (transactions roll rows and files
 together, one writer at a time) so the conformance machine can hold both to one model.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import attrs
 
+from nineplan_adapters.event_log import EventRows, follow_events, timestamp_text
 from nineplan_adapters.retry_log import MemoryRequestRecords, RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import (
@@ -20,6 +22,7 @@ from nineplan_core.errors import (
 )
 from nineplan_core.history import WORD
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -92,6 +95,8 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     remembered: int = DEFAULT_LIMITS.remembered_requests
     cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
     _lock: anyio.Lock = attrs.field(factory=anyio.Lock, init=False)
+    #: The journal as stored rows (what the SQL stores keep), so damage can be played too.
+    event_rows: list[dict[str, Any]] = attrs.field(factory=list)
     #: Commits so far, and the event the next commit sets: what a MemorySessionWatch waits on.
     version: int = attrs.field(default=0, init=False)
     next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
@@ -113,7 +118,12 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
         """A copy of the session; the store adopts the copy on commit."""
         records = self.records.copy()
         return MemorySessionTx(
-            self.session, dict(self.plans), files, records, RetryLog(records, self.remembered)
+            self.session,
+            dict(self.plans),
+            files,
+            records,
+            RetryLog(records, self.remembered),
+            self.event_rows,
         )
 
     @asynccontextmanager
@@ -130,6 +140,7 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     async def _commit(self, tx: "MemorySessionTx") -> None:
         self.plans = tx.plans
         self.records = tx.records
+        self.event_rows.extend(tx.new_events)
         self.version += 1
         self.next_change.set()
         self.next_change = anyio.Event()
@@ -142,14 +153,36 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
 
 
 @attrs.define
-class MemorySessionTx:
-    """Works on a copy of the plans (a SessionReader and a SessionTx)."""
+class MemorySessionTx(EventRows):
+    """Works on a copy of the plans (a SessionReader and a SessionTx); the store adopts the
+    copy and the new events on commit."""
 
     _session: Session
     plans: dict[str, Plan]
     files: FileChanges
     records: MemoryRequestRecords
     requests: RetryLog
+    _committed_events: list[dict[str, Any]]
+    new_events: list[dict[str, Any]] = attrs.field(factory=list)
+
+    async def _last_seq(self) -> int:
+        rows = self.new_events or self._committed_events
+        return int(rows[-1]["seq"]) if rows else 0
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        self.new_events.append(row | {"at": timestamp_text(row["at"])})
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        kinds = {kind.value for kind in query.kinds}
+        found: list[Mapping[str, Any]] = [
+            row
+            for row in (*self._committed_events, *self.new_events)
+            if row["seq"] > query.after_seq
+            and (not kinds or row["kind"] in kinds)
+            and (query.plan_id is None or row["plan_id"] == query.plan_id)
+            and (query.plan_ids is None or row["plan_id"] in query.plan_ids)
+        ]
+        return found if query.last is None else found[max(0, len(found) - query.last) :]
 
     def _queued(self) -> list[Plan]:
         return sorted(
@@ -187,6 +220,10 @@ class MemorySessionTx:
 
     async def plan(self, plan_id: str) -> Plan | None:
         return self.plans.get(plan_id)
+
+    async def finished(self) -> list[Plan]:
+        done = [p for p in self.plans.values() if p.status not in LIVE]
+        return sorted(done, key=lambda p: (p.completed_at or p.created_at, p.id))
 
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
@@ -317,6 +354,11 @@ class MemorySessionCatalog:
                 completed_count=tally.completed,
                 has_active_plan=await reader.active_plan() is not None,
             )
+
+    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)
+        async for event in follow_events(store, MemorySessionWatch(self).changes(name), after_seq):
+            yield event
 
     def watch(self) -> "MemorySessionWatch":
         """Change ticks for these sessions (commits in this process: the only one there is)."""

@@ -1,6 +1,8 @@
-"""The four session invariants, checked over a snapshot of plan rows and plan-file names."""
+"""The session invariants, checked over a snapshot of plan rows and plan-file names (the
+journal's replay, the fifth, is checked in `journal` and its issues passed in here)."""
 
 from collections import Counter
+from collections.abc import Sequence
 
 import attrs
 
@@ -18,12 +20,17 @@ class PlanRow:
 
 
 def check(
-    rows: list[PlanRow], file_names: list[str], damaged: dict[str, str] | None = None
+    rows: list[PlanRow],
+    file_names: list[str],
+    damaged: dict[str, str] | None = None,
+    *,
+    journal: Sequence[str] = (),
 ) -> ValidationReport:
     """Check a session snapshot; never repairs, only reports.
 
     `rows` must include every queued or active plan and every plan that holds a position;
-    `damaged` names the live plans' files that cannot be read as a plan, and why.
+    `damaged` names the live plans' files that cannot be read as a plan, and why; `journal`
+    holds what keeps the journal from replaying to these rows (`journal_issues`).
     """
     issues: list[str] = []
     active = [row.id for row in rows if row.status is PlanStatus.ACTIVE]
@@ -47,7 +54,8 @@ def check(
         queue_order_preserved=not order_issues,
         files_match_database=not missing and not unreadable,
         no_orphaned_files=not orphans,
-        issues=issues,
+        journal_matches_state=not journal,
+        issues=[*issues, *journal],
     )
 
 

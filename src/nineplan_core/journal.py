@@ -21,15 +21,20 @@ __all__ = [
     "Actor",
     "Event",
     "EventKind",
+    "EventQuery",
     "NewEvent",
     "UnreadableEvent",
     "defer_counts",
+    "deferrals",
     "journal_issues",
+    "minutes_since",
+    "pulled_at",
     "reminder_line",
+    "started",
 ]
 
-#: How much of an outcome an event keeps.
-OUTCOME_CHARS = 200
+#: How much of an outcome or of notes an event keeps.
+EXCERPT_CHARS = 200
 #: How many events `recent` holds.
 RECENT = 5
 
@@ -96,6 +101,48 @@ class UnreadableEvent:
 
     seq: int
     problem: str
+
+
+@attrs.frozen(kw_only=True)
+class EventQuery:
+    """Which events to read, always oldest first.
+
+    Events after `after_seq`, of the given `kinds` (every kind when empty), about `plan_id` or
+    one of `plan_ids` (any plan when None); with `last`, only the newest `last` of those.
+    """
+
+    after_seq: int = 0
+    last: int | None = None
+    kinds: frozenset[EventKind] = frozenset()
+    plan_id: str | None = None
+    plan_ids: frozenset[str] | None = None
+
+    def matches(self, event: "Event | UnreadableEvent") -> bool:
+        """Whether a read event passes the filters (an unreadable one passes when no kind
+        or plan is asked for: it could be anything)."""
+        if event.seq <= self.after_seq:
+            return False
+        if isinstance(event, UnreadableEvent):
+            return not self.kinds and self.plan_id is None and self.plan_ids is None
+        return (
+            (not self.kinds or event.kind in self.kinds)
+            and (self.plan_id is None or event.plan_id == self.plan_id)
+            and (self.plan_ids is None or event.plan_id in self.plan_ids)
+        )
+
+
+#: The last RECENT events of any kind: what resume and state show.
+RECENT_EVENTS = EventQuery(last=RECENT)
+
+
+def deferrals(plan_ids: Iterable[str]) -> EventQuery:
+    """The query for every deferral of these plans: their defer counts come from it."""
+    return EventQuery(kinds=frozenset({EventKind.PLAN_DEFERRED}), plan_ids=frozenset(plan_ids))
+
+
+def last_pull(plan_id: str) -> EventQuery:
+    """The query for the latest pull of `plan_id` (the current activation when it is active)."""
+    return EventQuery(last=1, kinds=frozenset({EventKind.PLAN_PULLED}), plan_id=plan_id)
 
 
 def started(at: dt.datetime, queue: Sequence[str], active_plan: str | None) -> NewEvent:
@@ -243,12 +290,45 @@ def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[Pla
     return replay.issues
 
 
-def defer_counts(events: Iterable[Event]) -> Counter[str]:
-    """How many times each plan was deferred."""
+def defer_counts(events: Iterable[Event | UnreadableEvent]) -> Counter[str]:
+    """How many times each plan was deferred (unreadable events count for nothing)."""
     return Counter(
         event.plan_id
         for event in events
-        if event.kind is EventKind.PLAN_DEFERRED and event.plan_id is not None
+        if isinstance(event, Event)
+        and event.kind is EventKind.PLAN_DEFERRED
+        and event.plan_id is not None
+    )
+
+
+def pulled_at(events: Iterable[Event | UnreadableEvent], plan_id: str) -> dt.datetime | None:
+    """When `plan_id` was last pulled, or None if the journal does not say."""
+    pulls = [
+        event.at
+        for event in events
+        if isinstance(event, Event)
+        and event.kind is EventKind.PLAN_PULLED
+        and event.plan_id == plan_id
+    ]
+    return pulls[-1] if pulls else None
+
+
+def readable(events: Iterable[Event | UnreadableEvent]) -> list[Event]:
+    """The events that could be read; damaged rows are reported by validate, not here."""
+    return [event for event in events if isinstance(event, Event)]
+
+
+def excerpt(text: str) -> str:
+    """What an event keeps of an outcome or of notes: the first 200 characters."""
+    return text[:EXCERPT_CHARS]
+
+
+def stuck_text(plan_id: str, defer_count: int) -> str:
+    """What a pull says about a plan deferred again and again."""
+    return (
+        f"Plan {plan_id} has been deferred {defer_count} times: it may be stuck. Consider "
+        "splitting it (add smaller plans at the front with 9plan_queue_add, then discard this "
+        "one with 9plan_plan_discard), or record in its notes what blocks it."
     )
 
 

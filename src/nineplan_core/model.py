@@ -3,12 +3,15 @@
 import datetime as dt
 import enum
 import re
-from typing import Self, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
 import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
+
+if TYPE_CHECKING:  # the journal reads plan rows, which import from here
+    from nineplan_core.journal import Event
 
 __all__ = [
     "Completion",
@@ -293,6 +296,20 @@ class SessionState:
     active_plan_path: str | None
     completed_count: int
     plan_files: list[str]
+    #: The last few journal events, oldest first.
+    recent: "list[Event]" = attrs.field(factory=list)
+    #: How often each queued or active plan was deferred (absent: never).
+    defer_counts: dict[str, int] = attrs.field(factory=dict)
+    #: When the active plan was pulled (its current activation).
+    pulled_at: dt.datetime | None = None
+    #: A plan deferred this many times or more is stuck.
+    stuck_defers: int = 3
+
+    def defer_count(self, plan_id: str) -> int:
+        return self.defer_counts.get(plan_id, 0)
+
+    def stuck(self, plan_id: str) -> bool:
+        return self.defer_count(plan_id) >= self.stuck_defers
 
     @property
     def file_db_match(self) -> bool:
@@ -362,12 +379,13 @@ SNIPPET_MARKS = ("\x02", "\x03")
 
 @attrs.frozen(kw_only=True)
 class ValidationReport:
-    """The four invariants of a session and the violations found."""
+    """The five invariants of a session and the violations found."""
 
     single_active_plan: bool
     queue_order_preserved: bool
     files_match_database: bool
     no_orphaned_files: bool
+    journal_matches_state: bool = True
     issues: list[str]
 
     @property
@@ -377,6 +395,7 @@ class ValidationReport:
             and self.queue_order_preserved
             and self.files_match_database
             and self.no_orphaned_files
+            and self.journal_matches_state
         )
 
 
@@ -386,3 +405,9 @@ class Repair:
 
     action: str  # "rendered", "removed" or "recovered"
     file_name: str
+
+    def describe(self) -> str:
+        """One line for people and for the journal's `files_repaired` event."""
+        if self.action == "recovered":
+            return f"moved {self.file_name} to recovered/"
+        return f"{self.action} {self.file_name}"

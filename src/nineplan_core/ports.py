@@ -10,6 +10,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     HistoryMatch,
     Plan,
@@ -99,6 +100,10 @@ class SessionReader(Protocol):
         """Any plan of this session by id, whatever its status."""
         ...
 
+    async def finished(self) -> list[Plan]:
+        """The completed and discarded plans, in the order they finished (for an export)."""
+        ...
+
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:
@@ -111,6 +116,11 @@ class SessionReader(Protocol):
 
     async def plan_rows(self) -> list[PlanRow]:
         """Every queued or active plan and every plan that holds a queue position."""
+        ...
+
+    async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
+        """The session's journal events that `query` asks for, oldest first; a stored row
+        that is not a valid event comes back as an UnreadableEvent, never as an error."""
         ...
 
 
@@ -134,6 +144,13 @@ class SessionTx(SessionReader, Protocol):
 
     async def save(self, plan: Plan) -> None:
         """Replace a stored plan (or insert it). Raises StorageError."""
+        ...
+
+    async def append(self, event: NewEvent) -> Event:
+        """Add an event to the journal in this transaction, with the next `seq` (no gaps).
+
+        Raises StorageError.
+        """
         ...
 
 
@@ -202,6 +219,16 @@ class SessionCatalog(Protocol):
     @property
     def creations(self) -> RequestLog:
         """The session creates applied with a `request_id`; each result is the session name."""
+        ...
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then each new one as it is committed, by
+        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the session cannot be read or watched.
+        """
         ...
 
 

@@ -1,7 +1,9 @@
 """The use cases: one async method per operation an agent or a person can ask for."""
 
+import datetime as dt
 import logging
-from typing import TypeVar
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -19,6 +21,23 @@ from nineplan_core.errors import (
 )
 from nineplan_core.history import search_terms
 from nineplan_core.invariants import check
+from nineplan_core.journal import (
+    RECENT_EVENTS,
+    Actor,
+    Event,
+    EventKind,
+    EventQuery,
+    NewEvent,
+    UnreadableEvent,
+    defer_counts,
+    deferrals,
+    excerpt,
+    journal_issues,
+    last_pull,
+    pulled_at,
+    readable,
+    reminder_line,
+)
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -83,6 +102,9 @@ class PlacedPlan:
     text: str | None = None
     #: One line saying what had to be salvaged from the agent's file, if anything (a defer).
     salvage: str | None = None
+    #: How often the plan had been deferred (set by a pull), and whether that makes it stuck.
+    defer_count: int = 0
+    stuck: bool = False
 
 
 @attrs.define
@@ -98,6 +120,8 @@ class NinePlan:
     plan_ids: PlanIds
     session_names: SessionNames
     limits: Limits = DEFAULT_LIMITS
+    #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
+    stuck_defers: int = 3
     _reconciled: set[str] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
@@ -108,6 +132,7 @@ class NinePlan:
         *,
         request_id: str | None = None,
         workspace: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
@@ -120,6 +145,7 @@ class NinePlan:
                 request_id reused.
             StorageError: the session could not be created.
         """
+        who = check_actor(actor)
         if workspace is not None:
             check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
         if task_description is not None:
@@ -153,6 +179,10 @@ class NinePlan:
                 )
                 continue
             self._reconciled.add(session.name)
+            async with store.transaction() as tx:
+                await tx.append(
+                    NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
+                )
             if request_id is not None:
                 await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
@@ -214,6 +244,7 @@ class NinePlan:
         outputs: str = "",
         position: Position | str = Position.BACK,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> PlacedPlan:
         """Add a plan at the front or the back of the queue and write its file.
 
@@ -233,6 +264,7 @@ class NinePlan:
         where = check_position(position)
         content = PlanContent(**texts, inputs=inputs, outputs=outputs)
         request = _request(request_id, "add_plan", content=attrs.asdict(content), position=where)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
@@ -245,11 +277,22 @@ class NinePlan:
             placed = PlacedPlan(
                 plan=plan, path=store.plan_path(plan.id), rank=insert_rank(tally, where)
             )
+            await _record(
+                tx,
+                plan.created_at,
+                who,
+                EventKind.PLAN_ADDED,
+                plan,
+                position=where,
+                rank=placed.rank,
+            )
             await _remember(tx, request, placed)
         log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
         return placed
 
-    async def pull_plan(self, name: str, *, request_id: str | None = None) -> PlacedPlan:
+    async def pull_plan(
+        self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
+    ) -> PlacedPlan:
         """Make the front of the queue the active plan.
 
         Raises:
@@ -258,6 +301,7 @@ class NinePlan:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         request = _request(request_id, "pull_plan")
+        who = check_actor(actor)
         store = await self._open(name)
         await self._refresh_mirror(store)
         async with store.transaction() as tx:
@@ -275,7 +319,15 @@ class NinePlan:
                 await tx.files.write(plan.id, text)
             else:  # the agent's own copy stays as it is; defer or complete reads it back
                 text = decode(data)[0]
-            placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), text=text)
+            deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
+            placed = PlacedPlan(
+                plan=plan,
+                path=store.plan_path(plan.id),
+                text=text,
+                defer_count=deferred,
+                stuck=deferred >= self.stuck_defers,
+            )
+            await _record(tx, self.clock(), who, EventKind.PLAN_PULLED, plan)
             await _remember(tx, request, placed)
         log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
         return placed
@@ -288,6 +340,7 @@ class NinePlan:
         *,
         notes: str | None = None,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> PlacedPlan:
         """Put the active plan back in the queue, noting why; the agent's file edits are kept,
         and `notes` appended after them.
@@ -299,11 +352,12 @@ class NinePlan:
         where = check_position(position)
         _check_notes(notes)
         request = _request(request_id, "defer_plan", reason=reason, position=where, notes=notes)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
                 return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes)
+            active, salvage = await self._active_with_edits(tx, name, notes, who)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
@@ -316,6 +370,16 @@ class NinePlan:
                 rank=insert_rank(tally, where),
                 salvage=salvage,
             )
+            await _record(
+                tx,
+                self.clock(),
+                who,
+                EventKind.PLAN_DEFERRED,
+                plan,
+                position=where,
+                rank=placed.rank,
+                reason=reason.strip(),
+            )
             await _remember(tx, request, placed)
         log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
         return placed
@@ -327,6 +391,7 @@ class NinePlan:
         *,
         notes: str | None = None,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> Completion:
         """Finish the active plan: its outcome goes into searchable history, its file goes away
         (its edits read back first, `notes` appended after them).
@@ -337,15 +402,24 @@ class NinePlan:
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         _check_notes(notes)
         request = _request(request_id, "complete_plan", outcome=outcome, notes=notes)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Completion)) is not None:
                 return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes)
+            active, salvage = await self._active_with_edits(tx, name, notes, who)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             completion = Completion(plan=plan, tally=await tx.tally(), salvage=salvage)
+            await _record(
+                tx,
+                plan.completed_at or self.clock(),
+                who,
+                EventKind.PLAN_COMPLETED,
+                plan,
+                outcome=excerpt(outcome),
+            )
             await _remember(tx, request, completion)
         log.info("plan completed", extra={"session": name, "plan_id": plan.id})
         return completion
@@ -357,6 +431,7 @@ class NinePlan:
         *,
         notes: str | None = None,
         request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
     ) -> Discarded:
         """Abandon the active plan; it is kept (file edits and `notes` too) but never searchable.
 
@@ -366,22 +441,99 @@ class NinePlan:
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         _check_notes(notes)
         request = _request(request_id, "discard_plan", reason=reason, notes=notes)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             if (replayed := await _replayed(tx, request, Discarded)) is not None:
                 return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes)
+            active, salvage = await self._active_with_edits(tx, name, notes, who)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             discarded = Discarded(plan=plan, tally=await tx.tally(), salvage=salvage)
+            await _record(
+                tx, self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            )
             await _remember(tx, request, discarded)
         log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
         return discarded
 
     # -- steering by a person (the web view, the CLI) -------------------------------
 
-    async def move_plan(self, name: str, plan_id: str, position: Position | str) -> PlacedPlan:
+    async def import_plans(
+        self,
+        name: str,
+        plans: Sequence[PlanText],
+        position: Position | str = Position.BACK,
+        *,
+        actor: Actor | str = Actor.PERSON,
+    ) -> list[PlacedPlan]:
+        """Add many plans in one transaction, all or none, keeping their order.
+
+        At the back they are pulled in the order given after the plans already queued; at the
+        front they are pulled in the order given before them. Each plan's file is written.
+
+        Raises:
+            InvalidInputError: a plan is invalid (its index is in the message); nothing is added.
+            QueueFullError: the queue cannot take them all; nothing is added.
+            SessionNotFoundError, StorageError.
+        """
+        where = check_position(position)
+        who = check_actor(actor)
+        for index, text in enumerate(plans, start=1):
+            for field, value in attrs.asdict(text.content).items():
+                try:
+                    check_text(
+                        field,
+                        value,
+                        max_chars=self.limits.max_text_chars,
+                        required=field not in ("inputs", "outputs"),
+                    )
+                except InvalidInputError as exc:
+                    raise InvalidInputError(
+                        exc.field, f"(plan {index} of {len(plans)}) {exc.problem}"
+                    ) from exc
+        store = await self._open(name)
+        placed: list[PlacedPlan] = []
+        async with store.transaction() as tx:
+            tally = await tx.tally()
+            if tally.queued + len(plans) > self.limits.max_queue:
+                raise QueueFullError(self.limits.max_queue)
+            before = tally.queued
+            # At the front, the last plan goes in first so that the first ends up first.
+            order = list(plans) if where is Position.BACK else list(reversed(plans))
+            for text in order:
+                tally = await tx.tally()
+                plan = await self._insert(tx, text.content, insert_position(tally, where))
+                if text.notes:
+                    plan = attrs.evolve(plan, notes=text.notes)
+                    await tx.save(plan)
+                await tx.files.write(plan.id, render(text.content, plan.notes))
+                await _record(
+                    tx,
+                    plan.created_at,
+                    who,
+                    EventKind.PLAN_ADDED,
+                    plan,
+                    position=where,
+                    rank=insert_rank(tally, where),
+                )
+                placed.append(PlacedPlan(plan=plan, path=store.plan_path(plan.id)))
+        if where is Position.FRONT:
+            placed.reverse()
+        first = 1 if where is Position.FRONT else before + 1
+        ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
+        log.info("plans imported", extra={"session": name, "count": len(ranked)})
+        return ranked
+
+    async def move_plan(
+        self,
+        name: str,
+        plan_id: str,
+        position: Position | str,
+        *,
+        actor: Actor | str = Actor.PERSON,
+    ) -> PlacedPlan:
         """Move a queued plan to the front or the back of the queue; its file is unchanged.
 
         Raises:
@@ -391,6 +543,7 @@ class NinePlan:
         """
         check_plan_id(plan_id)
         where = check_position(position)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
             tally = await tx.tally()
@@ -398,14 +551,19 @@ class NinePlan:
                 position=insert_position(tally, where)
             )
             await tx.save(plan)
-        rank = 1 if where is Position.FRONT else tally.queued
+            rank = 1 if where is Position.FRONT else tally.queued
+            await _record(
+                tx, self.clock(), who, EventKind.PLAN_MOVED, plan, position=where, rank=rank
+            )
         placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
         log.info(
             "plan moved by a person", extra={"session": name, "plan_id": plan_id, "rank": rank}
         )
         return placed
 
-    async def drop_plan(self, name: str, plan_id: str, reason: str) -> Discarded:
+    async def drop_plan(
+        self, name: str, plan_id: str, reason: str, *, actor: Actor | str = Actor.PERSON
+    ) -> Discarded:
         """Discard a queued plan, noting why (a person's call); edits in its file are kept.
 
         Raises:
@@ -415,13 +573,18 @@ class NinePlan:
         """
         check_plan_id(plan_id)
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        who = check_actor(actor)
         store = await self._open(name)
         async with store.transaction() as tx:
-            queued, _ = await self._with_edits(tx, name, await self._queued_plan(tx, plan_id), None)
+            queued = await self._queued_plan(tx, plan_id)
+            queued, _ = await self._with_edits(tx, name, queued, None, who)
             plan = queued.drop(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             dropped = Discarded(plan=plan, tally=await tx.tally())
+            await _record(
+                tx, self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            )
         log.info("plan dropped by a person", extra={"session": name, "plan_id": plan_id})
         return dropped
 
@@ -462,6 +625,16 @@ class NinePlan:
             raise PlanNotFoundError(plan_id)
         return plan
 
+    async def finished_plans(self, name: str) -> list[Plan]:
+        """Every completed and discarded plan of a session, in the order they finished.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            return await reader.finished()
+
     async def get_plan(self, name: str, plan_id: str) -> Plan:
         """Any plan of the session by id, whatever its status, as stored; repairs nothing.
 
@@ -498,7 +671,9 @@ class NinePlan:
     # -- checks and repair ---------------------------------------------------------
 
     async def validate_session(self, name: str) -> ValidationReport:
-        """Check the four invariants; only reports, never repairs (not even by opening).
+        """Check the five invariants; only reports, never repairs (not even by opening).
+
+        A damaged journal row makes `journal_matches_state` false with an issue line.
 
         A live plan's file that cannot be read as a plan (not a regular file, not UTF-8, no
         plan heading) counts against files_match_database.
@@ -517,7 +692,43 @@ class NinePlan:
                     problem = unreadable(await reader.files.read(row.id))
                     if problem is not None:
                         damaged[file_name(row.id)] = problem
-            return check(rows, names, damaged)
+            journal = journal_issues(await reader.events(EventQuery()), rows)
+            return check(rows, names, damaged, journal=journal)
+
+    async def journal(
+        self, name: str, query: EventQuery | None = None
+    ) -> list[Event | UnreadableEvent]:
+        """The session's journal events, oldest first (every one unless `query` narrows them).
+
+        A read only: the session is not reconciled, so nothing is written.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            return await reader.events(query or EventQuery())
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then every new one, from any process.
+
+        Raises (when iterated):
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return self.catalog.follow(check_session_name(name), after_seq)
+
+    async def reminder(self, name: str) -> str | None:
+        """`Active plan: {id} {goal} (pulled N min ago)` while a plan is active, else None.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            if (active := await reader.active_plan()) is None:
+                return None
+            pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
+        return reminder_line(active.id, active.goal, pulled, self.clock())
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database: what opening a session does,
@@ -576,7 +787,19 @@ class NinePlan:
             repairs += [await _stray_file_repair(tx, entry) for entry in strays]
             rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
             files = (names | rendered) - set(strays)
-            state = await _state_of(store, tx, queue=queue, active=active, plan_files=files)
+            # A mirror's files are this machine's copy, not the session: filling it is no change.
+            if repairs and not store.files_mirror:
+                await tx.append(
+                    NewEvent(
+                        kind=EventKind.FILES_REPAIRED,
+                        at=self.clock(),
+                        actor=Actor.SYSTEM,
+                        detail={"repairs": [repair.describe() for repair in repairs]},
+                    )
+                )
+            state = await _state_of(
+                store, tx, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            )
         for repair in repairs:
             log.log(
                 level,
@@ -592,7 +815,9 @@ class NinePlan:
             queue = await reader.queue()
             active = await reader.active_plan()
             files = set(await reader.files.names())
-            return await _state_of(store, reader, queue=queue, active=active, plan_files=files)
+            return await _state_of(
+                store, reader, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            )
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
         """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
@@ -609,13 +834,19 @@ class NinePlan:
         raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
 
     async def _active_with_edits(
-        self, tx: SessionTx, name: str, notes: str | None
+        self, tx: SessionTx, name: str, notes: str | None, actor: Actor
     ) -> tuple[Plan, str | None]:
         """The active plan with what the agent wrote in its file, then `notes`, and one line
-        saying what had to be salvaged (None when the file read as a clean plan)."""
+        saying what had to be salvaged (None when the file read as a clean plan).
+
+        Nothing the agent wrote is dropped: what fits no section goes to the notes, and a file
+        that cannot be read whole is first copied to recovered/. The journal gets
+        `edits_salvaged` (when the file was messy) and then `notes_added` (when notes came),
+        before the caller's own event.
+        """
         if (active := await tx.active_plan()) is None:
             raise NoActivePlanError
-        return await self._with_edits(tx, name, active, notes)
+        return await self._with_edits(tx, name, active, notes, actor)
 
     async def _queued_plan(self, tx: SessionTx, plan_id: str) -> Plan:
         """A queued plan a person may steer; the active plan is the agent's."""
@@ -627,7 +858,7 @@ class NinePlan:
         return plan
 
     async def _with_edits(
-        self, tx: SessionTx, name: str, live: Plan, notes: str | None
+        self, tx: SessionTx, name: str, live: Plan, notes: str | None, actor: Actor
     ) -> tuple[Plan, str | None]:
         """`live` (a queued or active plan) with what was written in its file, then `notes`,
         and one line saying what had to be salvaged (None when the file read as a clean plan).
@@ -645,10 +876,17 @@ class NinePlan:
         # An agent appending under "# Notes" leaves blank lines around its text; drop them.
         parts = [got.text.notes.strip("\n"), (notes or "").strip("\n")]
         plan = live.with_edits(got.text.content, "\n".join(part for part in parts if part.strip()))
-        if not got.salvaged:
-            return plan, None
-        line = salvage_line(got.salvaged, copy)
-        log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": live.id})
+        line = salvage_line(got.salvaged, copy) if got.salvaged else None
+        if line is not None:
+            log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": live.id})
+            where = {"recovered": copy} if copy else {}
+            await _record(
+                tx, self.clock(), actor, EventKind.EDITS_SALVAGED, plan, salvaged=line, **where
+            )
+        if notes and notes.strip():
+            await _record(
+                tx, self.clock(), actor, EventKind.NOTES_ADDED, plan, notes=excerpt(notes)
+            )
         return plan, line
 
 
@@ -659,8 +897,12 @@ async def _state_of(
     queue: list[QueueEntry],
     active: Plan | None,
     plan_files: set[str],
+    stuck: int,
 ) -> SessionState:
-    """The state from the queue, active plan and files already read, plus the counts."""
+    """The state from the queue, active plan and files already read, plus the counts and
+    what the journal adds (recent events, defer counts, when the active plan was pulled)."""
+    live = {entry.id for entry in queue} | ({active.id} if active else set())
+    counts = defer_counts(await reader.events(deferrals(live))) if live else {}
     return SessionState(
         session=await reader.session(),
         path=store.path,
@@ -669,6 +911,12 @@ async def _state_of(
         active_plan_path=store.plan_path(active.id) if active else None,
         completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
+        recent=readable(await reader.events(RECENT_EVENTS)),
+        defer_counts=dict(counts),
+        pulled_at=(
+            pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
+        ),
+        stuck_defers=stuck,
     )
 
 
@@ -698,6 +946,42 @@ async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T
         raise DatabaseError(f"The recorded result of request {request.id!r} cannot be read.")
     log.info("request replayed", extra={"request_id": request.id})
     return recorded[1]
+
+
+async def _record(
+    tx: SessionTx,
+    at: dt.datetime,
+    actor: Actor,
+    kind: EventKind,
+    plan: Plan,
+    **detail: object,
+) -> None:
+    """Append the event of a change to `plan` (the journal's record, in its transaction)."""
+    await tx.append(
+        NewEvent(
+            kind=kind,
+            at=at,
+            actor=actor,
+            plan_id=plan.id,
+            detail={key: _plain(value) for key, value in detail.items()},
+        )
+    )
+
+
+def check_actor(actor: Actor | str) -> Actor:
+    """Who makes a change: `agent`, `person` or `system`.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    try:
+        return Actor(actor)
+    except ValueError:
+        raise InvalidInputError("actor", "must be 'agent', 'person' or 'system'") from None
+
+
+def _plain(value: object) -> Any:
+    return value.value if isinstance(value, Position) else value
 
 
 async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:

@@ -3,8 +3,9 @@
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences, with a person's moves and
-drops among them, against a plain-list model and checks the four invariants after every step.
-Import it from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
+drops among them, against a plain-list model and checks the five invariants after every step,
+and that the journal holds exactly one event per change the model made, in order. Import it
+from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
@@ -34,6 +35,7 @@ from nineplan_core.errors import (
     PlanNotFoundError,
     QueueEmptyError,
 )
+from nineplan_core.journal import Event, EventKind
 from nineplan_core.model import Position
 from nineplan_core.service import NinePlan
 
@@ -78,6 +80,7 @@ class QueueConformance(RuleBasedStateMachine):
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
         self.words = 0
+        self.events: list[tuple[EventKind, str | None]] = []  # what the journal must hold
 
     def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
         """Open the adapter set under test; closed when the example ends."""
@@ -102,6 +105,7 @@ class QueueConformance(RuleBasedStateMachine):
     @initialize()
     def create(self) -> None:
         self.name = self.run(self.service.create_session("conformance")).session.name
+        self.events.append((EventKind.SESSION_CREATED, None))
 
     def _insert(self, plan_id: str, where: Position, rank: int | None) -> None:
         if where is Position.FRONT:
@@ -115,6 +119,7 @@ class QueueConformance(RuleBasedStateMachine):
         placed = self.run(self.service.add_plan(self.name, position=where, **content))
         assert placed.plan.id not in self.queue
         self._insert(placed.plan.id, where, placed.rank)
+        self.events.append((EventKind.PLAN_ADDED, placed.plan.id))
 
     @rule()
     def pull(self) -> None:
@@ -126,6 +131,7 @@ class QueueConformance(RuleBasedStateMachine):
             placed = self.run(self.service.pull_plan(self.name))
             assert placed.plan.id == self.queue.pop(0)
             self.active = placed.plan.id
+            self.events.append((EventKind.PLAN_PULLED, placed.plan.id))
 
     @rule(reason=required_text, where=positions)
     def defer(self, reason: str, where: Position) -> None:
@@ -137,6 +143,7 @@ class QueueConformance(RuleBasedStateMachine):
         assert "Deferred: " in placed.plan.notes
         self.active = None
         self._insert(placed.plan.id, where, placed.rank)
+        self.events.append((EventKind.PLAN_DEFERRED, placed.plan.id))
 
     @rule(summary=free_text)
     def complete(self, summary: str) -> None:
@@ -150,6 +157,7 @@ class QueueConformance(RuleBasedStateMachine):
         assert done.plan.id == self.active
         assert done.queue_length == len(self.queue)
         self.completed[self.active] = word
+        self.events.append((EventKind.PLAN_COMPLETED, self.active))
         self.active = None
         assert done.completed_count == len(self.completed)
 
@@ -161,6 +169,7 @@ class QueueConformance(RuleBasedStateMachine):
         gone = self.run(self.service.discard_plan(self.name, reason))
         assert gone.plan.id == self.active
         self.discarded.add(self.active)
+        self.events.append((EventKind.PLAN_DISCARDED, self.active))
         self.active = None
 
     @precondition(lambda self: bool(self.queue))
@@ -170,6 +179,7 @@ class QueueConformance(RuleBasedStateMachine):
         placed = self.run(self.service.move_plan(self.name, plan_id, where))
         self.queue.remove(plan_id)
         self._insert(plan_id, where, placed.rank)
+        self.events.append((EventKind.PLAN_MOVED, plan_id))
 
     @precondition(lambda self: bool(self.queue))
     @rule(data=st.data(), reason=required_text)
@@ -179,6 +189,7 @@ class QueueConformance(RuleBasedStateMachine):
         self.queue.remove(plan_id)
         assert gone.queue_length == len(self.queue)
         self.discarded.add(plan_id)
+        self.events.append((EventKind.PLAN_DISCARDED, plan_id))
 
     @precondition(lambda self: self.active is not None)
     @rule(where=positions)
@@ -225,8 +236,21 @@ class QueueConformance(RuleBasedStateMachine):
         assert state.file_db_match
 
     @invariant()
+    def journal_matches_model(self) -> None:
+        """One event per change, in order, seq 1, 2, 3 ...; replay is checked by validate."""
+        if not self.name:
+            return
+        events = self.run(self.service.journal(self.name))
+        assert [event.seq for event in events] == list(range(1, len(events) + 1))
+        assert all(isinstance(event, Event) for event in events), events
+        assert [
+            (event.kind, event.plan_id) for event in events if isinstance(event, Event)
+        ] == self.events
+
+    @invariant()
     def invariants_hold(self) -> None:
         if not self.name:
             return
         report = self.run(self.service.validate_session(self.name))
         assert report.valid, report.issues
+        assert report.journal_matches_state

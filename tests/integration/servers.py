@@ -1,6 +1,7 @@
 """Spawning real nineplan processes for integration tests."""
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -8,6 +9,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import anyio.abc
+import attrs
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import StdioServerParameters
 
 from nineplan_adapters.demo import free_port, server_command
@@ -100,3 +104,40 @@ async def wait_until_listening(
             else:
                 await stream.aclose()
                 return
+
+
+@attrs.define
+class Lines:
+    """A running `nineplan` child whose stdout is read line by line."""
+
+    process: anyio.abc.Process
+    stdout: BufferedByteReceiveStream
+
+    async def line(self) -> str:
+        return (await self.stdout.receive_until(b"\n", 1 << 20)).decode()
+
+    async def stop(self, how: signal.Signals = signal.SIGTERM) -> int:
+        """Send `how` (SIGTERM by default), then the exit code."""
+        self.process.send_signal(how)
+        return await self.process.wait()
+
+
+@asynccontextmanager
+async def spawned_nineplan(
+    sessions_path: Path, *arguments: str, **env: str
+) -> AsyncIterator[Lines]:
+    """`nineplan ARGUMENTS` running in a child process while the block runs; killed after."""
+    process = await anyio.open_process(
+        [PYTHON, "-m", "nineplan_adapters", *arguments],
+        env=child_env(sessions_path, **env),
+        cwd=PROJECT,
+    )
+    assert process.stdout is not None
+    try:
+        yield Lines(process, BufferedByteReceiveStream(process.stdout))
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+            await process.aclose()

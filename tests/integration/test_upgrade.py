@@ -6,6 +6,7 @@ own folder and a `Release` below; every release's data is opened by this version
 server and checked plan by plan, history and search (notes included).
 """
 
+import json
 import shutil
 import sqlite3
 import uuid
@@ -18,15 +19,13 @@ import attrs
 import pytest
 from mcp import Client
 
-from nineplan_adapters.postgres.catalog import MIGRATIONS as POSTGRES_MIGRATIONS
-from nineplan_adapters.sqlite.connection import MIGRATIONS as SQLITE_MIGRATIONS
 from tests.fakes import postgres_url
 from tests.integration.servers import PROJECT, stdio_server
 from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
-SQLITE_VERSION = len(SQLITE_MIGRATIONS)  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = len(POSTGRES_MIGRATIONS)  # this version's nineplan_schema
+SQLITE_VERSION = 6  # this version's session schema (PRAGMA user_version)
+POSTGRES_VERSION = 4  # this version's nineplan_schema
 
 
 @attrs.frozen
@@ -80,7 +79,16 @@ async def _check(client: Client, release: Release) -> None:
     for query, expected in release.searches.items():
         matches = (await ok(client, "9plan_history_search", query=query))["matches"]
         assert [m["id"] for m in matches] == expected, query
-    assert (await ok(client, "9plan_admin_validate"))["valid"]
+    validation = await ok(client, "9plan_admin_validate")
+    assert validation["valid"], validation["issues"]
+    assert validation["invariants"]["journal_matches_state"]
+    # The journal starts with the state the release left: its queue and its active plan.
+    [started, *_] = await _log(client, release.session)
+    assert (started["seq"], started["kind"], started["actor"]) == (1, "journal_started", "system")
+    assert started["detail"] == {
+        "queue": [plan_id for plan_id, _ in release.queue],
+        "active_plan": release.active[0],
+    }
     # The migrated session keeps working: finish the active plan with notes, find them.
     await ok(client, "9plan_plan_complete", outcome="Report written", notes="- 東京 figures")
     matches = (await ok(client, "9plan_history_search", query="東京"))["matches"]
@@ -88,12 +96,26 @@ async def _check(client: Client, release: Release) -> None:
     pulled = await ok(client, "9plan_queue_pull")
     assert pulled["plan_id"] == release.queue[0][0]
     assert f"# Goal\n{release.queue[0][1]}\n" in pulled["plan_text"]
+    events = await _log(client, release.session)
+    assert [(e["kind"], e["plan_id"]) for e in events[-3:]] == [
+        ("notes_added", release.active[0]),
+        ("plan_completed", release.active[0]),
+        ("plan_pulled", release.queue[0][0]),
+    ]
+    assert (await ok(client, "9plan_admin_validate"))["invariants"]["journal_matches_state"]
+
+
+async def _log(client: Client, session: str) -> list[dict[str, Any]]:
+    [content] = (await client.read_resource(f"nineplan://sessions/{session}/log")).contents
+    events: list[dict[str, Any]] = json.loads(content.text)["events"]  # type: ignore[union-attr]
+    return events
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=lambda release: release.folder)
 async def test_an_older_session_folder_opens_and_migrates(tmp_path: Path, release: Release):
     """The SQLite session folder an older version wrote is migrated on first open, and every
-    plan, the history and search (notes included) read as that version left them."""
+    plan, the history and search (notes included) read as that version left them; its journal
+    starts with one journal_started event and validates."""
     shutil.copytree(DATA / release.folder / "sessions", tmp_path / "sessions")
     database = tmp_path / "sessions" / release.session / "session.db"
     async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:

@@ -3,13 +3,15 @@ acknowledged was lost.
 
 Each round spawns a server over stdio, resumes the session (which reconciles), retries the
 call that was in flight when the last server died (with its request_id, so it applies at most
-once), checks the whole session against a model of every acknowledged call, then runs a random
-workload until a killer task SIGKILLs the server.
+once), checks the whole session against a model of every acknowledged call (its journal too:
+every acknowledged change has its one event, and there is no event of a change that was not
+acknowledged), then runs a random workload until a killer task SIGKILLs the server.
 
     python -m tests.reliability.torture --rounds 500
 """
 
 import argparse
+import json
 import os
 import random
 import signal
@@ -23,7 +25,7 @@ import anyio
 import attrs
 from mcp import Client, MCPError
 
-from tests.integration.servers import stdio_server
+from tests.integration.servers import run_nineplan, stdio_server
 
 SHIM = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
 
@@ -40,6 +42,8 @@ class Model:
     active: str | None = None
     completed: dict[str, str] = attrs.field(factory=dict)
     discarded: set[str] = attrs.field(factory=set)
+    #: The journal events the acknowledged changes make: (kind, plan id), oldest first.
+    events: list[tuple[str, str]] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -49,6 +53,7 @@ class Report:
     acknowledged: int = 0
     retried: int = 0
     checks: int = 0
+    journal_events: int = 0
     losses: list[str] = attrs.field(factory=list)
     seconds: float = 0.0
 
@@ -86,6 +91,12 @@ class Torture:
             self.report.losses.append(f"{tool} failed: {result.content[0].text[:200]!r}")
             return
         self.report.acknowledged += 1
+        event = _EVENTS.get(tool)
+        plan_id = (
+            out.get("plan_id") if tool in {"9plan_queue_add", "9plan_queue_pull"} else model.active
+        )
+        if event and plan_id:
+            model.events.append((event, plan_id))
         if tool == "9plan_queue_add":
             if arguments.get("position") == "front":
                 model.queue.insert(0, out["plan_id"])
@@ -163,6 +174,11 @@ class Torture:
             problems.append(
                 f"completed_count {state['completed_count']} != {len(self.model.completed)}"
             )
+        try:
+            log = await client.read_resource(f"nineplan://sessions/{self.session}/log")
+        except Exception as exc:
+            raise ServerDiedError from exc
+        problems += self._journal_problems(json.loads(log.contents[0].text)["events"])  # type: ignore[union-attr]
         for plan_id, outcome in list(self.model.completed.items())[-5:]:
             got = await self._call(
                 client, "9plan_history_get", {"plan_id": plan_id, "session_name": self.session}
@@ -170,6 +186,44 @@ class Torture:
             if got.is_error or got.structured_content["outcome"] != outcome:
                 problems.append(f"completed plan {plan_id} lost its outcome")
         self.report.losses += [f"round {self.report.rounds}: {problem}" for problem in problems]
+
+    def _journal_problems(self, events: list[dict[str, Any]]) -> list[str]:
+        """How the journal (all of it, or only its newest events) differs from the acknowledged
+        changes: an event missing, an event of a change never acknowledged, a gap in seq."""
+        if not events:
+            return ["the journal is empty"]
+        problems = []
+        seqs = [event["seq"] for event in events]
+        if seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+            problems.append(f"journal seq has a gap: {seqs}")
+        changes = [
+            (event.get("kind", "unreadable"), event.get("plan_id"))
+            for event in events
+            if event.get("kind", "unreadable") in {*_EVENTS.values(), "unreadable"}
+        ]
+        whole = seqs[0] == 1
+        expected = self.model.events if whole else self.model.events[-len(changes) :]
+        if changes != expected or (not whole and len(changes) > len(self.model.events)):
+            missing = [event for event in expected if event not in changes]
+            extra = [change for change in changes if change not in expected]
+            problems.append(
+                f"journal differs from the acknowledged changes: missing {missing[:3]}, "
+                f"extra {extra[:3]} ({len(changes)} events, {len(expected)} acknowledged)"
+            )
+        return problems
+
+    def verify_whole_journal(self) -> None:
+        """Read all of the journal with `nineplan log --json` and hold it to the model."""
+        done = run_nineplan(self.folder / "sessions", "log", str(self.session), "--json",
+                            "--limit", "10000")  # fmt: skip
+        if done.returncode != 0:
+            self.report.losses.append(f"nineplan log failed: {done.stderr[:200]}")
+            return
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        self.report.journal_events = len(events)
+        if events and events[0]["seq"] != 1:
+            self.report.losses.append("end: the journal does not start at 1")
+        self.report.losses += [f"end: {p}" for p in self._journal_problems(events)]
 
     async def _workload(self, client: Client, pid: int) -> None:
         async def killer() -> None:
@@ -214,6 +268,15 @@ class Torture:
                 raise  # a real failure of the harness or of nineplan
 
 
+#: The journal event each acknowledged change makes.
+_EVENTS = {
+    "9plan_queue_add": "plan_added",
+    "9plan_queue_pull": "plan_pulled",
+    "9plan_plan_defer": "plan_deferred",
+    "9plan_plan_complete": "plan_completed",
+    "9plan_plan_discard": "plan_discarded",
+}
+
 _DEATH = (
     ServerDiedError,
     OSError,
@@ -242,6 +305,7 @@ async def torture(rounds: int, folder: Path, seed: int = 0) -> Report:
         if harness.in_flight is not None:
             harness._apply(*harness.in_flight, await harness._call(client, *harness.in_flight))
         await harness._verify(client)
+    harness.verify_whole_journal()
     harness.report.seconds = time.perf_counter() - started
     return harness.report
 
@@ -256,12 +320,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nineplan-torture-") as folder:
         report = anyio.run(torture, options.rounds, Path(folder), options.seed)
     print(
-        "| rounds | SIGKILLs | acknowledged calls | in-flight retries | checks | losses | seconds |"
+        "| rounds | SIGKILLs | acknowledged calls | in-flight retries | checks | journal events "
+        "| losses | seconds |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     print(
         f"| {report.rounds} | {report.kills} | {report.acknowledged} | {report.retried} | {report.checks} | "
-        f"{len(report.losses)} | {report.seconds:.0f} |"
+        f"{report.journal_events} | {len(report.losses)} | {report.seconds:.0f} |"
     )
     for loss in report.losses:
         print(f"LOSS: {loss}")

@@ -93,7 +93,10 @@ async def test_a_whole_lifecycle(client: Client):
     assert plan["completed_at"].endswith("Z")
     assert (await ok(client, "9plan_admin_validate"))["valid"] is True
     state = await ok(client, "9plan_admin_state")
-    assert state["queue"] == [{"id": second["plan_id"], "goal": "urgent", "queue_position": 1}]
+    assert state["queue"] == [
+        {"id": second["plan_id"], "goal": "urgent", "queue_position": 1, "defer_count": 1,
+         "stuck": False}
+    ]  # fmt: skip
     assert state["plan_files"] == [f"{second['plan_id']}.txt"]
     assert state["file_db_match"] is True
     sessions = await ok(client, "9plan_admin_sessions")
@@ -220,6 +223,7 @@ async def test_plan_files_and_state_are_resources(client: Client):
     assert templates == {
         "nineplan://sessions/{session}/plans/{plan_id}",
         "nineplan://sessions/{session}/state",
+        "nineplan://sessions/{session}/log",
     }
     uris = {str(r.uri) for r in (await client.list_resources()).resources}
     plan_uri = f"nineplan://sessions/{name}/plans/{added['plan_id']}"

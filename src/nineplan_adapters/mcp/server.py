@@ -32,6 +32,7 @@ from mcp.types import (
 from pydantic import AnyUrl
 
 from nineplan_adapters.changes import SessionChanges, changes_of
+from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import (
@@ -43,15 +44,18 @@ from nineplan_adapters.mcp.results import (
 )
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
-from nineplan_adapters.mcp.uris import PLAN_URI, STATE_URI
+from nineplan_adapters.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
+from nineplan_core.journal import EventQuery
 from nineplan_core.service import NinePlan
 
 log = logging.getLogger("nineplan.mcp")
 
 SERVER_NAME = "9plan"
+#: How many events the log resource holds (the newest; as `nineplan log` prints by default).
+LOG_EVENTS = 100
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
 # MCP's "resource not found" until 2025-11-25; the 2026-07-28 protocol retires it for -32602.
 RESOURCE_NOT_FOUND = -32002
@@ -130,6 +134,7 @@ class NineplanServer(MCPServer[Any]):
         try:
             names = [summary.session.name for summary in await self.service.list_sessions()]
             listed += [_state_resource(name) for name in names]
+            listed += [_log_resource(name) for name in names]
             for name in sorted(self.sessions.in_use() & set(names)):
                 state = await self.service.session_state(name)
                 plans = [(entry.id, entry.goal) for entry in state.queue]
@@ -233,6 +238,15 @@ def _state_resource(name: str) -> Resource:
     )
 
 
+def _log_resource(name: str) -> Resource:
+    return Resource(
+        uri=LOG_URI.format(session=name),
+        name=f"{name} log",
+        description=f"The last {LOG_EVENTS} journal events of session {name}, oldest first",
+        mime_type="application/json",
+    )
+
+
 def _plan_resource(name: str, plan_id: str, goal: str) -> Resource:
     return Resource(
         uri=PLAN_URI.format(session=name, plan_id=plan_id),
@@ -295,6 +309,20 @@ def build_server(
             return json.dumps(views.admin_state(await service.session_state(session)), indent=2)
         except NinePlanError as exc:
             raise _resource_error(exc, session) from exc
+
+    @server.resource(
+        LOG_URI,
+        name="log",
+        description=f"A session's journal as JSON: its last {LOG_EVENTS} events, oldest first",
+        mime_type="application/json",
+    )
+    async def session_log(session: str) -> str:
+        try:
+            events = await service.journal(session, EventQuery(last=LOG_EVENTS))
+        except NinePlanError as exc:
+            raise _resource_error(exc, session) from exc
+        entries = [journal_entry(event) for event in events]
+        return json.dumps({"session_name": session, "events": entries}, indent=2)
 
     install(server, service, server.notifier)
     return server

@@ -1,5 +1,6 @@
 """The twelve 9plan tools: each resolves its session, calls one use case, returns text + view."""
 
+import datetime as dt
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -7,10 +8,12 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from nineplan_adapters.formatting import indented, one_line
+from nineplan_adapters.journal_views import event_line
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
 from nineplan_adapters.mcp.uris import plan_link
+from nineplan_core.journal import reminder_line, stuck_text
 from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
 
@@ -53,20 +56,28 @@ def _next(goal: str | None, empty: str) -> str:
 
 def _queue_lines(state: SessionState) -> str:
     lines = [
-        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}" for entry in state.queue[:QUEUE_LINES]
+        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}{_stuck_mark(state, entry.id)}"
+        for entry in state.queue[:QUEUE_LINES]
     ]
     if len(state.queue) > QUEUE_LINES:
         lines.append(f"  ... and {len(state.queue) - QUEUE_LINES} more")
     return "\n".join(lines) or "  (empty)"
 
 
-def state_text(state: SessionState, verb: str) -> str:
+def _stuck_mark(state: SessionState, plan_id: str) -> str:
+    count = state.defer_count(plan_id)
+    return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
+
+
+def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     active = state.active_plan
     active_line = (
-        f"Active plan: {active.id} {one_line(active.goal)}\nFile: {state.active_plan_path}"
+        f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
+        f"{_stuck_mark(state, active.id)}\nFile: {state.active_plan_path}"
         if active
         else "Active plan: none"
     )
+    recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
@@ -75,8 +86,14 @@ def state_text(state: SessionState, verb: str) -> str:
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
-        f"Completed: {state.completed_count}\n{follow}"
+        f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
+        f"{follow}"
     )
+
+
+def _with_reminder(text: str, reminder: str | None) -> str:
+    """The result text, and the active-plan line when a plan is active."""
+    return f"{text}\n{reminder}" if reminder else text
 
 
 def register_tools(  # noqa: PLR0915 - one closure per tool
@@ -131,7 +148,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
             call.make_current(state.session.name)
             active = state.active_plan
             call.succeed(
-                state_text(state, "Resumed"),
+                state_text(state, "Resumed", service.clock()),
                 views.session_state(state),
                 extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
             )
@@ -169,7 +186,10 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
                 request_id=request_id,
             )
             call.succeed(
-                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                _with_reminder(
+                    f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                    await service.reminder(call.session),
+                ),
                 views.plan_added(placed),
             )
         return call.outcome
@@ -186,9 +206,10 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
     ) -> Annotated[CallToolResult, views.PlanPulled]:
         async with (call := start("9plan_queue_pull", ctx, session_name)):
             placed = await service.pull_plan(call.session, request_id=request_id)
+            stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
             call.succeed(
                 f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-                "Keep notes in its # Notes section (or pass notes when you finish).\n\n"
+                f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
                 f"{placed.text}",
                 views.plan_pulled(placed),
                 extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
@@ -299,10 +320,13 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
                 f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}"
                 for m in matches
             ]
-            call.succeed(
+            found = (
                 f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
                 if matches
-                else f"No completed plan matches {query!r}.",
+                else f"No completed plan matches {query!r}."
+            )
+            call.succeed(
+                _with_reminder(found, await service.reminder(call.session)),
                 views.search_results(matches),
             )
         return call.outcome
@@ -321,14 +345,20 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
         async with (call := start("9plan_history_get", ctx, session_name)):
             view = views.completed_plan(await service.get_history(call.session, plan_id))
             body = "\n".join(indented(key, value) for key, value in view.items())
-            call.succeed(f"Completed plan {plan_id}:\n{body}", view)
+            call.succeed(
+                _with_reminder(
+                    f"Completed plan {plan_id}:\n{body}", await service.reminder(call.session)
+                ),
+                view,
+            )
         return call.outcome
 
     @server.tool(
         name="9plan_admin_validate",
         title="Validate session",
         description="Check the session's invariants (one active plan, distinct queue positions, a "
-        "readable file per live plan, no stray files). Reports only.",
+        "readable file per live plan, no stray files, a journal that replays to the state). "
+        "Reports only.",
         annotations=READ_ONLY,
     )
     async def admin_validate(
@@ -374,7 +404,8 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
         async with (call := start("9plan_admin_state", ctx, session_name)):
             state = await service.session_state(call.session)
             call.succeed(
-                f"{state_text(state, 'State of')}\nPlan files: {', '.join(state.plan_files) or '(none)'}\n"
+                f"{state_text(state, 'State of', service.clock())}\n"
+                f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
                 f"Files match database: {state.file_db_match}",
                 views.admin_state(state),
             )

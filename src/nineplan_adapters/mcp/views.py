@@ -6,6 +6,7 @@ the domain did.
 
 from typing_extensions import TypedDict
 
+from nineplan_adapters.journal_views import EventView, event_view
 from nineplan_core.model import (
     Completion,
     HistoryMatch,
@@ -27,12 +28,17 @@ class QueueItem(TypedDict):
     id: str
     goal: str
     queue_position: int
+    defer_count: int
+    stuck: bool
 
 
 class ActivePlan(TypedDict):
     id: str
     goal: str
     file_path: str
+    pulled_at: str | None
+    defer_count: int
+    stuck: bool
 
 
 class SessionStateView(TypedDict):
@@ -43,6 +49,7 @@ class SessionStateView(TypedDict):
     queue: list[QueueItem]
     active_plan: ActivePlan | None
     completed_count: int
+    recent: list[EventView]
 
 
 class AdminState(SessionStateView):
@@ -110,6 +117,7 @@ class Invariants(TypedDict):
     queue_order_preserved: bool
     files_match_database: bool
     no_orphaned_files: bool
+    journal_matches_state: bool
 
 
 class Validation(TypedDict):
@@ -143,13 +151,30 @@ def session_state(state: SessionState) -> SessionStateView:
         "session_path": state.path,
         "task_description": state.session.task_description,
         "workspace": state.session.workspace,
-        "queue": [{"id": e.id, "goal": e.goal, "queue_position": e.rank} for e in state.queue],
+        "queue": [
+            {
+                "id": e.id,
+                "goal": e.goal,
+                "queue_position": e.rank,
+                "defer_count": state.defer_count(e.id),
+                "stuck": state.stuck(e.id),
+            }
+            for e in state.queue
+        ],
         "active_plan": (
-            {"id": active.id, "goal": active.goal, "file_path": state.active_plan_path or ""}
+            {
+                "id": active.id,
+                "goal": active.goal,
+                "file_path": state.active_plan_path or "",
+                "pulled_at": format_timestamp(state.pulled_at) if state.pulled_at else None,
+                "defer_count": state.defer_count(active.id),
+                "stuck": state.stuck(active.id),
+            }
             if active
             else None
         ),
         "completed_count": state.completed_count,
+        "recent": [event_view(event) for event in state.recent],
     }
 
 
@@ -225,6 +250,7 @@ def validation(report: ValidationReport) -> Validation:
             "queue_order_preserved": report.queue_order_preserved,
             "files_match_database": report.files_match_database,
             "no_orphaned_files": report.no_orphaned_files,
+            "journal_matches_state": report.journal_matches_state,
         },
         "issues": report.issues,
     }

@@ -199,7 +199,7 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan) -> None:
         call = f'9plan_session_resume(session_name="{name}")'
         parts = [
             f"Continue the 9plan session {name}. First call {call} to make it current.",
-            state_text(state, "State of"),
+            state_text(state, "State of", service.clock()),
         ]
         if active is not None and plan is not None:
             parts.append(f"The active plan {active.id} (file {state.active_plan_path}):\n\n{plan}")

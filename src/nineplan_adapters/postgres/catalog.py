@@ -2,15 +2,20 @@
 
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+import anyio
 import asyncpg
 import attrs
 
 from nineplan_adapters.converters import load_result, row_to_session
+from nineplan_adapters.event_log import follow_events
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
-from nineplan_adapters.postgres.store import PostgresSessionStore, database_errors
+from nineplan_adapters.postgres.store import PostgresSessionStore, changes_channel, database_errors
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_core.errors import (
     DatabaseError,
@@ -18,13 +23,14 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
+from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_session_name
 
 log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 4)
+    for number in (1, 2, 3, 4)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -152,6 +158,15 @@ class PostgresSessionCatalog:
         found = {record["name"]: _summary(record) for record in records}
         return [found.get(name) or SessionNotFoundError(name) for name in names]
 
+    def watch(self) -> "PostgresSessionWatch":
+        """Change ticks for these sessions, from commits made on any machine."""
+        return PostgresSessionWatch(self)
+
+    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)
+        async for event in follow_events(store, self.watch().changes(name), after_seq):
+            yield event
+
     async def aclose(self) -> None:
         """Close the pool."""
         self._stores = {}
@@ -200,3 +215,42 @@ def _summary(record: asyncpg.Record) -> SessionSummary:
         completed_count=int(record["completed"]),
         has_active_plan=bool(record["active"]),
     )
+
+
+@attrs.define
+class PostgresSessionWatch:
+    """Ticks from `LISTEN`: every journal append notifies its session's channel, and
+    PostgreSQL delivers the notification when (and only if) the transaction commits."""
+
+    catalog: PostgresSessionCatalog
+
+    @asynccontextmanager
+    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+        await self.catalog.open(name)
+        ticks = _NotifiedTicks()
+        channel = changes_channel(name)
+        with database_errors("watch the session"):
+            async with self.catalog.pool.acquire() as connection:  # one listener per follower
+                await connection.add_listener(channel, ticks.notified)
+                try:
+                    yield ticks
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await connection.remove_listener(channel, ticks.notified)
+
+
+@attrs.define
+class _NotifiedTicks:
+    """Yields once after each notification (several before a read share one tick)."""
+
+    _pending: anyio.Event = attrs.field(factory=anyio.Event)
+
+    def notified(self, *_: Any) -> None:
+        self._pending.set()
+
+    def __aiter__(self) -> "_NotifiedTicks":
+        return self
+
+    async def __anext__(self) -> None:
+        await self._pending.wait()
+        self._pending = anyio.Event()

@@ -2,7 +2,7 @@
 take turns; plan files are this machine's mirror of the database."""
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -19,10 +19,12 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
+from nineplan_adapters.event_log import EVENT_COLUMNS, Dialect, EventRows, event_select
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import EventQuery
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -78,6 +80,18 @@ _SEARCH_TEXT = (
 
 
 _DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+# One statement appends the event and notifies the session's listeners (at commit).
+_APPEND = (
+    f"WITH appended AS (INSERT INTO nineplan_journal (session_name, {', '.join(EVENT_COLUMNS)}) "  # noqa: S608 - constants only
+    "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq) "
+    "SELECT pg_notify($8, seq::text) FROM appended"
+)
+
+
+def changes_channel(name: str) -> str:
+    """The LISTEN/NOTIFY channel of a session's journal."""
+    return f"nineplan.{name}"
 
 
 @contextmanager
@@ -159,7 +173,7 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
 
 
 @attrs.define
-class PostgresSessionTx:
+class PostgresSessionTx(EventRows):
     """Reads and writes of one session inside one PostgreSQL transaction."""
 
     session_name: str
@@ -168,6 +182,29 @@ class PostgresSessionTx:
     requests: RetryLog
     #: The write transaction (None in a read view).
     transaction: Transaction | None = None
+
+    async def _last_seq(self) -> int:
+        value = await self.connection.fetchval(
+            "SELECT max(seq) FROM nineplan_journal WHERE session_name = $1", self.session_name
+        )
+        return int(value or 0)
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        values = [row[column] for column in EVENT_COLUMNS]
+        await self.connection.execute(
+            _APPEND, self.session_name, *values, changes_channel(self.session_name)
+        )
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        dialect = Dialect(
+            mark=lambda n: f"${n}",
+            one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
+            ids=list,
+            table="nineplan_journal",
+            scope={"session_name": self.session_name},
+        )
+        sql, parameters = event_select(query, dialect)
+        return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
         record = await self.connection.fetchrow(
@@ -195,6 +232,14 @@ class PostgresSessionTx:
 
     async def plan(self, plan_id: str) -> Plan | None:
         return await self._plan_where("id = $2", plan_id)
+
+    async def finished(self) -> list[Plan]:
+        records = await self.connection.fetch(
+            f"SELECT {_COLUMNS} FROM nineplan_plans WHERE session_name = $1 "  # noqa: S608 - fixed fragments
+            "AND status IN ('completed', 'discarded') ORDER BY completed_at, id",
+            self.session_name,
+        )
+        return [row_to_plan(record) for record in records]
 
     async def queue(self) -> list[QueueEntry]:
         records = await self.connection.fetch(

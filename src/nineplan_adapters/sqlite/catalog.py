@@ -7,6 +7,7 @@ import secrets
 import shutil
 import sqlite3
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -14,6 +15,7 @@ import attrs
 
 from nineplan_adapters.config import Durability
 from nineplan_adapters.converters import row_to_session
+from nineplan_adapters.event_log import follow_events
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.sqlite.connection import (
@@ -30,6 +32,7 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
+from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     SESSION_NAME,
@@ -190,6 +193,11 @@ class SqliteSessionCatalog:
     def watch(self) -> SqliteSessionWatch:
         """Change ticks for these sessions, from commits made by any process."""
         return SqliteSessionWatch(self.root)
+
+    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)  # migrates an older session first: it gets its journal
+        async for event in follow_events(store, self.watch().changes(name), after_seq):
+            yield event
 
     async def aclose(self) -> None:
         """Close every open session."""

@@ -1,7 +1,7 @@
 """One session's SQLite store: a connection kept open, transactions that cover plan files."""
 
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
+from nineplan_adapters.event_log import SQLITE, EventRows, event_select, timestamp_text
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.sqlite.connection import (
     SessionConnection,
@@ -26,6 +27,7 @@ from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
+from nineplan_core.journal import EventQuery
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -89,12 +91,17 @@ _UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_CO
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
 INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
+FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 _BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
 TALLY = (
     f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
     f"{_FRONT_OF.format('goal')}"
+)
+INSERT_EVENT = (
+    "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
+    "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
 )
 
 
@@ -202,12 +209,25 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
 
 
 @attrs.define
-class SqliteSessionTx:
+class SqliteSessionTx(EventRows):
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
 
     db: SessionConnection
     files: FileChanges
     requests: RetryLog
+
+    async def _last_seq(self) -> int:
+        row = await self._one("SELECT max(seq) FROM journal")
+        return int(row[0]) if row and row[0] is not None else 0
+
+    async def _insert_event(self, row: dict[str, Any]) -> None:
+        await self.db.run(INSERT_EVENT, row | {"at": timestamp_text(row["at"])})
+
+    async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
+        sql, parameters = event_select(query, SQLITE)
+        bounded = query.last is not None or query.plan_id is not None  # a few rows, by index
+        run = self.db.run if bounded else self.db.run_in_thread
+        return [dict(row) for row in await run(sql, parameters)]
 
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
         rows = await self.db.run(sql, parameters)
@@ -231,6 +251,10 @@ class SqliteSessionTx:
 
     async def plan(self, plan_id: str) -> Plan | None:
         return await self._plan(_BY_ID, (plan_id,))
+
+    async def finished(self) -> list[Plan]:
+        rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
+        return [row_to_plan(dict(row)) for row in rows]
 
     async def queue(self) -> list[QueueEntry]:
         rows = await self.db.run_in_thread(  # grows with the queue: in the thread

@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     SNIPPET_MARKS,
@@ -112,14 +113,10 @@ class Reads:
         except PlanNotFoundError:  # finished between the two reads: the next tick shows it
             return ""
 
-    async def events(self, name: str) -> list[Any] | None:
-        """The newest JOURNAL_LIMIT events, newest first; None while the service keeps no
-        journal (`NinePlan.journal(name)`, oldest first, comes with the journal's storage)."""
-        journal = getattr(self.service, "journal", None)
-        if journal is None:
-            return None
-        events: list[Any] = await journal(name)
-        return sorted(events, key=lambda event: event.seq, reverse=True)[:JOURNAL_LIMIT]
+    async def events(self, name: str) -> list[Event | UnreadableEvent]:
+        """The newest JOURNAL_LIMIT events, newest first."""
+        events = await self.service.journal(name, EventQuery(last=JOURNAL_LIMIT))
+        return events[::-1]
 
 
 @attrs.define
@@ -155,9 +152,8 @@ class Pages:
             "queue": self.fragment(
                 "queue", state, QueuePage.of(state.queue, page), name, self.security.csrf_token
             ),
+            "journal": self.fragment("journal", await self.reads.events(name)),
         }
-        if (events := await self.reads.events(name)) is not None:
-            parts["journal"] = self.fragment("journal", events)
         return parts, state
 
     def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
@@ -247,6 +243,7 @@ class Pages:
                 name,
                 **{field: _text(form, field) for field in fields},
                 position=_text(form, "position") or "back",
+                actor="person",
             )
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")

@@ -1,0 +1,237 @@
+"""A person steers from the terminal: `nineplan add | move | drop | import | export`, driven
+through the real `nineplan` command in child processes."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from nineplan_adapters.plan_bundle import join_plans, split_plans
+from nineplan_core.model import PlanContent
+from nineplan_core.plan_file import PlanText
+from tests.fakes import PLAN, open_backend
+from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> str:
+    """A session on disk with an active plan (00001) and two queued ones (00002, 00003)."""
+
+    async def build() -> str:
+        async with open_backend("sqlite", tmp_path) as backend:
+            name = await backend.session("steer me")
+            for goal in ["first", "second", "third"]:
+                await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+            await backend.service.pull_plan(name)
+        return name
+
+    return anyio.run(build)
+
+
+def nineplan(tmp_path: Path, *arguments: str) -> tuple[int, str, str]:
+    completed = run_nineplan(tmp_path, *arguments)
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+def queue(tmp_path: Path, name: str) -> list[str]:
+    code, out, _ = nineplan(tmp_path, "state", name, "--json")
+    assert code == 0
+    return [entry["goal"] for entry in json.loads(out)["queue"]]
+
+
+def plan_file(goal: str, **sections: str) -> str:
+    content = {**PLAN, "goal": goal, **sections}
+    return join_plans([PlanText(PlanContent(**content), "")])
+
+
+def test_add_prints_the_id_and_rank(tmp_path: Path, session: str):
+    """`nineplan add` adds at the back (or with --front at the front), prints the id and rank;
+    with --json it prints the 9plan_queue_add shape."""
+    texts = ["--context", "c", "--approach", "a", "--success-criteria", "s"]
+    code, out, _ = nineplan(tmp_path, "add", session, "--goal", "fourth", *texts)
+    assert code == 0
+    assert out.split()[1:] == ["rank", "3"]
+    code, out, _ = nineplan(
+        tmp_path, "add", session, "--goal", "zeroth", *texts, "--inputs", "i", "--front", "--json"
+    )
+    added = json.loads(out)
+    assert (code, added["queue_position"], set(added)) == (
+        0, 1, {"plan_id", "plan_path", "queue_position"},
+    )  # fmt: skip
+    assert queue(tmp_path, session) == ["zeroth", "second", "third", "fourth"]
+
+
+def test_move_and_drop_print_the_new_queue(tmp_path: Path, session: str):
+    """`nineplan move --front` and `nineplan drop --reason` change the queue and print it."""
+    code, out, _ = nineplan(tmp_path, "move", session, "00003", "--front")
+    assert code == 0
+    assert out.splitlines() == [
+        "Moved 00003 to rank 1.",
+        "   1  00003  third",
+        "   2  00002  second",
+    ]
+    code, out, _ = nineplan(tmp_path, "move", session, "00003", "--back", "--json")
+    assert [e["id"] for e in json.loads(out)["queue"]] == ["00002", "00003"]
+    code, out, _ = nineplan(tmp_path, "drop", session, "00002", "--reason", "not needed")
+    assert code == 0
+    assert out.splitlines() == ["Dropped 00002.", "   1  00003  third"]
+    code, out, _ = nineplan(tmp_path, "show", session, "00002", "--json")
+    assert json.loads(out)["status"] == "discarded"
+
+
+@pytest.mark.parametrize(
+    "command", [["move", "00001", "--front"], ["drop", "00001", "--reason", "x"]]
+)
+def test_the_active_plan_is_refused_in_one_line(tmp_path: Path, session: str, command: list[str]):
+    """`move` or `drop` of the active plan exits 1 with one line, and changes nothing; with
+    --json the error is JSON on stdout."""
+    code, out, err = nineplan(tmp_path, command[0], session, *command[1:])
+    assert (code, out, len(err.splitlines())) == (1, "", 1)
+    assert "00001" in err or "active" in err
+    code, out, _ = nineplan(tmp_path, command[0], session, *command[1:], "--json")
+    assert code == 1
+    assert json.loads(out)["error"]["category"]
+    assert queue(tmp_path, session) == ["second", "third"]
+    code, out, _ = nineplan(tmp_path, "state", session, "--json")
+    assert json.loads(out)["active_plan"]["id"] == "00001"
+
+
+def test_import_adds_at_the_back_or_front_in_file_order(tmp_path: Path, session: str):
+    """`nineplan import` adds the file's plans after the queue in file order; with --front
+    before it, still in file order."""
+    plans = tmp_path / "plans.md"
+    plans.write_text(plan_file("A") + "\n---\n\n" + plan_file("B"), encoding="utf-8")
+    code, out, _ = nineplan(tmp_path, "import", session, str(plans))
+    assert (code, out.splitlines()[0]) == (0, "Imported 2 plans:")
+    assert queue(tmp_path, session) == ["second", "third", "A", "B"]
+    code, out, _ = nineplan(tmp_path, "import", session, str(plans), "--front", "--json")
+    assert [p["queue_position"] for p in json.loads(out)["plans"]] == [1, 2]
+    assert queue(tmp_path, session) == ["A", "B", "second", "third", "A", "B"]
+
+
+def test_import_reads_stdin(tmp_path: Path, session: str):
+    """`nineplan import NAME -` reads the plans from standard input."""
+    completed = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "import", session, "-"],
+        input=plan_file("from stdin"),
+        env=child_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=PROJECT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert queue(tmp_path, session) == ["second", "third", "from stdin"]
+
+
+def test_import_is_all_or_none(tmp_path: Path, session: str):
+    """A file whose middle plan is bad (no Goal section, or an empty approach) adds nothing,
+    exits 1 and says which plan."""
+    good = plan_file("good")
+    broken = good.replace("# Goal\ngood\n", "")
+    plans = tmp_path / "plans.md"
+    plans.write_text("\n---\n".join([good, broken, good]), encoding="utf-8")
+    code, _, err = nineplan(tmp_path, "import", session, str(plans))
+    assert (code, "plan 2 of 3" in err) == (1, True)
+    blank = good.replace(f"# Approach\n{PLAN['approach']}\n", "# Approach\n\n")
+    plans.write_text("\n---\n".join([good, blank, good]), encoding="utf-8")
+    code, out, _ = nineplan(tmp_path, "import", session, str(plans), "--json")
+    assert code == 1
+    assert "plan 2 of 3" in json.loads(out)["error"]["message"]
+    assert queue(tmp_path, session) == ["second", "third"]
+
+
+def test_export_md_of_the_queue_reimports_to_the_same_plans(tmp_path: Path, session: str):
+    """`export --format md` of a queue whose text holds `---` lines and headings, imported into
+    another session, gives the same plans in the same order."""
+    tricky = plan_file("tricky", context="above\n---\nbelow\n\\---\n# Goal\nend")
+    plans = tmp_path / "plans.md"
+    plans.write_text(tricky, encoding="utf-8")
+    assert nineplan(tmp_path, "import", session, str(plans))[0] == 0
+    code, exported, _ = nineplan(tmp_path, "export", session, "--format", "md")
+    assert code == 0
+    assert "first" in exported  # the active plan is in the export, after the queue
+    (tmp_path / "export.md").write_text(exported, encoding="utf-8")
+    other = anyio.run(_empty_session, tmp_path)
+    assert nineplan(tmp_path, "import", other, str(tmp_path / "export.md"))[0] == 0
+
+    def contents(name: str) -> list[dict[str, str]]:
+        data = json.loads(nineplan(tmp_path, "export", name, "--format", "json")[1])
+        return [
+            {k: v for k, v in p.items() if k not in ("id", "created_at")} for p in data["queue"]
+        ]
+
+    assert contents(other) == contents(session)
+    assert [p["context"] for p in contents(other)][-1] == "above\n---\nbelow\n\\---\n# Goal\nend"
+
+
+async def _empty_session(tmp_path: Path) -> str:
+    async with open_backend("sqlite", tmp_path) as backend:
+        return await backend.session("the copy")
+
+
+def test_export_json_holds_the_whole_session(tmp_path: Path, session: str):
+    """`export --format json` holds the queue, the active plan, the history and the counts;
+    `--format md` holds the history too, with outcomes."""
+    code, out, _ = nineplan(tmp_path, "export", session, "--format", "json")
+    data = json.loads(out)
+    assert code == 0
+    assert [p["goal"] for p in data["queue"]] == ["second", "third"]
+    assert data["active_plan"]["goal"] == "first"
+    assert data["session_name"] == session
+    assert data["history"] == []
+
+    async def finish() -> None:
+        async with open_backend("sqlite", tmp_path) as backend:
+            await backend.service.complete_plan(session, "built the penguin importer")
+
+    anyio.run(finish)
+    data = json.loads(nineplan(tmp_path, "export", session, "--format", "json")[1])
+    assert [(p["goal"], p["outcome"]) for p in data["history"]] == [
+        ("first", "built the penguin importer")
+    ]
+    code, out, _ = nineplan(tmp_path, "export", session)
+    assert "## Completed plan 00001" in out
+    assert "Outcome: built the penguin importer" in out
+
+
+@pytest.mark.parametrize("command", ["add", "move", "drop", "import", "export"])
+def test_a_missing_session_exits_2(tmp_path: Path, command: str):
+    """Every steering command on a session that does not exist exits 2, as JSON with --json."""
+    plans = tmp_path / "plans.md"
+    plans.write_text(plan_file("A"), encoding="utf-8")
+    extra = {
+        "add": ["--goal", "g", "--context", "c", "--approach", "a", "--success-criteria", "s"],
+        "move": ["00001", "--front"],
+        "drop": ["00001", "--reason", "r"],
+        "import": [str(plans)],
+        "export": [],
+    }[command]
+    code, out, _ = nineplan(tmp_path, command, "no-such-session", *extra, "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["category"] == "SESSION_NOT_FOUND"
+
+
+def test_help_shows_examples(tmp_path: Path):
+    """Each steering command's --help exits 0 with examples naming it."""
+    for command in ["add", "move", "drop", "import", "export"]:
+        code, out, _ = nineplan(tmp_path, command, "--help")
+        assert (code, "examples:" in out, f"nineplan {command}" in out) == (0, True, True)
+
+
+def test_the_bundle_format_escapes_separator_lines():
+    """A plan text line `---` is written `\\---` and read back as `---`; a file ending with a
+    separator and plans without a Notes section still read."""
+    plan = PlanText(PlanContent(**{**PLAN, "context": "x\n---\ny"}), "")
+    text = join_plans([plan, plan])
+    assert "\\---" in text
+    assert split_plans(text + "\n---\n") == [plan, plan]
+    assert split_plans(text.replace("# Notes\n", "")) == [plan, plan]
+    bare = text.replace("# Inputs\n\n\n", "").replace("# Outputs\n\n\n", "")
+    assert "# Inputs" not in bare
+    assert split_plans(bare) == [plan, plan]
+    noted = PlanText(plan.content, "kept\n# not a heading")
+    assert split_plans(join_plans([noted]).replace("# Inputs\n\n\n", "")) == [noted]
