@@ -1,13 +1,19 @@
 """The seam through which the MCP server learns that a session changed, in any process."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
 import attrs
 
-from nineplan_core.ports import SessionWatch, WatchedCatalog
+from nineplan_core.journal import Event, EventKind, EventQuery, UnreadableEvent
 from nineplan_core.service import NinePlan
+
+#: The events after which the session's plans in resources/list differ: a plan came, or it
+#: left the queue and the active slot for good.
+LIST_CHANGING = frozenset(
+    {EventKind.PLAN_ADDED, EventKind.PLAN_COMPLETED, EventKind.PLAN_DISCARDED}
+)
 
 
 @attrs.frozen
@@ -24,41 +30,35 @@ class SessionChanges(Protocol):
 
     def follow(self, name: str) -> AbstractAsyncContextManager[AsyncIterator[Change]]:
         """Entering takes session `name` as it is now; the iterator then yields one Change per
-        change after that (commits close together may come as one). Entering may raise
-        NinePlanError (no such session, or it cannot be watched)."""
+        change after that. Entering or iterating may raise NinePlanError (no such session, or
+        it cannot be watched)."""
         ...
 
 
-@attrs.define
-class WatchedChanges:
-    """SessionChanges from the catalog's watch port (SQLite: `PRAGMA data_version` on a
-    connection of its own, so commits by any process; memory: this process's commits). A tick
-    says only that the session changed, so the live plans are read (without any repair) to
-    tell whether plans came or went."""
+@attrs.frozen
+class JournalChanges:
+    """SessionChanges from the journal's change feed, `NinePlan.follow`: every change appends
+    its events in its own transaction, and the feed yields them as they commit, by any process
+    (SQLite: `PRAGMA data_version`; PostgreSQL: LISTEN/NOTIFY, so on any machine). An event's
+    kind tells whether plans came or went."""
 
     service: NinePlan
-    watch: SessionWatch
 
     @asynccontextmanager
     async def follow(self, name: str) -> AsyncIterator[AsyncIterator[Change]]:
-        async with self.watch.changes(name) as ticks:
-            yield self._changes(name, ticks, await self._live(name))
-
-    async def _changes(
-        self, name: str, ticks: AsyncIterator[None], live: frozenset[str]
-    ) -> AsyncIterator[Change]:
-        async for _ in ticks:
-            now = await self._live(name)
-            yield Change(name, plans_came_or_went=now != live)
-            live = now
-
-    async def _live(self, name: str) -> frozenset[str]:
-        state = await self.service.session_state(name)
-        active = [state.active_plan.id] if state.active_plan else []
-        return frozenset([entry.id for entry in state.queue] + active)
+        last = await self.service.journal(name, EventQuery(last=1))  # raises for no session
+        feed = self.service.follow(name, after_seq=last[-1].seq if last else 0)
+        try:
+            yield _changes(name, feed)
+        finally:
+            if isinstance(feed, AsyncGenerator):  # stop watching now, not when collected
+                await feed.aclose()
 
 
-def changes_of(service: NinePlan) -> SessionChanges | None:
-    """The change source for `service`'s storage, or None where it has no watch yet."""
-    catalog = getattr(service, "catalog", None)  # an embedder's stand-in service may have none
-    return WatchedChanges(service, catalog.watch()) if isinstance(catalog, WatchedCatalog) else None
+async def _changes(
+    name: str, feed: AsyncIterator[Event | UnreadableEvent]
+) -> AsyncIterator[Change]:
+    async for event in feed:
+        # An unreadable event could have been anything: the list may have changed too.
+        listed = isinstance(event, UnreadableEvent) or event.kind in LIST_CHANGING
+        yield Change(name, plans_came_or_went=listed)

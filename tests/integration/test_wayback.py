@@ -1,6 +1,7 @@
 """MCP beyond tools over a real stdio server (DESIGN §9): the resume prompt, completions,
 resource subscriptions fed by changes another process makes, and resource links."""
 
+import json
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,7 +22,7 @@ from mcp.types import (
 )
 
 from nineplan_adapters.demo import spawned_http_server
-from tests.fakes import PLAN
+from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import stdio_server
 from tests.mcp_helpers import both_eras, ok
 
@@ -123,9 +124,10 @@ async def test_pull_and_resume_results_link_the_active_plan(tmp_path: Path, mode
 
 
 @asynccontextmanager
-async def another_process(sessions: Path) -> AsyncIterator[Client]:
-    """A second stdio server on the same sessions folder: the change comes from elsewhere."""
-    async with Client(stdio_server(sessions), mode="legacy") as client:
+async def another_process(sessions: Path, **env: str) -> AsyncIterator[Client]:
+    """A second stdio server on `sessions` (and the database `env` names, if any): the change
+    comes from elsewhere."""
+    async with Client(stdio_server(sessions, **env), mode="legacy") as client:
         yield client
 
 
@@ -243,3 +245,60 @@ async def test_subscriptions_work_over_http_in_both_eras(tmp_path: Path):
                     await ok(other, "9plan_queue_add", **PLAN, session_name=name)
                 with anyio.fail_after(5):
                     assert await anext(sub) == ResourceUpdated(uri=uri)
+
+
+@pytest.mark.postgres
+@both_eras
+async def test_a_subscriber_on_postgresql_hears_of_another_server_process(
+    tmp_path: Path, mode: str
+):
+    """On PostgreSQL, two server processes with their own sessions folders (two machines, one
+    database): a client of the first subscribed to a session's state (resources/subscribe in
+    the legacy era, subscriptions/listen on 2026-07-28) receives resources/updated for it, and
+    list_changed, after the second process adds a plan; the change feed is LISTEN/NOTIFY."""
+    uri = ""
+    heard: set[str] = set()
+    both = anyio.Event()
+
+    def hear(what: str) -> None:
+        heard.add(what)
+        if heard == {"updated", "list_changed"}:
+            both.set()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification) and str(message.params.uri) == uri:
+            hear("updated")
+        elif isinstance(message, ResourceListChangedNotification):
+            hear("list_changed")
+
+    async with postgres_schema() as database:
+        env = {"NINEPLAN_DATABASE_URL": database}
+        first = stdio_server(tmp_path / "a", **env)
+        async with Client(first, mode=mode, message_handler=handler) as client:
+            name = await session_with_plans(client, "first")
+            uri = STATE.format(name)
+            if mode == "legacy":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    await client.subscribe_resource(uri)
+                async with another_process(tmp_path / "b", **env) as other:
+                    await ok(other, "9plan_queue_add", **PLAN, session_name=name)
+                with anyio.fail_after(5):
+                    await both.wait()
+            else:
+                assert client.protocol_version == "2026-07-28"
+                async with client.listen(
+                    resource_subscriptions=[uri], resources_list_changed=True
+                ) as sub:
+                    async with another_process(tmp_path / "b", **env) as other:
+                        await ok(other, "9plan_queue_add", **PLAN, session_name=name)
+                    with anyio.fail_after(5):
+                        async for event in sub:
+                            if event == ResourceUpdated(uri=uri):
+                                hear("updated")
+                            elif event == ResourcesListChanged():
+                                hear("list_changed")
+                            if both.is_set():
+                                break
+            state = json.loads((await client.read_resource(uri)).contents[0].text)  # type: ignore[union-attr]
+            assert [entry["goal"] for entry in state["queue"]] == [PLAN["goal"]]

@@ -2,7 +2,7 @@
 sessions, changed through a second catalog (another connection, as another process would)."""
 
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from nineplan_adapters.changes import Change, changes_of
+from nineplan_adapters.changes import Change, JournalChanges
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
@@ -118,27 +118,33 @@ async def test_a_current_session_is_followed_for_list_changes(pair: Pair):
                 assert await anext(sub) == ResourcesListChanged()
 
 
-async def test_the_watch_tells_which_changes_alter_the_resource_list(backend: Backend):
-    """Following a session through its storage's watch: an add and a completion change the
-    resource list, a pull does not (memory and SQLite; PostgreSQL's watch comes with the
-    journal)."""
-    changes = changes_of(backend.service)
-    if changes is None:
-        assert backend.kind == "postgres"
-        return
+async def test_the_change_feed_tells_which_changes_alter_the_resource_list(backend: Backend):
+    """Following a session through the journal's change feed, on every backend: an add, a
+    completion and a discard change the resource list, a pull, a defer and a move do not;
+    what happened before following is not reported."""
+    changes = JournalChanges(backend.service)
+    service = backend.service
     name = await backend.session()
-    await backend.service.add_plan(name, **PLAN)
-    seen = []
+    await service.add_plan(name, **PLAN)
     async with changes.follow(name) as stream:
-        for step in (
-            backend.service.pull_plan(name),
-            backend.service.complete_plan(name, "done"),
-            backend.service.add_plan(name, **PLAN),
-        ):
+
+        async def listed_after(step: Awaitable[object]) -> bool:
             await step
             with anyio.fail_after(5):
-                seen.append(await anext(stream))
-    assert [change.plans_came_or_went for change in seen] == [False, True, True]
+                change = await anext(stream)
+            assert change.session == name
+            return change.plans_came_or_went
+
+        assert not await listed_after(service.pull_plan(name))
+        assert await listed_after(service.complete_plan(name, "done"))
+        assert await listed_after(service.add_plan(name, **PLAN))
+        later = (await service.session_state(name)).queue[0].id
+        assert await listed_after(service.add_plan(name, **PLAN))
+        assert not await listed_after(service.move_plan(name, later, "back"))
+        assert not await listed_after(service.pull_plan(name))
+        assert not await listed_after(service.defer_plan(name, "later"))
+        assert not await listed_after(service.pull_plan(name))
+        assert await listed_after(service.discard_plan(name, "not needed"))
     with pytest.raises(SessionNotFoundError):
         async with changes.follow("no-such-session"):
             pass

@@ -31,7 +31,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
-from nineplan_adapters.changes import SessionChanges, changes_of
+from nineplan_adapters.changes import JournalChanges, SessionChanges
 from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
@@ -272,11 +272,12 @@ def build_server(
 
     `workspace`: the folder the sessions this server creates belong to (a stdio server's
     working directory; None over HTTP, where the server's folder says nothing of its clients').
-    `changes`: where subscribers' notifications come from; by default the storage's watch of
-    its sessions, which sees every process's changes (none yet for PostgreSQL: subscriptions
-    there never fire until the journal's change feed is in).
+    `changes`: where subscribers' notifications come from; by default the journal's change
+    feed, which sees every process's changes on every backend.
     """
-    server = NineplanServer(service, sessions or CurrentSessions(), changes or changes_of(service))
+    server = NineplanServer(
+        service, sessions or CurrentSessions(), changes or JournalChanges(service)
+    )
     register_tools(server, service, server.sessions, workspace=workspace)
 
     @server.prompt(
