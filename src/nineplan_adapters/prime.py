@@ -8,30 +8,32 @@ aiosqlite (tests/integration/test_prime.py checks the imports).
 """
 
 import argparse
+import datetime as dt
 import json
 import os
-import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from nineplan_adapters.config import Settings
+from nineplan_adapters.event_log import SQLITE, event_select, postgres_dialect, row_event
 from nineplan_adapters.workspace import covers
+from nineplan_core.journal import deferrals, stuck_plans
 from nineplan_core.model import DEFAULT_LIMITS, SESSION_NAME, PlanContent
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
-#: A plan deferred this many times or more is stuck (DESIGN §7).
-STUCK_DEFERS = 3
 NEXT_GOALS = 3
 NOTES_LINES = 5
 DATABASE = "session.db"
 WORKSPACE = "workspace"  # the copy SqliteSessionCatalog keeps beside the database
-_DEFERRED = re.compile(r"^- \S+ Deferred: ", re.MULTILINE)
+#: How far a database file's mtime may lag the time of the last event it holds (the file
+#: system's coarse clock); within this, a session whose files are older may still be newer.
+MTIME_SLACK = dt.timedelta(seconds=1)
 
 
 @attrs.frozen
@@ -138,9 +140,10 @@ def _clip(text: str | None, limit: int) -> str:
 # -- SQLite: a folder per session ------------------------------------------------------------
 
 
-def last_activity(folder: Path) -> int | None:
-    """When a session last changed, in ns: its database's mtime, or its WAL's while the WAL
-    holds commits not yet checkpointed. None when the folder holds no session."""
+def last_activity(folder: Path) -> dt.datetime | None:
+    """When a session's files last changed: its database's mtime, or its WAL's while the WAL
+    holds commits not yet checkpointed. None when the folder holds no session. Never earlier
+    than the session's last journal event (but for MTIME_SLACK): a commit writes the file."""
     try:
         when = (folder / DATABASE).stat().st_mtime_ns
     except OSError:
@@ -148,13 +151,20 @@ def last_activity(folder: Path) -> int | None:
     try:
         wal = (folder / f"{DATABASE}-wal").stat()
     except OSError:
-        return when
-    return max(when, wal.st_mtime_ns) if wal.st_size else when
+        pass
+    else:
+        when = max(when, wal.st_mtime_ns) if wal.st_size else when
+    return dt.datetime.fromtimestamp(when / 1e9, dt.UTC)
 
 
-def find_sqlite(root: Path, folder: str) -> Primer | None:
+def find_sqlite(root: Path, folder: str, stuck_defers: int) -> Primer | None:
     """The most recently active session under `root` bound to `folder` (or a parent of it)
-    that still has work; None when there is none."""
+    that still has work; None when there is none.
+
+    Most recently active: the latest last journal event (the file's mtime for a session
+    without events). The sessions are opened newest file first, and the search stops at a
+    file older than the best event found, which it cannot beat.
+    """
     try:
         entries = [entry for entry in os.scandir(root) if SESSION_NAME.fullmatch(entry.name)]
     except OSError:
@@ -169,10 +179,16 @@ def find_sqlite(root: Path, folder: str) -> Primer | None:
             and (when := last_activity(session)) is not None
         ):
             candidates.append((when, entry.name))
-    for _, name in sorted(candidates, reverse=True):
-        if (primer := _sqlite_primer(root / name, name, folder)) is not None:
-            return primer
-    return None
+    best: tuple[dt.datetime, Primer] | None = None
+    for when, name in sorted(candidates, reverse=True):
+        if best is not None and when + MTIME_SLACK < best[0]:
+            break
+        found = _sqlite_primer(root / name, name, folder, stuck_defers)
+        if found is not None:
+            active_at = found[0] or when
+            if best is None or active_at > best[0]:
+                best = (active_at, found[1])
+    return best[1] if best else None
 
 
 def _bound(session: Path, folder: str) -> bool:
@@ -182,7 +198,11 @@ def _bound(session: Path, folder: str) -> bool:
         return False
 
 
-def _sqlite_primer(session: Path, name: str, folder: str) -> Primer | None:
+def _sqlite_primer(
+    session: Path, name: str, folder: str, stuck_defers: int
+) -> tuple[dt.datetime | None, Primer] | None:
+    """The session's last event time (None without one) and its primer; None when it is not
+    bound to `folder`, has no work, or cannot be read."""
     try:
         db = sqlite3.connect(f"{(session / DATABASE).as_uri()}?mode=ro", uri=True, timeout=2)
     except sqlite3.Error:
@@ -191,14 +211,29 @@ def _sqlite_primer(session: Path, name: str, folder: str) -> Primer | None:
         row = db.execute("SELECT path FROM workspace").fetchone()
         if row is None or not covers(row[0], folder):
             return None
-        return _read_primer(db, session, name, row[0])
+        primer = _read_primer(db, session, name, row[0], stuck_defers)
+        if primer is None:
+            return None
+        last = db.execute("SELECT at FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        return _timestamp(last[0] if last else None), primer
     except sqlite3.Error:  # an older schema (no workspace), a damaged or busy database
         return None
     finally:
         db.close()
 
 
-def _read_primer(db: sqlite3.Connection, session: Path, name: str, workspace: str) -> Primer | None:
+def _timestamp(text: object) -> dt.datetime | None:
+    """A journal row's `at`, or None when it is not a time (a damaged row)."""
+    try:
+        at = dt.datetime.fromisoformat(str(text)) if text is not None else None
+    except ValueError:
+        return None
+    return at if at is None or at.tzinfo is not None else at.replace(tzinfo=dt.UTC)
+
+
+def _read_primer(
+    db: sqlite3.Connection, session: Path, name: str, workspace: str, stuck_defers: int
+) -> Primer | None:
     counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
     if not counts.get("queued") and not counts.get("active"):
         return None
@@ -208,17 +243,18 @@ def _read_primer(db: sqlite3.Connection, session: Path, name: str, workspace: st
         "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?",
         (NEXT_GOALS,),
     ).fetchall()
-    deferred = db.execute(
-        "SELECT id, goal, notes FROM plans WHERE status IN ('queued', 'active') "
-        "AND notes LIKE '%Deferred: %' ORDER BY id"
-    ).fetchall()
+    live = dict(db.execute("SELECT id, goal FROM plans WHERE status IN ('queued', 'active')"))
+    sql, parameters = event_select(deferrals(live), SQLITE)
+    cursor = db.execute(sql, parameters)
+    columns = [column[0] for column in cursor.description]
+    deferred = [dict(zip(columns, values, strict=True)) for values in cursor]
     return Primer(
         session_name=name,
         task_description=task,
         workspace=workspace,
         active_plan=_active(session / "plans", *active) if active else None,
         next=[goal for (goal,) in goals],
-        stuck=_stuck(deferred),
+        stuck=_stuck(live, deferred, stuck_defers),
     )
 
 
@@ -261,18 +297,22 @@ def _read_bytes(path: Path) -> bytes | None:
         return handle.read(MAX_FILE_BYTES + 1)
 
 
-def _stuck(deferred: Sequence[tuple[str, str, str]]) -> list[StuckPlan]:
-    """Plans whose notes record STUCK_DEFERS deferrals or more (each defer adds a line)."""
-    counted = [(plan_id, goal, len(_DEFERRED.findall(notes))) for plan_id, goal, notes in deferred]
-    return [StuckPlan(plan_id, goal, n) for plan_id, goal, n in counted if n >= STUCK_DEFERS]
+def _stuck(
+    goals: Mapping[str, str], rows: Iterable[Mapping[str, Any]], stuck_defers: int
+) -> list[StuckPlan]:
+    """The live plans (id -> goal) that the journal rows of their deferrals show stuck, by the
+    core's rule (nineplan_core.journal), in id order."""
+    stuck = stuck_plans((row_event(row) for row in rows), stuck_defers)
+    return [StuckPlan(plan_id, goals[plan_id], stuck[plan_id]) for plan_id in sorted(stuck)]
 
 
 # -- PostgreSQL: every session in one database -----------------------------------------------
 
 
-async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
+async def find_postgres(url: str, root: Path, folder: str, stuck_defers: int) -> Primer | None:
     """As find_sqlite, over a shared database; plan files are this machine's mirror under
-    `root`. Most recently active: the latest plan creation or completion in the session."""
+    `root`. Most recently active: the session's last journal event (its latest plan creation
+    or completion, or its creation, without one)."""
     import asyncpg  # noqa: PLC0415 - only a database URL loads the driver
 
     try:
@@ -286,7 +326,9 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
             "WHERE s.workspace IS NOT NULL AND ($1 = s.workspace OR "
             "starts_with($1, rtrim(s.workspace, '/') || '/')) "
             "GROUP BY s.name HAVING count(*) FILTER (WHERE p.status IN ('queued', 'active')) > 0 "
-            "ORDER BY greatest(s.created_at, max(p.created_at), max(p.completed_at)) DESC "
+            "ORDER BY coalesce((SELECT j.at FROM nineplan_journal j WHERE j.session_name = s.name "
+            "ORDER BY j.seq DESC LIMIT 1), "
+            "greatest(s.created_at, max(p.created_at), max(p.completed_at))) DESC "
             "LIMIT 1",
             folder,
         )
@@ -298,6 +340,10 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
             "WHERE session_name = $1 AND status IN ('queued', 'active') ORDER BY queue_position",
             name,
         )
+        sql, parameters = event_select(
+            deferrals(plan["id"] for plan in plans), postgres_dialect(name)
+        )
+        deferred = await connection.fetch(sql, *parameters)
     except (asyncpg.PostgresError, asyncpg.InterfaceError):  # an older schema, say
         return None
     finally:
@@ -309,7 +355,7 @@ async def find_postgres(url: str, root: Path, folder: str) -> Primer | None:
         workspace=session["workspace"],
         active_plan=_active(root / name / "plans", *list(active.values())[1:]) if active else None,
         next=[plan["goal"] for plan in plans if plan["status"] == "queued"][:NEXT_GOALS],
-        stuck=_stuck(sorted((plan["id"], plan["goal"], plan["notes"]) for plan in plans)),
+        stuck=_stuck({plan["id"]: plan["goal"] for plan in plans}, deferred, stuck_defers),
     )
 
 
@@ -333,8 +379,14 @@ def find(settings: Settings, folder: str) -> Primer | None:
     if settings.database_url:
         import anyio  # noqa: PLC0415
 
-        return anyio.run(find_postgres, settings.database_url, settings.sessions_path, folder)
-    return find_sqlite(settings.sessions_path, folder)
+        return anyio.run(
+            find_postgres,
+            settings.database_url,
+            settings.sessions_path,
+            folder,
+            settings.stuck_defers,
+        )
+    return find_sqlite(settings.sessions_path, folder, settings.stuck_defers)
 
 
 def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> int:

@@ -41,6 +41,7 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    STUCK_DEFERS,
     Completion,
     Discarded,
     HistoryMatch,
@@ -60,6 +61,7 @@ from nineplan_core.model import (
     check_text,
     check_type,
     file_name,
+    is_stuck,
     plan_id_of,
 )
 from nineplan_core.plan_file import (
@@ -121,7 +123,7 @@ class NinePlan:
     session_names: SessionNames
     limits: Limits = DEFAULT_LIMITS
     #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
     _reconciled: set[str] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
@@ -325,7 +327,7 @@ class NinePlan:
                 path=store.plan_path(plan.id),
                 text=text,
                 defer_count=deferred,
-                stuck=deferred >= self.stuck_defers,
+                stuck=is_stuck(deferred, self.stuck_defers),
             )
             await _record(tx, self.clock(), who, EventKind.PLAN_PULLED, plan)
             await _remember(tx, request, placed)

@@ -17,11 +17,17 @@ from tests.mcp_helpers import ok
 
 
 async def session_in(
-    sessions: Path, workspace: Path, goals: list[str], *, pull: bool = True, **create: Any
+    sessions: Path,
+    workspace: Path,
+    goals: list[str],
+    *,
+    pull: bool = True,
+    env: dict[str, str] | None = None,
+    **create: Any,
 ) -> str:
-    """A session made by a stdio server started in `workspace`, with `goals` queued and,
-    with `pull`, the first of them active."""
-    params = stdio_server(sessions)
+    """A session made by a stdio server started in `workspace` (with the extra `env`), with
+    `goals` queued and, with `pull`, the first of them active."""
+    params = stdio_server(sessions, **(env or {}))
     params.cwd = workspace
     async with Client(params, mode="legacy") as client:
         name: str = (await ok(client, "9plan_session_create", **create))["session_name"]
@@ -225,7 +231,9 @@ async def test_inspection_commands_import_no_mcp(tmp_path: Path, project: Path):
 
 @pytest.mark.postgres
 async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
-    """With NINEPLAN_DATABASE_URL, prime finds the workspace's session in the shared database."""
+    """With NINEPLAN_DATABASE_URL, prime finds the workspace's session in the shared database:
+    of two, the one with the latest journal event (a defer counts, which creates and completes
+    no plan), its stuck plans by the journal's deferrals and NINEPLAN_STUCK_DEFERS."""
     async with postgres_schema() as url:
         sessions = tmp_path / "mirror"
         params = stdio_server(sessions, NINEPLAN_DATABASE_URL=url)
@@ -236,7 +244,7 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
             ]
             for goal in ("pg one", "pg two"):
                 await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
-            await ok(client, "9plan_queue_pull")
+            first = (await ok(client, "9plan_queue_pull"))["plan_id"]
         found = run_nineplan(
             sessions,
             "prime",
@@ -249,6 +257,26 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
         data = json.loads(found.stdout)
         assert (data["session_name"], data["task_description"]) == (name, "shared")
         assert (data["active_plan"]["goal"], data["next"]) == ("pg one", ["pg two"])
+        newer = await session_in(
+            sessions, project, ["other's plan"], env={"NINEPLAN_DATABASE_URL": url}
+        )
+        found = run_nineplan(
+            sessions, "prime", "--json", "--workspace", str(project), NINEPLAN_DATABASE_URL=url
+        )
+        assert json.loads(found.stdout)["session_name"] == newer
+        # A defer creates and completes no plan: only the journal knows the session was active.
+        async with Client(
+            stdio_server(sessions, NINEPLAN_DATABASE_URL=url), mode="legacy"
+        ) as client:
+            await ok(client, "9plan_plan_defer", reason="blocked", session_name=name)
+        found = run_nineplan(
+            sessions, "prime", "--json", "--workspace", str(project),
+            NINEPLAN_DATABASE_URL=url, NINEPLAN_STUCK_DEFERS="1",
+        )  # fmt: skip
+        data = json.loads(found.stdout)
+        assert (data["session_name"], data["active_plan"]) == (name, None)
+        assert data["next"] == ["pg two", "pg one"]
+        assert data["stuck"] == [first]
         elsewhere = run_nineplan(
             sessions, "prime", "--workspace", str(tmp_path), NINEPLAN_DATABASE_URL=url
         )

@@ -1,6 +1,7 @@
 """`nineplan prime`'s reading of the sessions folder, in process: what it skips and what it
 falls back on when folders, databases or plan files are not what they should be."""
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -9,13 +10,18 @@ import pytest
 
 from nineplan_adapters.cli import main
 from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity
+from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from tests.fakes import PLAN, open_backend
 
 
-async def bound_session(root: Path, workspace: Path, *, pull: bool = True) -> tuple[str, str]:
-    """A session bound to `workspace` with one plan, active when `pull`; its name and plan id."""
+async def bound_session(
+    root: Path, workspace: Path, *, pull: bool = True, later: float = 0
+) -> tuple[str, str]:
+    """A session bound to `workspace` with one plan, active when `pull`, its events `later`
+    seconds after the test clock's start; its name and plan id."""
     async with open_backend("sqlite", root) as backend:
+        backend.clock.advance(later)
         name = (await backend.service.create_session(workspace=str(workspace))).session.name
         placed = await backend.service.add_plan(name, **PLAN)
         if pull:
@@ -25,7 +31,7 @@ async def bound_session(root: Path, workspace: Path, *, pull: bool = True) -> tu
 
 def test_no_sessions_folder_finds_nothing(tmp_path: Path):
     """A sessions folder that does not exist yet is no error: there is simply no session."""
-    assert find_sqlite(tmp_path / "missing", str(tmp_path)) is None
+    assert find_sqlite(tmp_path / "missing", str(tmp_path), STUCK_DEFERS) is None
 
 
 async def test_the_database_decides_and_damage_is_skipped(tmp_path: Path):
@@ -40,7 +46,7 @@ async def test_the_database_decides_and_damage_is_skipped(tmp_path: Path):
     (tmp_path / "s" / broken / "session.db").write_bytes(b"not a database" * 100)
     for name in (good, moved, broken):  # make the good one the oldest
         os.utime(tmp_path / "s" / name / "session.db", ns=(1, 1 if name == good else 2))
-    found = find_sqlite(tmp_path / "s", str(project))
+    found = find_sqlite(tmp_path / "s", str(project), STUCK_DEFERS)
     assert found is not None
     assert found.session_name == good
 
@@ -52,7 +58,7 @@ async def test_a_symlinked_session_folder_is_never_followed(tmp_path: Path):
     name, _ = await bound_session(tmp_path / "real", project)
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "linked-session-here").symlink_to(tmp_path / "real" / name)
-    assert find_sqlite(tmp_path / "s", str(project)) is None
+    assert find_sqlite(tmp_path / "s", str(project), STUCK_DEFERS) is None
     assert last_activity(tmp_path / "s" / "no-such-folder") is None
 
 
@@ -89,7 +95,7 @@ async def test_a_damaged_plan_file_is_read_as_the_use_cases_read_it(
         plan_file.write_bytes(b"x" * (MAX_FILE_BYTES + 1))
     else:
         plan_file.write_text("just some text\n")
-    found = find_sqlite(tmp_path / "s", str(project))
+    found = find_sqlite(tmp_path / "s", str(project), STUCK_DEFERS)
     assert found is not None
     assert found.active_plan is not None
     got = found.active_plan.notes_tail
@@ -97,6 +103,53 @@ async def test_a_damaged_plan_file_is_read_as_the_use_cases_read_it(
     assert all(
         line.endswith(end) or line.startswith(end) for line, end in zip(got, tail, strict=True)
     )
+
+
+async def test_the_last_journal_event_decides_not_the_file_times(tmp_path: Path):
+    """Of two sessions of a workspace, the one whose last journal event is newer wins, though
+    the other's database file was touched later (a backup, a checkpoint); a session without
+    events is judged by its file's time."""
+    project, root = tmp_path / "project", tmp_path / "s"
+    touched, _ = await bound_session(root, project)
+    active, _ = await bound_session(root, project, later=60)
+    os.utime(root / touched / "session.db", ns=(4_000_000_000 * 10**9,) * 2)  # in 2096
+    found = find_sqlite(root, str(project), STUCK_DEFERS)
+    assert found is not None
+    assert found.session_name == active
+    with sqlite3.connect(root / touched / "session.db") as db:
+        db.execute("DELETE FROM journal")
+    db.close()
+    os.utime(root / touched / "session.db", ns=(4_000_000_000 * 10**9,) * 2)
+    found = find_sqlite(root, str(project), STUCK_DEFERS)
+    assert found is not None
+    assert found.session_name == touched
+
+
+async def test_stuck_plans_come_from_the_journal_and_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """A plan is stuck by the journal's count of its deferrals against NINEPLAN_STUCK_DEFERS:
+    twice is stuck at 2 and not at the default 3; notes that merely mention deferrals (edited
+    by hand) count for nothing."""
+    project = tmp_path / "project"
+    async with open_backend("sqlite", tmp_path / "s") as backend:
+        service = backend.service
+        name = (await service.create_session(workspace=str(project))).session.name
+        hard = (await service.add_plan(name, **PLAN)).plan.id
+        for _ in range(2):
+            await service.pull_plan(name)
+            await service.defer_plan(name, "blocked")
+        easy = (await service.add_plan(name, **PLAN, position="front")).plan.id
+    root = tmp_path / "s"
+    notes = "- 2026-01-01 Deferred: a\n- 2026-01-02 Deferred: b\n- 2026-01-03 Deferred: c"
+    with sqlite3.connect(root / name / "session.db") as db:
+        db.execute("UPDATE plans SET notes = ? WHERE id = ?", (notes, easy))
+    db.close()
+    assert find_sqlite(root, str(project), STUCK_DEFERS).stuck == []  # type: ignore[union-attr]
+    monkeypatch.setenv("NINEPLAN_SESSIONS_PATH", str(root))
+    monkeypatch.setenv("NINEPLAN_STUCK_DEFERS", "2")
+    assert main(["prime", "--workspace", str(project), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stuck"] == [hard]
 
 
 def test_a_bad_setting_is_exit_code_2(
@@ -113,4 +166,7 @@ def test_a_bad_setting_is_exit_code_2(
 
 async def test_an_unreachable_database_finds_nothing(tmp_path: Path):
     """A PostgreSQL server that cannot be reached leaves the hook silent rather than failing."""
-    assert await find_postgres("postgresql://nobody@127.0.0.1:1/none", tmp_path, "/p") is None
+    assert (
+        await find_postgres("postgresql://nobody@127.0.0.1:1/none", tmp_path, "/p", STUCK_DEFERS)
+        is None
+    )

@@ -19,7 +19,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.event_log import EVENT_COLUMNS, Dialect, EventRows, event_select
+from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select, postgres_dialect
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
@@ -196,14 +196,7 @@ class PostgresSessionTx(EventRows):
         )
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
-        dialect = Dialect(
-            mark=lambda n: f"${n}",
-            one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
-            ids=list,
-            table="nineplan_journal",
-            scope={"session_name": self.session_name},
-        )
-        sql, parameters = event_select(query, dialect)
+        sql, parameters = event_select(query, postgres_dialect(self.session_name))
         return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
