@@ -173,18 +173,15 @@ class NinePlan:
                 created_at=self.clock(),
                 workspace=workspace,
             )
+            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
             try:
-                store = await self.catalog.create(session)
+                store = await self.catalog.create(session, created)
             except SessionExistsError:
                 log.warning(
                     "session name collision, drawing another", extra={"session": session.name}
                 )
                 continue
             self._reconciled.add(session.name)
-            async with store.transaction() as tx:
-                await tx.append(
-                    NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
-                )
             if request_id is not None:
                 await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})

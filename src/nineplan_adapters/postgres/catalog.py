@@ -20,10 +20,9 @@ from nineplan_adapters.retry_log import RetryLog
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
-    SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, UnreadableEvent
+from nineplan_core.journal import Event, NewEvent, UnreadableEvent
 from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_session_name
 
 log = logging.getLogger("nineplan.postgres")
@@ -110,20 +109,17 @@ class PostgresSessionCatalog:
             )
         return store
 
-    async def create(self, session: Session) -> PostgresSessionStore:
+    async def create(self, session: Session, first: NewEvent) -> PostgresSessionStore:
         check_session_name(session.name)
-        with database_errors("create the session"):
-            created = await self.pool.fetchval(
-                "INSERT INTO nineplan_sessions (name, task_description, created_at, workspace) "
-                "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
-                session.name,
-                session.task_description,
-                session.created_at,
-                session.workspace,
-            )
-        if created is None:
-            raise SessionExistsError(session.name)
-        return self._store(session.name)
+        known = session.name in self._stores
+        store = self._store(session.name)
+        try:
+            await store.initialise(session, first)
+        except BaseException:
+            if not known:  # open() must look in the database again
+                del self._stores[session.name]
+            raise
+        return store
 
     async def open(self, name: str) -> PostgresSessionStore:
         check_session_name(name)

@@ -22,9 +22,9 @@ from nineplan_adapters.converters import (
 from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select, postgres_dialect
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
-from nineplan_core.errors import DatabaseError
+from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import EventQuery
+from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -140,6 +140,26 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
                     return
                 async with connection.transaction(isolation="repeatable_read", readonly=True):
                     yield self._tx(connection, FileChanges(self.files), None)
+
+    async def initialise(self, session: Session, first: NewEvent) -> None:
+        """Write the session row and the journal's first event in one transaction.
+
+        Raises:
+            SessionExistsError: the name is taken.
+        """
+        with database_errors("create the session"):
+            async with self.pool.acquire() as connection, connection.transaction():
+                created = await connection.fetchval(
+                    "INSERT INTO nineplan_sessions (name, task_description, created_at, workspace) "
+                    "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
+                    session.name,
+                    session.task_description,
+                    session.created_at,
+                    session.workspace,
+                )
+                if created is None:
+                    raise SessionExistsError(session.name)
+                await self._tx(connection, FileChanges(self.files), None).append(first)
 
     def _writer(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         return cast("AbstractAsyncContextManager[asyncpg.Connection]", self.pool.acquire())

@@ -32,7 +32,7 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, UnreadableEvent
+from nineplan_core.journal import Event, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     SESSION_NAME,
@@ -88,7 +88,7 @@ class SqliteSessionCatalog:
     def _files(self, folder: Path) -> PlanFiles:
         return self.plan_files(folder / "plans", folder / "recovered")
 
-    async def create(self, session: Session) -> SqliteSessionStore:
+    async def create(self, session: Session, first: NewEvent) -> SqliteSessionStore:
         folder = self._folder(session.name)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -104,7 +104,7 @@ class SqliteSessionCatalog:
             (folder / "plans").mkdir()
             store = await self._store(session.name, folder, create=True)
             try:
-                await store.initialise(session)
+                await store.initialise(session, first)
                 if session.workspace is not None:
                     _write_atomically(folder / WORKSPACE, session.workspace)
             except BaseException:

@@ -27,7 +27,7 @@ from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import EventQuery
+from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -191,8 +191,8 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
             self._db.roll_back()
         return self._db
 
-    async def initialise(self, session: Session) -> None:
-        """Write the session row of a new database."""
+    async def initialise(self, session: Session, first: NewEvent) -> None:
+        """Write the session row of a new database and the journal's first event."""
         async with self.transaction() as tx:
             await tx.db.run(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
@@ -206,6 +206,7 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
                 await tx.db.run(
                     "INSERT INTO workspace (only_row, path) VALUES (1, ?)", (session.workspace,)
                 )
+            await tx.append(first)
 
 
 @attrs.define
