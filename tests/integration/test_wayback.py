@@ -253,52 +253,58 @@ async def test_a_subscriber_on_postgresql_hears_of_another_server_process(
     tmp_path: Path, mode: str
 ):
     """On PostgreSQL, two server processes with their own sessions folders (two machines, one
-    database): a client of the first subscribed to a session's state (resources/subscribe in
-    the legacy era, subscriptions/listen on 2026-07-28) receives resources/updated for it, and
-    list_changed, after the second process adds a plan; the change feed is LISTEN/NOTIFY."""
-    uri = ""
+    database): a client of the first subscribed to a session's state and log resources
+    (resources/subscribe in the legacy era, subscriptions/listen on 2026-07-28) receives
+    resources/updated for both, and list_changed, after the second process adds a plan; the
+    change feed is LISTEN/NOTIFY."""
     heard: set[str] = set()
-    both = anyio.Event()
+    wanted: set[str] = set()
+    complete = anyio.Event()
 
     def hear(what: str) -> None:
         heard.add(what)
-        if heard == {"updated", "list_changed"}:
-            both.set()
+        if wanted and wanted <= heard:
+            complete.set()
 
     async def handler(message: IncomingMessage) -> None:
-        if isinstance(message, ResourceUpdatedNotification) and str(message.params.uri) == uri:
-            hear("updated")
+        if isinstance(message, ResourceUpdatedNotification):
+            hear(str(message.params.uri))
         elif isinstance(message, ResourceListChangedNotification):
             hear("list_changed")
 
     async with postgres_schema() as database:
         env = {"NINEPLAN_DATABASE_URL": database}
-        first = stdio_server(tmp_path / "a", **env)
-        async with Client(first, mode=mode, message_handler=handler) as client:
+        async with Client(
+            stdio_server(tmp_path / "a", **env), mode=mode, message_handler=handler
+        ) as client:
             name = await session_with_plans(client, "first")
-            uri = STATE.format(name)
+            uris = [STATE.format(name), f"nineplan://sessions/{name}/log"]
+            wanted.update([*uris, "list_changed"])
             if mode == "legacy":
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    await client.subscribe_resource(uri)
+                    for uri in uris:
+                        await client.subscribe_resource(uri)
                 async with another_process(tmp_path / "b", **env) as other:
                     await ok(other, "9plan_queue_add", **PLAN, session_name=name)
                 with anyio.fail_after(5):
-                    await both.wait()
+                    await complete.wait()
             else:
                 assert client.protocol_version == "2026-07-28"
                 async with client.listen(
-                    resource_subscriptions=[uri], resources_list_changed=True
+                    resource_subscriptions=uris, resources_list_changed=True
                 ) as sub:
                     async with another_process(tmp_path / "b", **env) as other:
                         await ok(other, "9plan_queue_add", **PLAN, session_name=name)
                     with anyio.fail_after(5):
                         async for event in sub:
-                            if event == ResourceUpdated(uri=uri):
-                                hear("updated")
+                            if isinstance(event, ResourceUpdated):
+                                hear(str(event.uri))
                             elif event == ResourcesListChanged():
                                 hear("list_changed")
-                            if both.is_set():
+                            if complete.is_set():
                                 break
-            state = json.loads((await client.read_resource(uri)).contents[0].text)  # type: ignore[union-attr]
+            assert heard == wanted
+            read = await client.read_resource(uris[0])
+            state = json.loads(read.contents[0].text)  # type: ignore[union-attr]
             assert [entry["goal"] for entry in state["queue"]] == [PLAN["goal"]]
