@@ -107,22 +107,27 @@ async def test_a_damaged_plan_file_is_read_as_the_use_cases_read_it(
 
 async def test_the_last_journal_event_decides_not_the_file_times(tmp_path: Path):
     """Of two sessions of a workspace, the one whose last journal event is newer wins, though
-    the other's database file was touched later (a backup, a checkpoint); a session without
-    events is judged by its file's time."""
+    the other's database file was touched later (a backup, a checkpoint). A session whose last
+    event's time cannot be read, or that has no events, is judged by its file's time; a time
+    without a zone is read as UTC."""
     project, root = tmp_path / "project", tmp_path / "s"
     touched, _ = await bound_session(root, project)
     active, _ = await bound_session(root, project, later=60)
-    os.utime(root / touched / "session.db", ns=(4_000_000_000 * 10**9,) * 2)  # in 2096
-    found = find_sqlite(root, str(project), STUCK_DEFERS)
-    assert found is not None
-    assert found.session_name == active
-    with sqlite3.connect(root / touched / "session.db") as db:
-        db.execute("DELETE FROM journal")
-    db.close()
-    os.utime(root / touched / "session.db", ns=(4_000_000_000 * 10**9,) * 2)
-    found = find_sqlite(root, str(project), STUCK_DEFERS)
-    assert found is not None
-    assert found.session_name == touched
+
+    def touched_after(sql: str, *parameters: str) -> str | None:
+        database = root / touched / "session.db"
+        with sqlite3.connect(database) as db:
+            db.execute(sql, parameters)
+        db.close()
+        os.utime(database, ns=(4_000_000_000 * 10**9,) * 2)  # in 2096
+        found = find_sqlite(root, str(project), STUCK_DEFERS)
+        return found.session_name if found else None
+
+    last_at = "UPDATE journal SET at = ? WHERE seq = (SELECT max(seq) FROM journal)"
+    assert touched_after("SELECT 1") == active
+    assert touched_after(last_at, "2026-01-01T00:00:00") == active
+    assert touched_after(last_at, "yesterday") == touched
+    assert touched_after("DELETE FROM journal") == touched
 
 
 async def test_stuck_plans_come_from_the_journal_and_the_setting(
