@@ -219,11 +219,37 @@ async def test_prime_imports_no_mcp(tmp_path: Path, project: Path):
 
 
 async def test_inspection_commands_import_no_mcp(tmp_path: Path, project: Path):
-    """The CLI loads the MCP SDK only to serve or run the demo: --version, listing sessions and
-    showing one's state do not import it."""
+    """The CLI loads the MCP SDK only to serve or run the demo: --version, listing sessions,
+    showing one's state and journal, and the steering commands (add, move, drop, export,
+    import) do not import it."""
     sessions = tmp_path / "sessions"
-    name = await session_in(sessions, project, ["one"])
-    for arguments in (("--version",), ("sessions",), ("state", name, "--json")):
+    name = await session_in(sessions, project, ["one", "two", "three"])
+    exported = tmp_path / "plans.md"
+    exported.write_text(run_nineplan(sessions, "export", name, check=True).stdout)
+    queued = json.loads(run_nineplan(sessions, "state", name, "--json", check=True).stdout)
+    first, second = (entry["id"] for entry in queued["queue"])
+    for arguments in (
+        ("--version",),
+        ("sessions",),
+        ("state", name, "--json"),
+        ("log", name),
+        (
+            "add",
+            name,
+            "--goal",
+            "g",
+            "--context",
+            "c",
+            "--approach",
+            "a",
+            "--success-criteria",
+            "s",
+        ),
+        ("move", name, second, "--front"),
+        ("drop", name, first, "--reason", "not needed"),
+        ("export", name),
+        ("import", name, str(exported)),
+    ):
         imported = imported_by(sessions, *arguments)
         assert "nineplan_adapters.cli" in imported
         assert "mcp" not in {module.split(".")[0] for module in imported}, arguments
