@@ -68,7 +68,7 @@ def row_event(row: Mapping[str, Any]) -> Event | UnreadableEvent:
         )
     except ClassValidationError as exc:
         return UnreadableEvent(seq, "; ".join(transform_error(exc)))
-    except (NinePlanError, ValueError, TypeError, KeyError) as exc:
+    except (NinePlanError, ValueError, TypeError, KeyError, OverflowError) as exc:
         return UnreadableEvent(seq, f"{type(exc).__name__}: {exc}")
 
 
@@ -94,6 +94,18 @@ SQLITE = Dialect(
     ids=json.dumps,
     table="journal",
 )
+
+
+def postgres_dialect(session_name: str) -> Dialect:
+    """PostgreSQL: `$n` placeholders, an id set as one text[]; one session's rows of the
+    shared journal table."""
+    return Dialect(
+        mark=lambda n: f"${n}",
+        one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
+        ids=list,
+        table="nineplan_journal",
+        scope={"session_name": session_name},
+    )
 
 
 def event_select(query: EventQuery, dialect: Dialect) -> tuple[str, list[Any]]:

@@ -257,6 +257,9 @@ class Session:
     name: SessionName
     task_description: str | None
     created_at: dt.datetime
+    #: The folder the session was created in (its project), or None when there was none to
+    #: record (an HTTP server, a server started in `/` or the home folder, older sessions).
+    workspace: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -279,3 +282,12 @@ class QueueEntry:
     id: PlanId
     goal: str
     rank: int
+
+
+#: A plan deferred this many times or more is stuck (DESIGN §7; NINEPLAN_STUCK_DEFERS).
+STUCK_DEFERS = 3
+
+
+def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
+    """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
+    return defer_count >= stuck_defers

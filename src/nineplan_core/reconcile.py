@@ -12,7 +12,6 @@ from nineplan_core.journal import (
     deferrals,
     last_pull,
     pulled_at,
-    readable,
 )
 from nineplan_core.model import Plan, PlanId, QueueEntry, file_name, plan_id_of
 from nineplan_core.plan_file import render
@@ -92,7 +91,7 @@ async def state_of(
         active_plan_path=store.plan_path(active.id) if active else None,
         completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
-        recent=readable(await reader.events(RECENT_EVENTS)),
+        recent=await reader.events(RECENT_EVENTS),
         defer_counts=dict(counts),
         pulled_at=(
             pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None

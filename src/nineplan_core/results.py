@@ -6,10 +6,19 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from nineplan_core.model import Plan, PlanId, QueueEntry, Session, Tally, file_name
+from nineplan_core.model import (
+    STUCK_DEFERS,
+    Plan,
+    PlanId,
+    QueueEntry,
+    Session,
+    Tally,
+    file_name,
+    is_stuck,
+)
 
 if TYPE_CHECKING:  # the journal reads plan rows, which import from the model
-    from nineplan_core.journal import Event
+    from nineplan_core.journal import Event, UnreadableEvent
 
 __all__ = [
     "SNIPPET_MARKS",
@@ -53,19 +62,19 @@ class SessionState:
     completed_count: int
     plan_files: list[str]
     #: The last few journal events, oldest first.
-    recent: "list[Event]" = attrs.field(factory=list)
+    recent: "list[Event | UnreadableEvent]" = attrs.field(factory=list)
     #: How often each queued or active plan was deferred (absent: never).
     defer_counts: dict[str, int] = attrs.field(factory=dict)
     #: When the active plan was pulled (its current activation).
     pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
 
     def stuck(self, plan_id: str) -> bool:
-        return self.defer_count(plan_id) >= self.stuck_defers
+        return is_stuck(self.defer_count(plan_id), self.stuck_defers)
 
     @property
     def file_db_match(self) -> bool:

@@ -44,6 +44,7 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    STUCK_DEFERS,
     Limits,
     Plan,
     PlanContent,
@@ -57,6 +58,7 @@ from nineplan_core.model import (
     check_text,
     check_type,
     file_name,
+    is_stuck,
 )
 from nineplan_core.plan_file import (
     MAX_NOTES_CHARS,
@@ -93,6 +95,8 @@ log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
 
 _ATTEMPTS = 20
+#: A workspace is a folder path; beyond this it is not one a file system gives.
+MAX_WORKSPACE_CHARS = 4096
 
 
 @attrs.frozen(kw_only=True)
@@ -124,7 +128,7 @@ class NinePlan:
     session_names: SessionNames
     limits: Limits = DEFAULT_LIMITS
     #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
@@ -134,17 +138,23 @@ class NinePlan:
         task_description: str | None = None,
         *,
         request_id: str | None = None,
+        workspace: str | None = None,
         actor: Actor | str = Actor.AGENT,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
+        `workspace` is the folder the session belongs to (the stdio server's working
+        directory), recorded for `nineplan prime`; it is not part of a retry's fingerprint.
         A repeat with the same `request_id` returns the session the first call created.
 
         Raises:
-            InvalidInputError: task_description is too long or contains NUL; request_id reused.
+            InvalidInputError: task_description or workspace is too long or contains NUL;
+                request_id reused.
             StorageError: the session could not be created.
         """
         who = check_actor(actor)
+        if workspace is not None:
+            check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
         if task_description is not None:
             check_text(
                 "task_description",
@@ -156,7 +166,7 @@ class NinePlan:
         call = request(request_id, str, "create_session", task_description=task_description)
         if call is not None and (created := await self._created(call)) is not None:
             return await self.session_state(created)
-        store = await self._new_session(task_description, who)
+        store = await self._new_session(task_description, workspace, who)
         if call is not None:
             await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
         log.info("session created", extra={"session": store.name})
@@ -185,6 +195,10 @@ class NinePlan:
         _, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
         return state
+
+    async def names(self) -> list[SessionName]:
+        """The name of every session, sorted; cheap, as no session is opened."""
+        return await self.catalog.names()
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session that can be read; one that cannot is logged and left out."""
@@ -286,7 +300,7 @@ class NinePlan:
                     path=store.plan_path(plan.id),
                     text=text,
                     defer_count=deferred,
-                    stuck=deferred >= self.stuck_defers,
+                    stuck=is_stuck(deferred, self.stuck_defers),
                 ),
                 events=[_event(self.clock(), who, EventKind.PLAN_PULLED, plan)],
                 said="plan pulled",
@@ -765,7 +779,9 @@ class NinePlan:
             return None
         return recorded[1]
 
-    async def _new_session(self, task_description: str | None, who: Actor) -> SessionStore:
+    async def _new_session(
+        self, task_description: str | None, workspace: str | None, who: Actor
+    ) -> SessionStore:
         """Create a session under a fresh name (drawing again on a collision), with its
         `session_created` event in the same transaction."""
         for _ in range(_ATTEMPTS):
@@ -773,6 +789,7 @@ class NinePlan:
                 name=check_session_name(self.session_names()),
                 task_description=task_description,
                 created_at=self.clock(),
+                workspace=workspace,
             )
             created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
             try:

@@ -26,6 +26,8 @@ ELSEWHERE = {
     "claude mcp add 9plan -- nineplan serve": "a client's own command; it spawns `nineplan serve`",
     "python3 -m pip install .": "the Makefile installs the same way (pip install -e)",
     "pipx install .": "the same package install as above",
+    "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
+    "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
 }
 
 

@@ -4,13 +4,12 @@
 import functools
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
 import attrs
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
@@ -84,16 +83,13 @@ def label_for(
 
 @attrs.frozen
 class ToolDeps:
-    """What every tool needs, yielded by the server's lifespan: the use cases, and the
-    current session of each client."""
+    """What every tool needs, yielded by the server's lifespan: the use cases, the current
+    session of each client, and the workspace the sessions it creates belong to."""
 
     service: NinePlan
     sessions: CurrentSessions
-
-    @asynccontextmanager
-    async def lifespan(self, _: object) -> AsyncIterator[Self]:
-        """The server's lifespan: tools read these through `ctx.request_context`."""
-        yield self
+    #: The folder of a stdio server's client (its working directory); None over HTTP.
+    workspace: str | None = None
 
 
 #: The context a tool is given: its lifespan context is the ToolDeps.
@@ -146,11 +142,20 @@ class ToolCall:
             self.deps.sessions.select(key, name)
 
     def succeed(
-        self, text: str, structured: Mapping[str, Any], *, label: str | None = None
+        self,
+        text: str,
+        structured: Mapping[str, Any],
+        *,
+        label: str | None = None,
+        extra: Sequence[ContentBlock] = (),
     ) -> CallToolResult:
-        """The result: `[Session: NAME] text`, and the view as structured content."""
+        """The result: `[Session: NAME] text`, then `extra` blocks (resource links), and the
+        view as structured content."""
         return CallToolResult(
-            content=[TextContent(type="text", text=f"[Session: {label or self.label}] {text}")],
+            content=[
+                TextContent(type="text", text=f"[Session: {label or self.label}] {text}"),
+                *extra,
+            ],
             structured_content=dict(structured),
         )
 

@@ -2,12 +2,14 @@
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pydantic
 from mcp import MCPError
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
@@ -17,6 +19,7 @@ from mcp.server.mcpserver.exceptions import (
     UnexpectedToolError,
 )
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     PARSE_ERROR,
@@ -29,6 +32,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
+from nineplan_adapters.changes import JournalChanges, SessionChanges
 from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
@@ -42,6 +46,8 @@ from nineplan_adapters.mcp.results import (
 )
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
+from nineplan_adapters.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
+from nineplan_adapters.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
@@ -50,9 +56,6 @@ from nineplan_core.service import NinePlan
 log = logging.getLogger("nineplan.mcp")
 
 SERVER_NAME = "9plan"
-PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
-STATE_URI = "nineplan://sessions/{session}/state"
-LOG_URI = "nineplan://sessions/{session}/log"
 #: How many events the log resource holds (the newest; as `nineplan log` prints by default).
 LOG_EVENTS = 100
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
@@ -64,21 +67,37 @@ SESSIONLESS_ERA = "2026-07-28"
 class NineplanServer(MCPServer[ToolDeps]):
     """MCPServer whose argument-validation failures come back in nineplan's error format.
 
-    Its lifespan yields the ToolDeps (the use cases, each client's current session): the
-    tools read them from their context.
+    Its lifespan runs the notifier and yields the ToolDeps (the use cases, each client's
+    current session, the workspace): the tools read them from their context.
     """
 
-    def __init__(self, service: NinePlan, sessions: CurrentSessions) -> None:
-        deps = ToolDeps(service, sessions)
+    def __init__(
+        self,
+        service: NinePlan,
+        sessions: CurrentSessions,
+        changes: SessionChanges | None = None,
+        *,
+        workspace: str | None = None,
+    ) -> None:
+        bus = InMemorySubscriptionBus()
+        self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
+        self.deps = ToolDeps(service, sessions, workspace)
         super().__init__(
             SERVER_NAME,
             version=package_version(),
             instructions=INSTRUCTIONS,
-            lifespan=deps.lifespan,
+            subscriptions=bus,
+            lifespan=self._lifespan,
         )
         self.service = service
         self.sessions = sessions
         self._tools: list[Tool] | None = None
+
+    @asynccontextmanager
+    async def _lifespan(self, _: object) -> AsyncIterator[ToolDeps]:
+        """The notifier runs for as long as the server does; the tools get the ToolDeps."""
+        async with following(self.notifier):
+            yield self.deps
 
     async def list_tools(self) -> list[Tool]:
         """The tools with strict, compact input schemas and outputs that may be errors."""
@@ -146,7 +165,8 @@ class NineplanServer(MCPServer[ToolDeps]):
 
     async def run_stdio_async(self) -> None:
         """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
-        not silence, and the server reads on."""
+        not silence, and the server reads on. Legacy clients are told that
+        resources/list_changed is sent (the notifier sends it when plans come or go)."""
         async with stdio_server() as (lines, replies):
             relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -168,7 +188,10 @@ class NineplanServer(MCPServer[ToolDeps]):
                 tasks.start_soon(relay)
                 # The SDK has no public way to serve other streams than its own stdio ones.
                 lowlevel = self._lowlevel_server
-                await lowlevel.run(messages, replies, lowlevel.create_initialization_options())
+                options = lowlevel.create_initialization_options(
+                    NotificationOptions(resources_changed=True)
+                )
+                await lowlevel.run(messages, replies, options)
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -256,10 +279,34 @@ def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
     return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
 
 
-def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> NineplanServer:
-    """A fresh 9plan server over `service`; `sessions` keeps each client's current session."""
-    server = NineplanServer(service, sessions or CurrentSessions())
+def build_server(
+    service: NinePlan,
+    sessions: CurrentSessions | None = None,
+    *,
+    workspace: str | None = None,
+    changes: SessionChanges | None = None,
+) -> NineplanServer:
+    """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
+
+    `workspace`: the folder the sessions this server creates belong to (a stdio server's
+    working directory; None over HTTP, where the server's folder says nothing of its clients').
+    `changes`: where subscribers' notifications come from; by default the journal's change
+    feed, which sees every process's changes on every backend.
+    """
+    server = NineplanServer(
+        service,
+        sessions or CurrentSessions(),
+        changes or JournalChanges(service),
+        workspace=workspace,
+    )
     register_tools(server)
+    _register_prompt_and_resources(server, service)
+    install(server, service, server.notifier)
+    return server
+
+
+def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) -> None:
+    """The bootstrap prompt, and each session's plan, state and log resources."""
 
     @server.prompt(
         name="bootstrap",
@@ -305,8 +352,6 @@ def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> 
             raise _resource_error(exc, session) from exc
         entries = [journal_entry(event) for event in events]
         return json.dumps({"session_name": session, "events": entries}, indent=2)
-
-    return server
 
 
 __all__ = ["CallToolResult", "NineplanServer", "build_server"]

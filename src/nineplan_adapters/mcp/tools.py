@@ -20,6 +20,7 @@ from nineplan_adapters.mcp.results import (
     ToolFunction,
     domain_errors_as_results,
 )
+from nineplan_adapters.mcp.uris import plan_link
 from nineplan_core.journal import reminder_line, stuck_text
 from nineplan_core.results import SessionState
 
@@ -75,7 +76,7 @@ def _stuck_mark(state: SessionState, plan_id: str) -> str:
     return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
 
 
-def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
+def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     active = state.active_plan
     active_line = (
         f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
@@ -87,8 +88,9 @@ def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
+    workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     return (
-        f"{verb} session {state.session.name}.\nPath: {state.path}\n"
+        f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
@@ -112,7 +114,9 @@ async def session_create(
     """Start a session (a three-word name) and make it current. Save the name: it resumes the work
     after compaction. Next: 9plan_queue_add."""
     call = ToolCall.of(ctx)
-    state = await call.service.create_session(task_description, request_id=request_id)
+    state = await call.service.create_session(
+        task_description, request_id=request_id, workspace=call.deps.workspace
+    )
     call.make_current(state.session.name)
     return call.succeed(
         f"Created session {state.session.name}.\nPath: {state.path}\n"
@@ -130,8 +134,11 @@ async def session_resume(
     call = ToolCall.of(ctx, session_name)
     state = await call.service.resume_session(call.session)
     call.make_current(state.session.name)
+    active = state.active_plan
     return call.succeed(
-        _state_text(state, "Resumed", call.service.clock()), views.session_state(state)
+        state_text(state, "Resumed", call.service.clock()),
+        views.session_state(state),
+        extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
     )
 
 
@@ -183,6 +190,7 @@ async def queue_pull(
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
         f"{placed.text}",
         views.plan_pulled(placed),
+        extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
     )
 
 
@@ -315,6 +323,7 @@ async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.Se
     lines = [
         f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
         f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
+        f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
         for s in view["sessions"]
     ]
     return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
@@ -328,7 +337,7 @@ async def admin_state(
     call = ToolCall.of(ctx, session_name)
     state = await call.service.session_state(call.session)
     return call.succeed(
-        f"{_state_text(state, 'State of', call.service.clock())}\n"
+        f"{state_text(state, 'State of', call.service.clock())}\n"
         f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
         f"Files match database: {state.file_db_match}",
         views.admin_state(state),

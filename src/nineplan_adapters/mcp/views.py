@@ -6,7 +6,7 @@ the domain did.
 
 from typing_extensions import TypedDict
 
-from nineplan_adapters.journal_views import EventView, event_view
+from nineplan_adapters.journal_views import EventView, UnreadableEventView, journal_entry
 from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.results import (
     Completion,
@@ -45,10 +45,11 @@ class SessionStateView(TypedDict):
     session_name: str
     session_path: str
     task_description: str | None
+    workspace: str | None
     queue: list[QueueItem]
     active_plan: ActivePlan | None
     completed_count: int
-    recent: list[EventView]
+    recent: list[EventView | UnreadableEventView]
 
 
 class AdminState(SessionStateView):
@@ -132,6 +133,7 @@ class SessionListItem(TypedDict):
     queue_length: int
     completed_count: int
     has_active_plan: bool
+    workspace: str | None
 
 
 class SessionList(TypedDict):
@@ -148,6 +150,7 @@ def session_state(state: SessionState) -> SessionStateView:
         "session_name": state.session.name,
         "session_path": state.path,
         "task_description": state.session.task_description,
+        "workspace": state.session.workspace,
         "queue": [
             {
                 "id": e.id,
@@ -171,7 +174,7 @@ def session_state(state: SessionState) -> SessionStateView:
             else None
         ),
         "completed_count": state.completed_count,
-        "recent": [event_view(event) for event in state.recent],
+        "recent": [journal_entry(event) for event in state.recent],
     }
 
 
@@ -263,6 +266,7 @@ def session_list(summaries: list[SessionSummary]) -> SessionList:
                 "queue_length": s.queue_length,
                 "completed_count": s.completed_count,
                 "has_active_plan": s.has_active_plan,
+                "workspace": s.session.workspace,
             }
             for s in summaries
         ]

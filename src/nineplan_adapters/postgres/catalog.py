@@ -30,7 +30,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3)
+    for number in (1, 2, 3, 4)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -142,7 +142,7 @@ class PostgresSessionCatalog:
         """Every session's counts in one query."""
         with database_errors("count the sessions' plans"):
             records = await self.pool.fetch(
-                "SELECT s.name, s.task_description, s.created_at, "
+                "SELECT s.name, s.task_description, s.created_at, s.workspace, "
                 "count(p.id) FILTER (WHERE p.status = 'queued') AS queued, "
                 "count(p.id) FILTER (WHERE p.status = 'completed') AS completed, "
                 "count(p.id) FILTER (WHERE p.status = 'active') AS active "
@@ -206,7 +206,7 @@ class PostgresCreations:
 def _summary(record: asyncpg.Record) -> SessionSummary:
     return SessionSummary(
         session=row_to_session(
-            {key: record[key] for key in ("name", "task_description", "created_at")}
+            {key: record[key] for key in ("name", "task_description", "created_at", "workspace")}
         ),
         queue_length=int(record["queued"]),
         completed_count=int(record["completed"]),

@@ -19,7 +19,7 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.event_log import EVENT_COLUMNS, Dialect, EventRows, event_select
+from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select, postgres_dialect
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError, SessionExistsError
@@ -151,11 +151,12 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
         with database_errors("create the session"):
             async with self.pool.acquire() as connection, connection.transaction():
                 created = await connection.fetchval(
-                    "INSERT INTO nineplan_sessions (name, task_description, created_at) "
-                    "VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING RETURNING name",
+                    "INSERT INTO nineplan_sessions (name, task_description, created_at, workspace) "
+                    "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
                     session.name,
                     session.task_description,
                     session.created_at,
+                    session.workspace,
                 )
                 if created is None:
                     raise SessionExistsError(session.name)
@@ -216,14 +217,7 @@ class PostgresSessionTx(EventRows):
         )
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
-        dialect = Dialect(
-            mark=lambda n: f"${n}",
-            one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
-            ids=list,
-            table="nineplan_journal",
-            scope={"session_name": self.session_name},
-        )
-        sql, parameters = event_select(query, dialect)
+        sql, parameters = event_select(query, postgres_dialect(self.session_name))
         return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
@@ -236,7 +230,8 @@ class PostgresSessionTx(EventRows):
 
     async def session(self) -> Session:
         record = await self.connection.fetchrow(
-            "SELECT name, task_description, created_at FROM nineplan_sessions WHERE name = $1",
+            "SELECT name, task_description, created_at, workspace FROM nineplan_sessions "
+            "WHERE name = $1",
             self.session_name,
         )
         if record is None:

@@ -24,7 +24,7 @@ from nineplan_adapters.sqlite.connection import (
     connect,
     database_errors,
 )
-from nineplan_adapters.sqlite.store import SqliteSessionStore
+from nineplan_adapters.sqlite.store import SESSION_ROW, SqliteSessionStore
 from nineplan_adapters.sqlite.watch import SqliteSessionWatch
 from nineplan_core.errors import (
     DatabaseError,
@@ -40,6 +40,10 @@ from nineplan_core.results import SessionSummary
 log = logging.getLogger("nineplan.sqlite")
 
 DATABASE = "session.db"
+#: A copy of the session's workspace beside its database, so that `nineplan prime` can tell
+#: which sessions belong to a folder without opening every database (the database's copy is
+#: the one that counts).
+WORKSPACE = "workspace"
 CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 
 
@@ -96,6 +100,8 @@ class SqliteSessionCatalog:
             store = await self._store(session.name, folder, create=True)
             try:
                 await store.initialise(session, first)
+                if session.workspace is not None:
+                    _write_atomically(folder / WORKSPACE, session.workspace)
             except BaseException:
                 await store.close()
                 raise
@@ -242,6 +248,15 @@ class CreationFiles:
             )
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        temp.write_text(text, "utf-8")
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 def _read_summaries(
     databases: list[Path], busy_timeout: float
 ) -> list[SessionSummary | NinePlanError | None]:
@@ -266,9 +281,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] != len(MIGRATIONS):
                 return None
-            session = db.execute(
-                "SELECT name, task_description, created_at FROM sessions"
-            ).fetchone()
+            session = db.execute(SESSION_ROW).fetchone()
             if session is None:
                 raise DatabaseError("The session database has no session row.")
             counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
@@ -276,7 +289,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
             db.close()
     return SessionSummary(
         session=row_to_session(
-            dict(zip(("name", "task_description", "created_at"), session, strict=True))
+            dict(zip(("name", "task_description", "created_at", "workspace"), session, strict=True))
         ),
         queue_length=int(counts.get("queued", 0)),
         completed_count=int(counts.get("completed", 0)),

@@ -75,6 +75,11 @@ _SCAN = (
     "SELECT id, goal, outcome, '' FROM plans WHERE status = 'completed' AND ({}) "
     "ORDER BY ({}) DESC, seq DESC LIMIT ?"
 )
+#: The session row with its workspace (schema v6), as row_to_session reads it.
+SESSION_ROW = (
+    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
+    "FROM sessions"
+)
 _STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
 _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
@@ -198,6 +203,10 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
                     session.created_at.isoformat(timespec="milliseconds"),
                 ),
             )
+            if session.workspace is not None:
+                await tx.db.run(
+                    "INSERT INTO workspace (only_row, path) VALUES (1, ?)", (session.workspace,)
+                )
             await tx.append(first)
 
 
@@ -231,7 +240,7 @@ class SqliteSessionTx(EventRows):
         return row_to_plan(dict(row)) if row else None
 
     async def session(self) -> Session:
-        row = await self._one("SELECT name, task_description, created_at FROM sessions")
+        row = await self._one(SESSION_ROW)
         if row is None:
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))
