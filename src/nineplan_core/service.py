@@ -203,9 +203,14 @@ class NinePlan:
         self._reconciled.add(name)
         return state
 
-    async def list_sessions(self) -> list[SessionSummary]:
-        """Every session that can be read; one that cannot is logged and left out."""
-        names = await self.catalog.names()
+    async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
+        """Every session (or those of `names`) that can be read; one that cannot is logged
+        and left out. Reads only: nothing is reconciled.
+
+        Raises:
+            StorageError: nothing could be read at all.
+        """
+        names = await self.catalog.names() if names is None else names
         summaries = []
         for name, summary in zip(names, await self.catalog.summaries(names), strict=True):
             if isinstance(summary, NinePlanError):
@@ -214,7 +219,7 @@ class NinePlan:
                     extra={"session": name, "error": summary.message},
                 )
             else:
-                summaries.append(summary)
+                summaries.append(attrs.evolve(summary, stuck_defers=self.stuck_defers))
         return summaries
 
     # -- the queue -----------------------------------------------------------------

@@ -5,10 +5,11 @@ import shutil
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from playwright.async_api import Browser, Page
 
-from tests.fakes import PLAN
+from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PROJECT, spawned_ui, stdio_server
 from tests.mcp_helpers import ok
 
@@ -264,3 +265,28 @@ async def test_a_reason_being_typed_survives_a_live_update(tmp_path: Path, ui: s
         assert await reason.input_value() == "half a thou"
         await page.get_by_role("searchbox").focus()
         await page.wait_for_selector(f"[data-plan-id='{added['plan_id']}']", timeout=WAIT_MS)
+
+
+@pytest.mark.postgres
+async def test_a_postgres_session_page_updates_live(tmp_path: Path, page: Page):
+    """On PostgreSQL the session page is live: a plan the agent adds through its own server
+    (another process, with its own sessions folder: another machine) appears without a reload."""
+    async with (
+        postgres_schema() as database,
+        Client(stdio_server(tmp_path / "agent", NINEPLAN_DATABASE_URL=database)) as agent,
+        spawned_ui(tmp_path / "viewer", env={"NINEPLAN_DATABASE_URL": database}) as ui,
+    ):
+        name = await new_session(agent, "t", "first")
+        await page.goto(f"{ui}/sessions/{name}")
+        assert await page.locator("body").get_attribute("data-live") is not None
+        await live(page)
+        await page.evaluate("window.notReloaded = true")
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "added on another machine"})
+        await page.wait_for_selector(
+            f"[data-testid=queue] [data-plan-id='{added['plan_id']}']", timeout=WAIT_MS
+        )
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector(
+            f"[data-testid=active-plan][data-plan-id='{pulled['plan_id']}']", timeout=WAIT_MS
+        )
+        assert await page.evaluate("window.notReloaded") is True
