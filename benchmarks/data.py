@@ -8,6 +8,7 @@ from pathlib import Path
 from nineplan_adapters.clock import utc_now
 from nineplan_adapters.ids import PLAN_ID_ALPHABET
 from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import PlanContent, Session
 from nineplan_core.plan_file import render
 
@@ -152,7 +153,11 @@ def plan_id(rng: random.Random, taken: set[str]) -> str:
 async def create_session(root: Path, name: str) -> None:
     catalog = SqliteSessionCatalog(root, durability="normal")
     try:
-        await catalog.create(Session(name=name, task_description="benchmark", created_at=utc_now()))
+        at = utc_now()
+        await catalog.create(
+            Session(name=name, task_description="benchmark", created_at=at),
+            NewEvent(kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT),
+        )
     finally:
         await catalog.aclose()
 

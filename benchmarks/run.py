@@ -28,6 +28,7 @@ import attrs
 from mcp import Client, StdioServerParameters
 
 from benchmarks import web
+from benchmarks.context import INSTRUCTION_BYTES, TOOL_TOKENS, context_cost
 from benchmarks.data import queries, seed_session
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.converters import plan_to_row
@@ -89,6 +90,10 @@ INITIALIZE = json.dumps({
 })  # fmt: skip
 
 
+#: How a row's samples are shown in its unit (samples are seconds, bytes or plain counts).
+SCALES = {"ms": 1000, "MiB": 1 / 2**20, "tokens": 1, "bytes": 1}
+
+
 @attrs.define
 class Row:
     number: int
@@ -108,7 +113,7 @@ class Row:
         return statistics.median(samples)
 
     def _shown(self, samples: list[float]) -> str:
-        scale = 1000 if self.unit == "ms" else 1 / 2**20
+        scale = SCALES[self.unit]
         shown = f"{self._central(samples) * scale:.2f} ({min(samples) * scale:.2f}-{max(samples) * scale:.2f})"
         return f"p95 {shown}" if self.statistic == "p95" else shown
 
@@ -120,7 +125,7 @@ class Row:
 
     @property
     def met(self) -> bool:
-        scale = 1000 if self.unit == "ms" else 1 / 2**20
+        scale = SCALES[self.unit]
         ok = True
         if self.limit_ratio is not None and self.ratio is not None:
             ok = ok and self.ratio <= self.limit_ratio
@@ -480,7 +485,7 @@ async def row_resume(folder: Path, size: dict[str, int]) -> Row:
                samples, None, "< 100 ms", limit_absolute=100)  # fmt: skip
 
 
-# -- rows 12 to 14: the journal ------------------------------------------------------------------
+# -- rows 14 to 16: the journal ------------------------------------------------------------------
 
 
 FLOOR_LOG = (
@@ -569,6 +574,46 @@ async def follow_latencies(root: Path, name: str, count: int) -> list[float]:
     return samples
 
 
+# -- rows 17 to 19: the way back after compaction, and what nineplan costs a client's context --
+
+
+async def row_prime(folder: Path, size: dict[str, int]) -> Row:
+    """`nineplan prime` as a hook runs it, in fresh processes, among `sessions` sessions each
+    bound to a workspace of its own and with a plan queued. The workspace's session is the one
+    active longest ago, so every other session is looked at first. The floor is a fresh
+    `python -c pass`."""
+    root, project = folder / "prime", folder / "project"
+    project.mkdir()
+    async with open_nineplan(root, durability="normal") as nineplan:
+        for index in range(size["sessions"]):
+            workspace = str(project) if index == 0 else str(folder / f"elsewhere{index}")
+            name = (await nineplan.create_session("one of many", workspace=workspace)).session.name
+            await nineplan.add_plan(name, **PLAN)
+    command = [str(Path(sys.executable).parent / "nineplan"), "prime", "--workspace", str(project)]
+    env = {**server_command(root).env}  # type: ignore[dict-item]
+    ours, floor = [], []
+    for _ in range(10):
+        start = time.perf_counter()
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        ours.append(time.perf_counter() - start)
+        assert "session is" in done.stdout
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        floor.append(time.perf_counter() - start)
+    return Row(17, f"nineplan prime, {size['sessions']:,} sessions (fresh process)", ours, floor,
+               "p50 < 300 ms", limit_absolute=300)  # fmt: skip
+
+
+async def rows_context() -> list[Row]:
+    tokens, instructions = await context_cost()
+    return [
+        Row(18, "tools/list (description + input schema chars / 4)", [float(tokens)], None,
+            f"< {TOOL_TOKENS:,} tokens", unit="tokens", limit_absolute=TOOL_TOKENS),
+        Row(19, "server instructions", [float(instructions)], None,
+            f"< {INSTRUCTION_BYTES:,} bytes (2 KB)", unit="bytes", limit_absolute=INSTRUCTION_BYTES),
+    ]  # fmt: skip
+
+
 # -- rows 8 and 9: PostgreSQL beside SQLite (when a server is given) ---------------------------
 
 
@@ -650,44 +695,67 @@ async def rows_web(folder: Path, size: dict[str, int], changes: int) -> list[Row
     return rows
 
 
-async def run(size_name: str) -> list[Row]:
+async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
+    """Every row, or the rows numbered in `only` (and what they need)."""
     size = SIZES[size_name]
+
+    def wanted(*numbers: int) -> bool:
+        return only is None or bool(only & set(numbers))
+
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
-        rows = [await row_cycle(folder, size), await row_schema(folder, size)]
-        search_row, search_root, search_name = await row_search(folder, size)
-        rows.append(search_row)
-        rows.append(await row_queue(folder, size))
-        rows += rows_startup_memory(folder, size, search_root, search_name)
-        rows.append(await row_sessions(folder, size))
-        rows.append(await row_resume(folder, size))
-        rows.append(await row_handoff(folder, size["repeat"]))
-        rows += await rows_web(folder, size, changes=50 if size_name == "full" else 5)
-        rows += await rows_journal(folder, size)
-        if url := os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
+        for number, measure in (
+            (1, row_cycle), (11, row_schema), (3, row_queue), (6, row_sessions), (7, row_resume),
+        ):  # fmt: skip
+            if wanted(number):
+                rows.append(await measure(folder, size))
+        if wanted(2, 4, 5):
+            search_row, search_root, search_name = await row_search(folder, size)
+            rows.append(search_row)
+            if wanted(4, 5):
+                rows += rows_startup_memory(folder, size, search_root, search_name)
+        if wanted(10):
+            rows.append(await row_handoff(folder, size["repeat"]))
+        if wanted(12, 13):
+            rows += await rows_web(folder, size, changes=50 if size_name == "full" else 5)
+        if wanted(14, 15, 16):
+            rows += await rows_journal(folder, size)
+        if wanted(17):
+            rows.append(await row_prime(folder, size))
+        if wanted(18, 19):
+            rows += await rows_context()
+        url = os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
             "NINEPLAN_TEST_DATABASE_URL"
-        ):
+        )
+        if url and wanted(8, 9):
             rows += await rows_postgres(folder, size, url)
     return sorted(rows, key=lambda row: row.number)
 
 
-def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
+def table(rows: list[Row], size_name: str) -> str:
+    """The Markdown table of `rows`, headed by the size and the machine."""
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
-    table = "\n".join([
+    return "\n".join([
         f"Size `{size_name}` on {machine}. Medians with (min-max); each ratio is taken within this run.",
         "",
         "| # | measure | nineplan | floor | ratio | target | met |",
         "|---|---|---|---|---|---|---|",
         *(row.markdown() for row in rows),
     ])  # fmt: skip
+
+
+def write(rows: list[Row], size_name: str, folder: Path = RESULTS) -> str:
+    """Write the table and the rows as JSON to `folder`; return the table."""
+    text = table(rows, size_name)
     folder.mkdir(exist_ok=True)
-    (folder / "latest.md").write_text(table + "\n")
+    (folder / "latest.md").write_text(text + "\n")
     (folder / "latest.json").write_text(
         json.dumps(
             [attrs.asdict(row) | {"ratio": row.ratio, "met": row.met} for row in rows], indent=2
         )
     )
-    return table
+    return text
 
 
 if __name__ == "__main__":
@@ -695,5 +763,10 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--size", choices=list(SIZES), default="full")
+    parser.add_argument(
+        "--rows", help="only these rows, comma-separated (e.g. 17,18,19); results/ is left alone"
+    )
     options = parser.parse_args()
-    print(write(anyio.run(run, options.size), options.size))
+    only = {int(number) for number in options.rows.split(",")} if options.rows else None
+    measured = anyio.run(run, options.size, only)
+    print(write(measured, options.size) if only is None else table(measured, options.size))

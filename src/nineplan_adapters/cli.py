@@ -55,6 +55,8 @@ COMMANDS = [
      "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
     ("ui", "serve the web view of every session (live, and a person can steer)",
      "nineplan ui\n  NINEPLAN_HTTP_TOKEN=... nineplan ui --host 0.0.0.0 --port 8765"),
+    ("prime", "print where this folder's session stands, for a client's session-start hook",
+     "nineplan prime\n  nineplan prime --workspace ~/project --json"),
 ]  # fmt: skip
 SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
 # Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
@@ -97,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "demo":
             command.add_argument("--transport", choices=get_args(Transport), default="stdio")
+            continue
+        if name == "prime":
+            from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
+
+            add_arguments(command)
             continue
         command.add_argument(
             "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
@@ -170,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nineplan_adapters.serve import serve  # noqa: PLC0415 - the other commands do not need mcp
 
             return int(anyio.run(serve, settings))
+        if args.command == "prime":  # a hook waits for it: no mcp, no container (DESIGN §9)
+            from nineplan_adapters.prime import prime  # noqa: PLC0415
+
+            return prime(settings, args.workspace, as_json=args.json)
     except ConfigError as exc:
         error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
                  "suggestion": f"Correct {exc.variable}."}  # fmt: skip
@@ -244,6 +255,7 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     lines = [
         f"Session {state['session_name']}  ({state['session_path']})",
         f"Task: {one_line(state['task_description']) or '-'}",
+        f"Workspace: {state['workspace'] or '-'}",
         f"Active: {held}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",

@@ -7,7 +7,7 @@ from typing import Any, Literal, cast, get_args, get_origin
 import attrs
 import platformdirs
 
-from nineplan_core.model import DEFAULT_LIMITS, Limits
+from nineplan_core.model import DEFAULT_LIMITS, STUCK_DEFERS, Limits
 
 Transport = Literal["stdio", "http"]
 LogLevel = Literal["debug", "info", "warn", "error"]
@@ -45,7 +45,7 @@ class Settings:
     database_url: str | None = None
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
     #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
     origins: Mapping[str, str] = attrs.field(
         factory=dict, eq=False, repr=False, metadata={"derived": True}

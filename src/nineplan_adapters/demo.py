@@ -92,7 +92,12 @@ async def _client(transport: str, sessions_path: Path) -> AsyncIterator[Client]:
         async with spawned_http_server(sessions_path) as url, Client(url, mode="legacy") as client:
             yield client
         return
-    async with Client(server_command(sessions_path), mode="legacy") as client:
+    # The stdio server runs in the project's folder, as clients start it: the session records it.
+    project = sessions_path / "notekeeper"
+    project.mkdir(exist_ok=True)
+    params = server_command(sessions_path)
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
         yield client
 
 

@@ -96,6 +96,18 @@ SQLITE = Dialect(
 )
 
 
+def postgres_dialect(session_name: str) -> Dialect:
+    """PostgreSQL: `$n` placeholders, an id set as one text[]; one session's rows of the
+    shared journal table."""
+    return Dialect(
+        mark=lambda n: f"${n}",
+        one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
+        ids=list,
+        table="nineplan_journal",
+        scope={"session_name": session_name},
+    )
+
+
 def event_select(query: EventQuery, dialect: Dialect) -> tuple[str, list[Any]]:
     """The SELECT for `query`, oldest first, and its parameters. Thousands of plan ids still
     make one parameter."""

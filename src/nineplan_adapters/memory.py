@@ -25,6 +25,7 @@ from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import (
     Event,
     EventQuery,
+    NewEvent,
     UnreadableEvent,
     defer_counts,
     deferrals,
@@ -329,12 +330,16 @@ class MemorySessionCatalog:
     def _creations(self) -> RetryLog:
         return RetryLog(MemoryRequestRecords(), self.remembered)
 
-    async def create(self, session: Session) -> MemorySessionStore:
+    async def create(self, session: Session, first: NewEvent) -> MemorySessionStore:
         if check_session_name(session.name) in self.stores:
             raise SessionExistsError(session.name)
-        store = self.stores[session.name] = MemorySessionStore(
+        store = MemorySessionStore(
             session, MemoryPlanFiles(session.name), remembered=self.remembered
         )
+        tx = store._tx(FileChanges(store.files))
+        await tx.append(first)
+        store.event_rows.extend(tx.new_events)  # the session and its first event come together
+        self.stores[session.name] = store
         return store
 
     async def open(self, name: str) -> MemorySessionStore:

@@ -5,6 +5,7 @@ import logging
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.mcp import build_server
+from nineplan_adapters.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")
 
@@ -19,7 +20,8 @@ async def serve(settings: Settings) -> int:
     if stdio:
         async with running(build_container(settings, one_client=True)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            await build_server(service).run_stdio_async()
+            server = build_server(service, workspace=process_workspace())
+            await server.run_stdio_async()
             return 0
     from nineplan_adapters.http import bind, check_bind, serve_http  # noqa: PLC0415 - uvicorn only for HTTP
 

@@ -16,6 +16,7 @@ import attrs
 
 from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import STUCK_DEFERS, is_stuck
 
 __all__ = [
     "Actor",
@@ -31,6 +32,7 @@ __all__ = [
     "pulled_at",
     "reminder_line",
     "started",
+    "stuck_plans",
 ]
 
 #: How much of an outcome or of notes an event keeps.
@@ -303,6 +305,17 @@ def defer_counts(events: Iterable[Event | UnreadableEvent]) -> Counter[str]:
         and event.kind is EventKind.PLAN_DEFERRED
         and event.plan_id is not None
     )
+
+
+def stuck_plans(
+    events: Iterable[Event | UnreadableEvent], stuck_defers: int = STUCK_DEFERS
+) -> dict[str, int]:
+    """The plans `events` show deferred `stuck_defers` times or more, with their counts."""
+    return {
+        plan_id: count
+        for plan_id, count in defer_counts(events).items()
+        if is_stuck(count, stuck_defers)
+    }
 
 
 def pulled_at(events: Iterable[Event | UnreadableEvent], plan_id: str) -> dt.datetime | None:

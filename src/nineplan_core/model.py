@@ -258,6 +258,9 @@ class Session:
     name: str
     task_description: str | None
     created_at: dt.datetime
+    #: The folder the session was created in (its project), or None when there was none to
+    #: record (an HTTP server, a server started in `/` or the home folder, older sessions).
+    workspace: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -282,6 +285,15 @@ class QueueEntry:
     rank: int
 
 
+#: A plan deferred this many times or more is stuck (DESIGN §7; NINEPLAN_STUCK_DEFERS).
+STUCK_DEFERS = 3
+
+
+def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
+    """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
+    return defer_count >= stuck_defers
+
+
 @attrs.frozen(kw_only=True)
 class SessionState:
     """Everything an agent needs to pick a session back up."""
@@ -300,13 +312,13 @@ class SessionState:
     #: When the active plan was pulled (its current activation).
     pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
 
     def stuck(self, plan_id: str) -> bool:
-        return self.defer_count(plan_id) >= self.stuck_defers
+        return is_stuck(self.defer_count(plan_id), self.stuck_defers)
 
     @property
     def file_db_match(self) -> bool:

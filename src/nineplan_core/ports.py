@@ -185,8 +185,8 @@ class SessionStore(Protocol):
 class SessionCatalog(Protocol):
     """All sessions of one installation."""
 
-    async def create(self, session: Session) -> SessionStore:
-        """Create an empty session.
+    async def create(self, session: Session, first: NewEvent) -> SessionStore:
+        """Create an empty session whose journal starts with `first`, in one transaction.
 
         Raises:
             SessionExistsError: the name is taken.

@@ -41,6 +41,7 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    STUCK_DEFERS,
     Completion,
     Discarded,
     HistoryMatch,
@@ -60,6 +61,7 @@ from nineplan_core.model import (
     check_text,
     check_type,
     file_name,
+    is_stuck,
     plan_id_of,
 )
 from nineplan_core.plan_file import (
@@ -87,6 +89,8 @@ log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
 
 _ATTEMPTS = 20
+#: A workspace is a folder path; beyond this it is not one a file system gives.
+MAX_WORKSPACE_CHARS = 4096
 
 
 @attrs.frozen(kw_only=True)
@@ -119,7 +123,7 @@ class NinePlan:
     session_names: SessionNames
     limits: Limits = DEFAULT_LIMITS
     #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
-    stuck_defers: int = 3
+    stuck_defers: int = STUCK_DEFERS
     _reconciled: set[str] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
@@ -129,17 +133,23 @@ class NinePlan:
         task_description: str | None = None,
         *,
         request_id: str | None = None,
+        workspace: str | None = None,
         actor: Actor | str = Actor.AGENT,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
+        `workspace` is the folder the session belongs to (the stdio server's working
+        directory), recorded for `nineplan prime`; it is not part of a retry's fingerprint.
         A repeat with the same `request_id` returns the session the first call created.
 
         Raises:
-            InvalidInputError: task_description is too long or contains NUL; request_id reused.
+            InvalidInputError: task_description or workspace is too long or contains NUL;
+                request_id reused.
             StorageError: the session could not be created.
         """
         who = check_actor(actor)
+        if workspace is not None:
+            check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
         if task_description is not None:
             check_text(
                 "task_description",
@@ -161,19 +171,17 @@ class NinePlan:
                 name=self.session_names(),
                 task_description=task_description,
                 created_at=self.clock(),
+                workspace=workspace,
             )
+            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
             try:
-                store = await self.catalog.create(session)
+                store = await self.catalog.create(session, created)
             except SessionExistsError:
                 log.warning(
                     "session name collision, drawing another", extra={"session": session.name}
                 )
                 continue
             self._reconciled.add(session.name)
-            async with store.transaction() as tx:
-                await tx.append(
-                    NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
-                )
             if request_id is not None:
                 await self.catalog.creations.remember(request_id, call, session.name)
             log.info("session created", extra={"session": session.name})
@@ -202,6 +210,10 @@ class NinePlan:
         _, state = await self._reconcile(store, level=_reconcile_level(store))
         self._reconciled.add(name)
         return state
+
+    async def names(self) -> list[str]:
+        """The name of every session, sorted; cheap, as no session is opened."""
+        return await self.catalog.names()
 
     async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
         """Every session (or those of `names`) that can be read; one that cannot is logged
@@ -317,7 +329,7 @@ class NinePlan:
                 path=store.plan_path(plan.id),
                 text=text,
                 defer_count=deferred,
-                stuck=deferred >= self.stuck_defers,
+                stuck=is_stuck(deferred, self.stuck_defers),
             )
             await _record(tx, self.clock(), who, EventKind.PLAN_PULLED, plan)
             await _remember(tx, request, placed)

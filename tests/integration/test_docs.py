@@ -13,6 +13,7 @@ from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.demo import free_port
+from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import Session
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, PYTHON, child_env, wait_until_listening
@@ -25,6 +26,8 @@ ELSEWHERE = {
     "claude mcp add 9plan -- nineplan serve": "a client's own command; it spawns `nineplan serve`",
     "python3 -m pip install .": "the Makefile installs the same way (pip install -e)",
     "pipx install .": "the same package install as above",
+    "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
+    "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
 }
 
 
@@ -49,10 +52,10 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
         app = repeatable(build_container(Settings(sessions_path=root)), FixedClock(), seed=3)
         app.plan_ids.override(providers.Object(lambda: next(ids)))
         async with running(app) as service:
+            at = FixedClock()()
             await service.catalog.create(
-                Session(
-                    name="brave-quiet-otter", task_description="docs", created_at=FixedClock()()
-                )
+                Session(name="brave-quiet-otter", task_description="docs", created_at=at),
+                NewEvent(kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT),
             )
             await service.add_plan(
                 "brave-quiet-otter", **{**PLAN, "goal": "Build the users table and auth"}

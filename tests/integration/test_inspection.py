@@ -57,7 +57,7 @@ def _rows(database: Path) -> dict[str, list[tuple[Any, ...]]]:
 async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path):
     """A damaged session (a non-UTF-8 active file, a directory and a deleted file for queued
     plans, a stray file, an earlier recovered copy) is looked at by every read-only tool and
-    by `nineplan sessions/state/show/search/validate` in fresh processes: files, mtimes and
+    by `nineplan sessions/state/show/search/validate/prime` in fresh processes: files, mtimes and
     rows stay as they were, and validate reports each damage."""
     async with Client(stdio_server(tmp_path), mode="legacy") as client:
         name = (await ok(client, "9plan_session_create", task_description="inspect me"))[
@@ -102,8 +102,11 @@ async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path)
         ("show", name, done["plan_id"]),
         ("search", name, "users"),
         ("validate", name),
+        ("prime",),  # run in the project folder the server was started in: finds the session
+        ("prime", "--json"),
     ]:
         run_nineplan(tmp_path, *command)
+    assert f"session is {name}." in run_nineplan(tmp_path, "prime").stdout
     validated = run_nineplan(tmp_path, "validate", name, "--json")
 
     assert _files(folder) == files

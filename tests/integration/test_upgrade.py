@@ -24,8 +24,8 @@ from tests.integration.servers import PROJECT, stdio_server
 from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
-SQLITE_VERSION = 5  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = 3  # this version's nineplan_schema
+SQLITE_VERSION = 6  # this version's session schema (PRAGMA user_version)
+POSTGRES_VERSION = 4  # this version's nineplan_schema
 
 
 @attrs.frozen
@@ -66,6 +66,7 @@ RELEASES = [
 async def _check(client: Client, release: Release) -> None:
     """Every plan, the history and search, as the release left them; then one more cycle."""
     state = await ok(client, "9plan_session_resume", session_name=release.session)
+    assert state["workspace"] is None  # made before sessions recorded their workspace
     assert [(e["id"], e["goal"]) for e in state["queue"]] == release.queue
     assert (state["active_plan"]["id"], state["active_plan"]["goal"]) == release.active
     assert state["completed_count"] == len(release.completed)

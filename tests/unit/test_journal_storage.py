@@ -11,8 +11,9 @@ import pytest
 from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite import SqliteSessionCatalog
-from nineplan_core.errors import InvalidInputError
-from nineplan_core.journal import Actor, Event, EventKind, EventQuery, UnreadableEvent
+from nineplan_core.errors import InvalidInputError, SessionNotFoundError
+from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
+from nineplan_core.model import Session
 from tests.fakes import PLAN, Backend, make_service, postgres_schema
 
 K = EventKind
@@ -364,3 +365,19 @@ async def test_a_clean_file_and_no_notes_add_no_extra_events(backend: Backend):
     await service.pull_plan(name)
     await service.complete_plan(name, "done", notes="  ")
     assert (await kinds(backend, name))[-2:] == [K.PLAN_PULLED, K.PLAN_COMPLETED]
+
+
+async def test_a_session_and_its_first_event_are_created_together(backend: Backend):
+    """Creation writes the session and `session_created` in one transaction: when the event
+    cannot be written, no session is left behind, and the name can be created afterwards."""
+    at = backend.clock()
+    session = Session(name="calm-brisk-heron", task_description="t", created_at=at)
+    broken = NewEvent(kind=K.SESSION_CREATED, at=at, actor=Actor.AGENT, detail={"x": object()})
+    with pytest.raises(Exception):  # noqa: B017, PT011 - whatever the backend's encoder raises
+        await backend.catalog.create(session, broken)
+    assert session.name not in await backend.catalog.names()
+    with pytest.raises(SessionNotFoundError):
+        await backend.catalog.open(session.name)
+    good = NewEvent(kind=K.SESSION_CREATED, at=at, actor=Actor.AGENT)
+    await backend.catalog.create(session, good)
+    assert await kinds(backend, session.name) == [K.SESSION_CREATED]

@@ -200,7 +200,7 @@ async def test_the_bootstrap_prompt_and_instructions(client: Client):
     """The server offers one `bootstrap` prompt with an optional task, and instructions that name
     session_create and the breadcrumb."""
     prompts = (await client.list_prompts()).prompts
-    assert [p.name for p in prompts] == ["bootstrap"]
+    assert [p.name for p in prompts] == ["bootstrap", "resume"]
     assert prompts[0].arguments[0].name == "task"  # type: ignore[index]
     assert prompts[0].arguments[0].required is False  # type: ignore[index]
     plain = await client.get_prompt("bootstrap", {})

@@ -2,12 +2,12 @@
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
 import attrs
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
@@ -121,10 +121,19 @@ class ToolCall:
             self.sessions.select(key, name)
 
     def succeed(
-        self, text: str, structured: Mapping[str, Any], *, label: str | None = None
+        self,
+        text: str,
+        structured: Mapping[str, Any],
+        *,
+        label: str | None = None,
+        extra: Sequence[ContentBlock] = (),
     ) -> None:
+        """The result: the breadcrumbed text, then `extra` blocks (resource links)."""
         self.result = CallToolResult(
-            content=[TextContent(type="text", text=f"[Session: {label or self.label}] {text}")],
+            content=[
+                TextContent(type="text", text=f"[Session: {label or self.label}] {text}"),
+                *extra,
+            ],
             structured_content=dict(structured),
         )
 

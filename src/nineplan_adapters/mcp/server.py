@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pydantic
 from mcp import MCPError
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
@@ -17,6 +18,7 @@ from mcp.server.mcpserver.exceptions import (
     UnexpectedToolError,
 )
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     PARSE_ERROR,
@@ -29,6 +31,7 @@ from mcp.types import (
 )
 from pydantic import AnyUrl
 
+from nineplan_adapters.changes import JournalChanges, SessionChanges
 from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
@@ -41,6 +44,8 @@ from nineplan_adapters.mcp.results import (
 )
 from nineplan_adapters.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.mcp.tools import register_tools
+from nineplan_adapters.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
+from nineplan_adapters.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
@@ -49,9 +54,6 @@ from nineplan_core.service import NinePlan
 log = logging.getLogger("nineplan.mcp")
 
 SERVER_NAME = "9plan"
-PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
-STATE_URI = "nineplan://sessions/{session}/state"
-LOG_URI = "nineplan://sessions/{session}/log"
 #: How many events the log resource holds (the newest; as `nineplan log` prints by default).
 LOG_EVENTS = 100
 _NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
@@ -63,8 +65,18 @@ SESSIONLESS_ERA = "2026-07-28"
 class NineplanServer(MCPServer[Any]):
     """MCPServer whose argument-validation failures come back in nineplan's error format."""
 
-    def __init__(self, service: NinePlan, sessions: CurrentSessions) -> None:
-        super().__init__(SERVER_NAME, version=package_version(), instructions=INSTRUCTIONS)
+    def __init__(
+        self, service: NinePlan, sessions: CurrentSessions, changes: SessionChanges | None = None
+    ) -> None:
+        bus = InMemorySubscriptionBus()
+        self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
+        super().__init__(
+            SERVER_NAME,
+            version=package_version(),
+            instructions=INSTRUCTIONS,
+            subscriptions=bus,
+            lifespan=lambda _: following(self.notifier),
+        )
         self.service = service
         self.sessions = sessions
         self._tools: list[Tool] | None = None
@@ -135,7 +147,8 @@ class NineplanServer(MCPServer[Any]):
 
     async def run_stdio_async(self) -> None:
         """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
-        not silence, and the server reads on."""
+        not silence, and the server reads on. Legacy clients are told that
+        resources/list_changed is sent (the notifier sends it when plans come or go)."""
         async with stdio_server() as (lines, replies):
             relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
@@ -157,7 +170,10 @@ class NineplanServer(MCPServer[Any]):
                 tasks.start_soon(relay)
                 # The SDK has no public way to serve other streams than its own stdio ones.
                 lowlevel = self._lowlevel_server
-                await lowlevel.run(messages, replies, lowlevel.create_initialization_options())
+                options = lowlevel.create_initialization_options(
+                    NotificationOptions(resources_changed=True)
+                )
+                await lowlevel.run(messages, replies, options)
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -245,10 +261,24 @@ def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
     return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
 
 
-def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> NineplanServer:
-    """A fresh 9plan server over `service`; `sessions` keeps each client's current session."""
-    server = NineplanServer(service, sessions or CurrentSessions())
-    register_tools(server, service, server.sessions)
+def build_server(
+    service: NinePlan,
+    sessions: CurrentSessions | None = None,
+    *,
+    workspace: str | None = None,
+    changes: SessionChanges | None = None,
+) -> NineplanServer:
+    """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
+
+    `workspace`: the folder the sessions this server creates belong to (a stdio server's
+    working directory; None over HTTP, where the server's folder says nothing of its clients').
+    `changes`: where subscribers' notifications come from; by default the journal's change
+    feed, which sees every process's changes on every backend.
+    """
+    server = NineplanServer(
+        service, sessions or CurrentSessions(), changes or JournalChanges(service)
+    )
+    register_tools(server, service, server.sessions, workspace=workspace)
 
     @server.prompt(
         name="bootstrap",
@@ -295,6 +325,7 @@ def build_server(service: NinePlan, sessions: CurrentSessions | None = None) -> 
         entries = [journal_entry(event) for event in events]
         return json.dumps({"session_name": session, "events": entries}, indent=2)
 
+    install(server, service, server.notifier)
     return server
 
 

@@ -12,6 +12,7 @@ from nineplan_adapters.journal_views import event_line
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import ToolCall
+from nineplan_adapters.mcp.uris import plan_link
 from nineplan_core.journal import reminder_line, stuck_text
 from nineplan_core.model import SessionState
 from nineplan_core.service import NinePlan
@@ -68,7 +69,7 @@ def _stuck_mark(state: SessionState, plan_id: str) -> str:
     return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
 
 
-def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
+def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     active = state.active_plan
     active_line = (
         f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
@@ -80,8 +81,9 @@ def _state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
+    workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     return (
-        f"{verb} session {state.session.name}.\nPath: {state.path}\n"
+        f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
@@ -94,8 +96,14 @@ def _with_reminder(text: str, reminder: str | None) -> str:
     return f"{text}\n{reminder}" if reminder else text
 
 
-def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessions) -> None:  # noqa: PLR0915 - one closure per tool
-    """Add the twelve tools to `server`."""
+def register_tools(  # noqa: PLR0915 - one closure per tool
+    server: MCPServer,
+    service: NinePlan,
+    sessions: CurrentSessions,
+    *,
+    workspace: str | None = None,
+) -> None:
+    """Add the twelve tools to `server`; sessions it creates record `workspace` (§9)."""
 
     def start(tool: str, ctx: Context, explicit: str | None) -> ToolCall:
         return ToolCall(tool, explicit, ctx.headers, sessions)
@@ -113,7 +121,9 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         request_id: RequestArg = None,
     ) -> Annotated[CallToolResult, views.SessionCreated]:
         async with (call := start("9plan_session_create", ctx, None)):
-            state = await service.create_session(task_description, request_id=request_id)
+            state = await service.create_session(
+                task_description, request_id=request_id, workspace=workspace
+            )
             call.make_current(state.session.name)
             call.succeed(
                 f"Created session {state.session.name}.\nPath: {state.path}\n"
@@ -136,7 +146,12 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         async with (call := start("9plan_session_resume", ctx, session_name)):
             state = await service.resume_session(call.session)
             call.make_current(state.session.name)
-            call.succeed(_state_text(state, "Resumed", service.clock()), views.session_state(state))
+            active = state.active_plan
+            call.succeed(
+                state_text(state, "Resumed", service.clock()),
+                views.session_state(state),
+                extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
+            )
         return call.outcome
 
     @server.tool(
@@ -197,6 +212,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
                 f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
                 f"{placed.text}",
                 views.plan_pulled(placed),
+                extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
             )
         return call.outcome
 
@@ -388,7 +404,7 @@ def register_tools(server: MCPServer, service: NinePlan, sessions: CurrentSessio
         async with (call := start("9plan_admin_state", ctx, session_name)):
             state = await service.session_state(call.session)
             call.succeed(
-                f"{_state_text(state, 'State of', service.clock())}\n"
+                f"{state_text(state, 'State of', service.clock())}\n"
                 f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
                 f"Files match database: {state.file_db_match}",
                 views.admin_state(state),

@@ -45,6 +45,7 @@ class SessionStateView(TypedDict):
     session_name: str
     session_path: str
     task_description: str | None
+    workspace: str | None
     queue: list[QueueItem]
     active_plan: ActivePlan | None
     completed_count: int
@@ -132,6 +133,7 @@ class SessionListItem(TypedDict):
     queue_length: int
     completed_count: int
     has_active_plan: bool
+    workspace: str | None
 
 
 class SessionList(TypedDict):
@@ -148,6 +150,7 @@ def session_state(state: SessionState) -> SessionStateView:
         "session_name": state.session.name,
         "session_path": state.path,
         "task_description": state.session.task_description,
+        "workspace": state.session.workspace,
         "queue": [
             {
                 "id": e.id,
@@ -263,6 +266,7 @@ def session_list(summaries: list[SessionSummary]) -> SessionList:
                 "queue_length": s.queue_length,
                 "completed_count": s.completed_count,
                 "has_active_plan": s.has_active_plan,
+                "workspace": s.session.workspace,
             }
             for s in summaries
         ]

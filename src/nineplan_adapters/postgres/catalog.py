@@ -25,17 +25,16 @@ from nineplan_adapters.retry_log import RetryLog
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
-    SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, UnreadableEvent
+from nineplan_core.journal import Event, NewEvent, UnreadableEvent
 from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_session_name
 
 log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3)
+    for number in (1, 2, 3, 4)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -115,19 +114,17 @@ class PostgresSessionCatalog:
             )
         return store
 
-    async def create(self, session: Session) -> PostgresSessionStore:
+    async def create(self, session: Session, first: NewEvent) -> PostgresSessionStore:
         check_session_name(session.name)
-        with database_errors("create the session"):
-            created = await self.pool.fetchval(
-                "INSERT INTO nineplan_sessions (name, task_description, created_at) VALUES ($1, $2, $3) "
-                "ON CONFLICT (name) DO NOTHING RETURNING name",
-                session.name,
-                session.task_description,
-                session.created_at,
-            )
-        if created is None:
-            raise SessionExistsError(session.name)
-        return self._store(session.name)
+        known = session.name in self._stores
+        store = self._store(session.name)
+        try:
+            await store.initialise(session, first)
+        except BaseException:
+            if not known:  # open() must look in the database again
+                del self._stores[session.name]
+            raise
+        return store
 
     async def open(self, name: str) -> PostgresSessionStore:
         check_session_name(name)
@@ -205,7 +202,7 @@ class PostgresCreations:
 #: A line of the session list per session: counts, the active plan and its latest pull, the
 #: newest event's time, the deferrals of the live plans (each part served by an index).
 _SUMMARIES = """
-SELECT s.name, s.task_description, s.created_at,
+SELECT s.name, s.task_description, s.created_at, s.workspace,
        (SELECT count(*) FROM nineplan_plans p
         WHERE p.session_name = s.name AND p.status = 'queued') AS queued,
        (SELECT count(*) FROM nineplan_plans p
@@ -231,7 +228,7 @@ WHERE s.name = ANY($1::text[])
 def _summary(record: asyncpg.Record) -> SessionSummary:
     return SessionSummary(
         session=row_to_session(
-            {key: record[key] for key in ("name", "task_description", "created_at")}
+            {key: record[key] for key in ("name", "task_description", "created_at", "workspace")}
         ),
         queue_length=int(record["queued"]),
         completed_count=int(record["completed"]),

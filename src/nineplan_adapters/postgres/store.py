@@ -19,12 +19,12 @@ from nineplan_adapters.converters import (
     row_to_plan,
     row_to_session,
 )
-from nineplan_adapters.event_log import EVENT_COLUMNS, Dialect, EventRows, event_select
+from nineplan_adapters.event_log import EVENT_COLUMNS, EventRows, event_select, postgres_dialect
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
-from nineplan_core.errors import DatabaseError
+from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import EventQuery
+from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -144,6 +144,26 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
                 async with connection.transaction(isolation="repeatable_read", readonly=True):
                     yield self._tx(connection, FileChanges(self.files), None)
 
+    async def initialise(self, session: Session, first: NewEvent) -> None:
+        """Write the session row and the journal's first event in one transaction.
+
+        Raises:
+            SessionExistsError: the name is taken.
+        """
+        with database_errors("create the session"):
+            async with self.pool.acquire() as connection, connection.transaction():
+                created = await connection.fetchval(
+                    "INSERT INTO nineplan_sessions (name, task_description, created_at, workspace) "
+                    "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
+                    session.name,
+                    session.task_description,
+                    session.created_at,
+                    session.workspace,
+                )
+                if created is None:
+                    raise SessionExistsError(session.name)
+                await self._tx(connection, FileChanges(self.files), None).append(first)
+
     def _writer(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         return cast("AbstractAsyncContextManager[asyncpg.Connection]", self.pool.acquire())
 
@@ -203,14 +223,7 @@ class PostgresSessionTx(EventRows):
         )
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
-        dialect = Dialect(
-            mark=lambda n: f"${n}",
-            one_of=lambda placeholder: f"= ANY({placeholder}::text[])",
-            ids=list,
-            table="nineplan_journal",
-            scope={"session_name": self.session_name},
-        )
-        sql, parameters = event_select(query, dialect)
+        sql, parameters = event_select(query, postgres_dialect(self.session_name))
         return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
@@ -223,7 +236,8 @@ class PostgresSessionTx(EventRows):
 
     async def session(self) -> Session:
         record = await self.connection.fetchrow(
-            "SELECT name, task_description, created_at FROM nineplan_sessions WHERE name = $1",
+            "SELECT name, task_description, created_at, workspace FROM nineplan_sessions "
+            "WHERE name = $1",
             self.session_name,
         )
         if record is None:

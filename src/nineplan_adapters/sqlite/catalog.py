@@ -33,7 +33,7 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, UnreadableEvent
+from nineplan_core.journal import Event, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     SESSION_NAME,
@@ -46,6 +46,10 @@ from nineplan_core.ports import PlanFiles
 log = logging.getLogger("nineplan.sqlite")
 
 DATABASE = "session.db"
+#: A copy of the session's workspace beside its database, so that `nineplan prime` can tell
+#: which sessions belong to a folder without opening every database (the database's copy is
+#: the one that counts).
+WORKSPACE = "workspace"
 CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 
 
@@ -85,7 +89,7 @@ class SqliteSessionCatalog:
     def _files(self, folder: Path) -> PlanFiles:
         return self.plan_files(folder / "plans", folder / "recovered")
 
-    async def create(self, session: Session) -> SqliteSessionStore:
+    async def create(self, session: Session, first: NewEvent) -> SqliteSessionStore:
         folder = self._folder(session.name)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
@@ -101,7 +105,9 @@ class SqliteSessionCatalog:
             (folder / "plans").mkdir()
             store = await self._store(session.name, folder, create=True)
             try:
-                await store.initialise(session)
+                await store.initialise(session, first)
+                if session.workspace is not None:
+                    _write_atomically(folder / WORKSPACE, session.workspace)
             except BaseException:
                 await store.close()
                 raise
@@ -244,6 +250,15 @@ class CreationFiles:
             )
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        temp.write_text(text, "utf-8")
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
 def _read_summaries(
     databases: list[Path], busy_timeout: float
 ) -> list[SessionSummary | NinePlanError | None]:
@@ -264,7 +279,7 @@ def _read_summaries(
 #: deferrals of the live plans. Each part is served by an index (plan_counts, plans_active,
 #: journal_kind, the journal's seq).
 _SUMMARY = """
-SELECT s.name, s.task_description, s.created_at,
+SELECT s.name, s.task_description, s.created_at, (SELECT path FROM workspace) AS workspace,
        (SELECT n FROM plan_counts WHERE status = 'queued') AS queued,
        (SELECT n FROM plan_counts WHERE status = 'completed') AS completed,
        a.id AS active_id, a.goal AS active_goal,
@@ -296,7 +311,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
             db.close()
     return SessionSummary(
         session=row_to_session(
-            {key: row[key] for key in ("name", "task_description", "created_at")}
+            {key: row[key] for key in ("name", "task_description", "created_at", "workspace")}
         ),
         queue_length=int(row["queued"] or 0),
         completed_count=int(row["completed"] or 0),

@@ -27,7 +27,7 @@ from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import EventQuery
+from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -73,6 +73,11 @@ _TEXT = "(goal || ' ' || context || ' ' || inputs || ' ' || outputs || ' ' || co
 _SCAN = (
     "SELECT id, goal, outcome, '' FROM plans WHERE status = 'completed' AND ({}) "
     "ORDER BY ({}) DESC, seq DESC LIMIT ?"
+)
+#: The session row with its workspace (schema v6), as row_to_session reads it.
+SESSION_ROW = (
+    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
+    "FROM sessions"
 )
 _STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
@@ -186,8 +191,8 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
             self._db.roll_back()
         return self._db
 
-    async def initialise(self, session: Session) -> None:
-        """Write the session row of a new database."""
+    async def initialise(self, session: Session, first: NewEvent) -> None:
+        """Write the session row of a new database and the journal's first event."""
         async with self.transaction() as tx:
             await tx.db.run(
                 "INSERT INTO sessions (name, task_description, created_at) VALUES (?, ?, ?)",
@@ -197,6 +202,11 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
                     session.created_at.isoformat(timespec="milliseconds"),
                 ),
             )
+            if session.workspace is not None:
+                await tx.db.run(
+                    "INSERT INTO workspace (only_row, path) VALUES (1, ?)", (session.workspace,)
+                )
+            await tx.append(first)
 
 
 @attrs.define
@@ -229,7 +239,7 @@ class SqliteSessionTx(EventRows):
         return row_to_plan(dict(row)) if row else None
 
     async def session(self) -> Session:
-        row = await self._one("SELECT name, task_description, created_at FROM sessions")
+        row = await self._one(SESSION_ROW)
         if row is None:
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))

@@ -1,0 +1,26 @@
+"""Workspaces: the folder a session belongs to, and which folders a workspace covers."""
+
+import os
+from pathlib import Path
+
+
+def process_workspace(cwd: str | None = None, home: str | None = None) -> str | None:
+    """The workspace a stdio server records for the sessions it creates: its working directory.
+
+    None for `/` and for the home folder: some clients start servers there, and such a
+    workspace would cover every folder. `cwd` and `home` default to the process's own.
+    """
+    try:
+        folder = Path(cwd if cwd is not None else Path.cwd()).resolve()
+    except OSError:  # the working directory was deleted under the process
+        return None
+    home_folder = Path(home if home is not None else Path.home()).resolve()
+    if folder == Path(folder.anchor) or folder == home_folder:
+        return None
+    return str(folder)
+
+
+def covers(workspace: str, folder: str) -> bool:
+    """Whether `folder` is `workspace` or lies inside it (both absolute, `folder` resolved)."""
+    base = workspace.rstrip(os.sep) or os.sep
+    return folder == base or folder.startswith(base if base.endswith(os.sep) else base + os.sep)

@@ -1,0 +1,131 @@
+"""The client integrations: every config file parses and has what its client's documented schema
+requires, and the Claude Code hook, run as the client runs it, prints the way back."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from tests.fakes import PLAN
+from tests.integration.servers import PROJECT, child_env, stdio_server
+from tests.mcp_helpers import ok
+
+INTEGRATIONS = PROJECT / "integrations"
+PLUGIN = INTEGRATIONS / "claude-code"
+KEBAB = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")  # plugin and marketplace names
+SERVE = {"command": "nineplan", "args": ["serve"]}
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    assert isinstance(data, dict), path
+    return data
+
+
+def hook_command() -> str:
+    [entry] = load(PLUGIN / "hooks" / "hooks.json")["hooks"]["SessionStart"]
+    [hook] = entry["hooks"]
+    assert hook["type"] == "command"
+    command: str = hook["command"]
+    return command
+
+
+def test_every_json_file_of_the_integrations_parses():
+    """No JSON file under integrations/ is malformed, and the plugin has the three it needs."""
+    found = {path.relative_to(INTEGRATIONS).as_posix() for path in INTEGRATIONS.rglob("*.json")}
+    for name in found:
+        load(INTEGRATIONS / name)
+    assert {
+        ".claude-plugin/marketplace.json",
+        "claude-code/.claude-plugin/plugin.json",
+        "claude-code/.mcp.json",
+        "claude-code/hooks/hooks.json",
+    } <= found
+
+
+def test_the_plugin_manifest_and_marketplace_have_their_required_fields():
+    """plugin.json: a kebab-case `name` (the one required field), a semantic version if any;
+    marketplace.json: `name`, `owner.name` and `plugins` whose sources hold a plugin."""
+    manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert KEBAB.fullmatch(manifest["name"])
+    assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
+    market = load(INTEGRATIONS / ".claude-plugin" / "marketplace.json")
+    assert KEBAB.fullmatch(market["name"])
+    assert market["owner"]["name"]
+    [entry] = market["plugins"]
+    assert entry["name"] == manifest["name"]
+    assert (INTEGRATIONS / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
+
+
+def test_the_plugin_starts_nineplan_serve_and_hooks_every_session_start():
+    """.mcp.json starts `nineplan serve` on stdio; hooks.json runs one command on SessionStart
+    for startup, resume and compact, through `nineplan prime` for the project folder."""
+    assert load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"] == SERVE
+    [entry] = load(PLUGIN / "hooks" / "hooks.json")["hooks"]["SessionStart"]
+    assert set(entry["matcher"].split("|")) == {"startup", "resume", "compact"}
+    assert 'nineplan prime --workspace "$CLAUDE_PROJECT_DIR"' in hook_command()
+
+
+def test_the_configs_in_docs_clients_parse_and_start_nineplan():
+    """Every JSON and TOML block in docs/clients.md parses; each server entry runs
+    `nineplan serve`, and the settings hook is the plugin's command."""
+    text = (PROJECT / "docs" / "clients.md").read_text()
+    blocks = re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL)
+    servers = []
+    for block in blocks:
+        if '"..."' in block or ': ..."' in block:  # the manifest, abridged
+            continue
+        data = json.loads(block)
+        servers += [*data.get("mcpServers", {}).values(), *data.get("servers", {}).values()]
+        if "hooks" in data:
+            [entry] = data["hooks"]["SessionStart"]
+            assert entry["hooks"][0]["command"] == hook_command()
+    [toml] = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
+    servers += tomllib.loads(toml)["mcp_servers"].values()
+    assert len(servers) >= 5
+    for server in servers:
+        assert {key: server[key] for key in ("command", "args")} == SERVE
+
+
+def run_hook(sessions: Path, project: Path, path: str) -> subprocess.CompletedProcess[str]:
+    """The hook's command as Claude Code runs it: a shell, the project in CLAUDE_PROJECT_DIR."""
+    env = {**child_env(sessions), "PATH": path, "CLAUDE_PROJECT_DIR": str(project)}
+    return subprocess.run(
+        ["/bin/sh", "-c", hook_command()],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+    )
+
+
+async def test_the_hook_prints_the_block_in_a_workspace_and_nothing_without_nineplan(
+    tmp_path: Path,
+):
+    """With the installed `nineplan` on PATH the hook prints the project's block; without it
+    on PATH it prints nothing and succeeds, so a session never fails to start."""
+    installed = Path(sys.executable).parent / "nineplan"
+    assert installed.is_file()
+    sessions, project = tmp_path / "sessions", tmp_path / "project"
+    project.mkdir()
+    params = stdio_server(sessions)
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        await ok(client, "9plan_queue_add", **PLAN)
+    system = "/usr/bin:/bin"
+    assert shutil.which("nineplan", path=system) is None
+    found = run_hook(sessions, project, f"{installed.parent}:{system}")
+    assert found.returncode == 0, found.stderr
+    assert f"session is {name}." in found.stdout
+    assert "Design the users table" in found.stdout
+    missing = run_hook(sessions, project, system)
+    assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")

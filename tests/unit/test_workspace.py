@@ -1,0 +1,101 @@
+"""Workspaces (DESIGN §9): recorded at creation, stored by every backend, shown in the views."""
+
+import sqlite3
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.mcp import views
+from nineplan_adapters.sqlite.connection import MIGRATIONS
+from nineplan_adapters.web import web_app
+from nineplan_adapters.workspace import covers, process_workspace
+from nineplan_core.errors import InvalidInputError
+from tests.fakes import Backend, open_backend
+
+
+async def test_a_session_keeps_its_workspace_on_every_backend(backend: Backend):
+    """The workspace given at creation comes back from the state and the session list."""
+    state = await backend.service.create_session("task", workspace="/work/project")
+    assert state.session.workspace == "/work/project"
+    name = state.session.name
+    backend.service._reconciled.clear()  # read it back from storage, not from the create
+    assert (await backend.service.session_state(name)).session.workspace == "/work/project"
+    [summary] = await backend.service.list_sessions()
+    assert summary.session.workspace == "/work/project"
+    assert views.session_state(state)["workspace"] == "/work/project"
+    assert views.session_list([summary])["sessions"][0]["workspace"] == "/work/project"
+    if backend.kind.startswith("sqlite"):  # the copy `nineplan prime` reads without the database
+        assert (backend.root / name / "workspace").read_text() == "/work/project"
+
+
+async def test_a_session_without_a_workspace_has_none(backend: Backend):
+    """No workspace (HTTP, or `/` and the home folder) is stored and shown as null."""
+    name = await backend.session()
+    state = await backend.service.session_state(name)
+    assert state.session.workspace is None
+    assert not (backend.root / name / "workspace").exists()
+    assert views.admin_state(state)["workspace"] is None
+
+
+async def test_a_workspace_with_a_nul_is_refused(backend: Backend):
+    """A workspace is checked like any text before it reaches storage."""
+    with pytest.raises(InvalidInputError) as caught:
+        await backend.service.create_session(workspace="/a\x00b")
+    assert caught.value.field == "workspace"
+    assert await backend.service.list_sessions() == []
+
+
+def test_the_root_and_the_home_folder_are_no_workspace(tmp_path: Path):
+    """A server started in `/` or in the home folder records no workspace; elsewhere it
+    records the resolved folder."""
+    home = tmp_path / "home"
+    project = home / "project"
+    project.mkdir(parents=True)
+    assert process_workspace("/", str(home)) is None
+    assert process_workspace(str(home), str(home)) is None
+    assert process_workspace(str(project), str(home)) == str(project.resolve())
+    assert process_workspace(str(project / ".." / "project"), str(home)) == str(project.resolve())
+
+
+def test_a_workspace_covers_itself_and_its_subfolders_only():
+    """`covers` matches whole path components: /a/bc is not inside /a/b."""
+    assert covers("/a/b", "/a/b")
+    assert covers("/a/b", "/a/b/c/d")
+    assert covers("/a/b/", "/a/b/c")
+    assert not covers("/a/b", "/a/bc")
+    assert not covers("/a/b", "/a")
+
+
+async def test_a_session_from_before_workspaces_opens_with_none(tmp_path: Path):
+    """A schema-v3 database (no workspace table) is migrated on open and reads as no workspace;
+    listing it before opening migrates it too."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = (await backend.service.create_session("old", workspace="/p")).session.name
+    with sqlite3.connect(tmp_path / name / "session.db") as db:
+        db.execute("DROP TABLE workspace")
+        db.execute("PRAGMA user_version = 3")
+    async with open_backend("sqlite", tmp_path) as backend:
+        [summary] = await backend.service.list_sessions()
+        assert (summary.session.task_description, summary.session.workspace) == ("old", None)
+        state = await backend.service.session_state(name)
+        assert state.session.workspace is None
+    with sqlite3.connect(tmp_path / name / "session.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+async def test_the_web_view_shows_the_workspace(backend: Backend):
+    """The session list has a workspace column, and a session's page names its workspace;
+    a session without one shows none."""
+    bound = (await backend.service.create_session("bound", workspace="/work/app")).session.name
+    loose = await backend.session("loose")
+    app = web_app(backend.service, Settings(sessions_path=backend.root))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        listing = (await http.get("/")).text
+        assert "<th>Workspace</th>" in listing
+        assert '<td class="workspace">/work/app</td>' in listing
+        assert '<td class="workspace">-</td>' in listing
+        assert "Workspace: <code>/work/app</code>" in (await http.get(f"/sessions/{bound}")).text
+        assert 'data-testid="workspace"' not in (await http.get(f"/sessions/{loose}")).text
