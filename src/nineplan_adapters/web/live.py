@@ -174,7 +174,7 @@ class SessionsLiveResponse(EventStream):
 
     async def stream(self, send: Send, tasks: TaskGroup) -> None:  # noqa: ARG002 - nothing to start
         async with self.watch.sessions() as changes:
-            rows = await self._read(None)
+            rows = await self._read(None) or {}
             shown = {name: self.pages.row_html(summary) for name, summary in rows.items()}
             await _event(send, "fragments", {"sessions": self.pages.rows_html(rows.values())})
             while True:
@@ -184,7 +184,8 @@ class SessionsLiveResponse(EventStream):
                 if changed is None:
                     await _send(send, ": still here\n\n")
                     continue
-                fresh = await self._read(sorted(changed))
+                if (fresh := await self._read(sorted(changed))) is None:
+                    continue  # the rows stay as they were until the next change
                 names = (rows.keys() - changed) | fresh.keys()
                 rows = {name: fresh.get(name) or rows[name] for name in sorted(names)}
                 html = {name: self.pages.row_html(rows[name]) for name in fresh}
@@ -197,12 +198,13 @@ class SessionsLiveResponse(EventStream):
                     shown.update(moved)
                     await _event(send, "rows", moved)
 
-    async def _read(self, names: list[str] | None) -> dict[str, SessionSummary]:
+    async def _read(self, names: list[str] | None) -> dict[str, SessionSummary] | None:
+        """The lines of `names` (every session for None); None when storage fails."""
         try:
             return await self.pages.session_rows(names)
         except NinePlanError as exc:  # busy or failing storage: try again at the next change
             log.warning("could not read the session list: %s", exc.message)
-            return {}
+            return None
 
 
 async def _event(send: Send, kind: str, data: dict[str, str]) -> None:
