@@ -9,6 +9,7 @@ made in this very process are seen the same way.
 
 import contextlib
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,7 @@ class SqliteSessionWatch:
     root: Path
     interval: float = 0.1
     #: How often the session list's watch looks at every session's files.
-    list_interval: float = 0.25
+    list_interval: float = 0.5
 
     @asynccontextmanager
     async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
@@ -56,13 +57,13 @@ class SqliteSessionWatch:
         yield FolderTicks(self.root, self.list_interval, await _signatures(self.root))
 
 
-def _signature(folder: Path) -> tuple[int, ...] | None:
+def _signature(folder: str) -> tuple[int, ...] | None:
     """What changes when the session's database does: the database's and the WAL's inode,
     size and modification time; None when there is no session database."""
     parts: list[int] = []
     for file_name in (DATABASE, f"{DATABASE}-wal"):
         try:
-            stat = (folder / file_name).stat()
+            stat = os.stat(os.path.join(folder, file_name))  # noqa: PTH116, PTH118 - a thousand a scan: no Path objects
         except FileNotFoundError:
             if file_name == DATABASE:
                 return None
@@ -73,16 +74,16 @@ def _signature(folder: Path) -> tuple[int, ...] | None:
 
 
 def _scan(root: Path) -> dict[str, tuple[int, ...]]:
+    found = {}
     try:
-        entries = list(root.iterdir())
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if SESSION_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        if (signature := _signature(entry.path)) is not None:
+                            found[entry.name] = signature
     except OSError:  # no sessions folder yet: no sessions
         return {}
-    found = {}
-    for entry in entries:
-        if SESSION_NAME.fullmatch(entry.name) and not entry.is_symlink():
-            with contextlib.suppress(OSError):
-                if (signature := _signature(entry)) is not None:
-                    found[entry.name] = signature
     return found
 
 
