@@ -32,7 +32,7 @@ def _timestamp(value: object, _: object = None) -> dt.datetime:
         parsed = dt.datetime.fromisoformat(value)
     else:
         raise TypeError(f"expected a datetime or an ISO-8601 string, got {type(value).__name__}")
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC) if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 #: Domain <-> JSON and SQLite rows: times as ISO-8601 text to the millisecond.

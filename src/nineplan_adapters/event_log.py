@@ -68,7 +68,7 @@ def row_event(row: Mapping[str, Any]) -> Event | UnreadableEvent:
         )
     except ClassValidationError as exc:
         return UnreadableEvent(seq, "; ".join(transform_error(exc)))
-    except (NinePlanError, ValueError, TypeError, KeyError) as exc:
+    except (NinePlanError, ValueError, TypeError, KeyError, OverflowError) as exc:
         return UnreadableEvent(seq, f"{type(exc).__name__}: {exc}")
 
 

@@ -33,11 +33,16 @@ def event_view(event: Event) -> EventView:
     }
 
 
-def journal_entry(event: Event | UnreadableEvent) -> dict[str, Any]:
+class UnreadableEventView(TypedDict):
+    seq: int
+    unreadable: str
+
+
+def journal_entry(event: Event | UnreadableEvent) -> EventView | UnreadableEventView:
     """A journal row as JSON; a damaged one says so instead of failing the listing."""
     if isinstance(event, UnreadableEvent):
         return {"seq": event.seq, "unreadable": event.problem}
-    return dict(event_view(event))
+    return event_view(event)
 
 
 def event_line(event: Event | UnreadableEvent) -> str:

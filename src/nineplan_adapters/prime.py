@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ NEXT_GOALS = 3
 NOTES_LINES = 5
 DATABASE = "session.db"
 WORKSPACE = "workspace"  # the copy SqliteSessionCatalog keeps beside the database
+WORKSPACE_BYTES = 8192  # a path, with room to spare
 #: How far a database file's mtime may lag the time of the last event it holds (the file
 #: system's coarse clock); within this, a session whose files are older may still be newer.
 MTIME_SLACK = dt.timedelta(seconds=1)
@@ -85,34 +87,38 @@ class Primer:
         The session's name and the resume call always fit; the other lines are kept in order
         of importance as long as the budget allows, and shown in reading order.
         """
-        lines = [
-            (0, f"[9plan] This folder's session is {self.session_name}.", True),
-            (1, f"Workspace: {_clip(self.workspace, 300)}", False),
-            (99, f"To continue, call {self.resume_call}; it makes the session current.", True),
+        # (where it is shown, how important it is, the text, whether it must be shown)
+        lines: list[tuple[int, int, str, bool]] = [
+            (0, 0, f"[9plan] This folder's session is {self.session_name}.", True),
+            (10, 1, f"Workspace: {_clip(self.workspace, 300)}", False),
+            (999, 99, f"To continue, call {self.resume_call}; it makes the session current.", True),
         ]
         if self.task_description:
-            lines.append((2, f"Task: {_clip(self.task_description, 300)}", False))
+            lines.append((20, 2, f"Task: {_clip(self.task_description, 300)}", False))
         if (active := self.active_plan) is not None:
             lines += [
-                (3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
-                (4, f"  File: {_clip(active.file_path, 300)}", False),
+                (30, 3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
+                (40, 4, f"  File: {_clip(active.file_path, 300)}", False),
             ]
             if active.notes_tail:
-                lines.append((10, "  Last notes:", False))
+                lines.append((50, 10, "  Last notes:", False))
                 lines += [
-                    (10 + index, f"    {_clip(line, 200)}", False)
+                    (50 + index, 10 + index, f"    {_clip(line, 200)}", False)
                     for index, line in enumerate(active.notes_tail, start=1)
                 ]
         else:
-            lines.append((3, "Active plan: none; pull the next one with 9plan_queue_pull.", True))
+            lines.append(
+                (30, 3, "Active plan: none; pull the next one with 9plan_queue_pull.", True)
+            )
         if self.next:
-            lines.append((5, "Next in the queue:", False))
+            lines.append((100, 5, "Next in the queue:", False))
             lines += [
-                (5 + index, f"  {index}. {_clip(goal, 150)}", False)
+                (100 + index, 5 + index, f"  {index}. {_clip(goal, 150)}", False)
                 for index, goal in enumerate(self.next, start=1)
             ]
         lines += [
             (
+                200 + index,
                 20 + index,
                 (
                     f"Stuck: {plan.id} deferred {plan.defers} times: {_clip(plan.goal, 120)} "
@@ -122,13 +128,13 @@ class Primer:
             )
             for index, plan in enumerate(self.stuck)
         ]
-        kept = [(order, text) for order, text, required in lines if required]
+        kept = [(shown, text) for shown, _, text, required in lines if required]
         used = sum(len(text) + 1 for _, text in kept)
-        for order, text, required in sorted(lines, key=lambda line: line[0]):
+        for shown, _, text, required in sorted(lines, key=lambda line: line[1]):
             if not required and used + len(text) + 1 <= BUDGET:
-                kept.append((order, text))
+                kept.append((shown, text))
                 used += len(text) + 1
-        return "\n".join(text for _, text in sorted(kept, key=lambda line: line[0]))[:BUDGET]
+        return "\n".join(text for _, text in sorted(kept))[:BUDGET]
 
 
 def _clip(text: str | None, limit: int) -> str:
@@ -192,9 +198,10 @@ def find_sqlite(root: Path, folder: str, stuck_defers: int) -> Primer | None:
 
 
 def _bound(session: Path, folder: str) -> bool:
+    data = _read_bytes(session / WORKSPACE, WORKSPACE_BYTES)
     try:
-        return covers((session / WORKSPACE).read_text("utf-8"), folder)
-    except (OSError, UnicodeDecodeError):  # no workspace, or not a session folder
+        return data is not None and covers(data.decode("utf-8"), folder)
+    except UnicodeDecodeError:  # not a workspace this version wrote
         return False
 
 
@@ -218,6 +225,8 @@ def _sqlite_primer(
         return _timestamp(last[0] if last else None), primer
     except sqlite3.Error:  # an older schema (no workspace), a damaged or busy database
         return None
+    except Exception:  # noqa: BLE001 - one damaged session must never hide the others
+        return None
     finally:
         db.close()
 
@@ -226,9 +235,15 @@ def _timestamp(text: object) -> dt.datetime | None:
     """A journal row's `at`, or None when it is not a time (a damaged row)."""
     try:
         at = dt.datetime.fromisoformat(str(text)) if text is not None else None
-    except ValueError:
+        return (
+            None
+            if at is None
+            else at.astimezone(dt.UTC)
+            if at.tzinfo
+            else at.replace(tzinfo=dt.UTC)
+        )
+    except (ValueError, OverflowError):  # not a time, or one past the calendar's end in UTC
         return None
-    return at if at is None or at.tzinfo is not None else at.replace(tzinfo=dt.UTC)
 
 
 def _read_primer(
@@ -237,7 +252,10 @@ def _read_primer(
     counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
     if not counts.get("queued") and not counts.get("active"):
         return None
-    (task,) = db.execute("SELECT task_description FROM sessions").fetchone()
+    session_row = db.execute("SELECT task_description FROM sessions").fetchone()
+    if session_row is None:  # a damaged database: no session row
+        return None
+    (task,) = session_row
     active = db.execute(f"SELECT {_ACTIVE} FROM plans WHERE status = 'active'").fetchone()  # noqa: S608 - a constant
     goals = db.execute(
         "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?",
@@ -287,14 +305,21 @@ def _active(
     return ActivePrimer(id=plan_id, goal=goal, file_path=str(path), notes_tail=tail)
 
 
-def _read_bytes(path: Path) -> bytes | None:
-    """A plan file's first MAX_FILE_BYTES + 1 bytes; None when it is missing or a symlink."""
+def _read_bytes(path: Path, limit: int = MAX_FILE_BYTES + 1) -> bytes | None:
+    """A file's first `limit` bytes; None when it is missing, a symlink or not a regular file
+    (a directory, or a FIFO that would block the hook), or cannot be read."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(MAX_FILE_BYTES + 1)
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return handle.read(limit)
+    except OSError:
+        return None
 
 
 def _stuck(

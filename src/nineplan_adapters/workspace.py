@@ -14,10 +14,17 @@ def process_workspace(cwd: str | None = None, home: str | None = None) -> str | 
         folder = Path(cwd if cwd is not None else Path.cwd()).resolve()
     except OSError:  # the working directory was deleted under the process
         return None
-    home_folder = Path(home if home is not None else Path.home()).resolve()
-    if folder == Path(folder.anchor) or folder == home_folder:
+    if folder == Path(folder.anchor) or folder == _home(home):
         return None
     return str(folder)
+
+
+def _home(home: str | None) -> Path | None:
+    """The home folder, resolved; None when the process has none (no HOME, no passwd entry)."""
+    try:
+        return Path(home if home is not None else Path.home()).resolve()
+    except (RuntimeError, KeyError, OSError):
+        return None
 
 
 def covers(workspace: str, folder: str) -> bool:

@@ -11,7 +11,7 @@ from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
 
 if TYPE_CHECKING:  # the journal reads plan rows, which import from here
-    from nineplan_core.journal import Event
+    from nineplan_core.journal import Event, UnreadableEvent
 
 __all__ = [
     "Completion",
@@ -306,7 +306,7 @@ class SessionState:
     completed_count: int
     plan_files: list[str]
     #: The last few journal events, oldest first.
-    recent: "list[Event]" = attrs.field(factory=list)
+    recent: "list[Event | UnreadableEvent]" = attrs.field(factory=list)
     #: How often each queued or active plan was deferred (absent: never).
     defer_counts: dict[str, int] = attrs.field(factory=dict)
     #: When the active plan was pulled (its current activation).

@@ -35,7 +35,6 @@ from nineplan_core.journal import (
     journal_issues,
     last_pull,
     pulled_at,
-    readable,
     reminder_line,
 )
 from nineplan_core.lifecycle import LIVE, PlanStatus
@@ -915,7 +914,7 @@ async def _state_of(
         active_plan_path=store.plan_path(active.id) if active else None,
         completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
-        recent=readable(await reader.events(RECENT_EVENTS)),
+        recent=await reader.events(RECENT_EVENTS),
         defer_counts=dict(counts),
         pulled_at=(
             pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None

@@ -13,7 +13,7 @@ from nineplan_adapters.demo import spawned_http_server
 from nineplan_adapters.prime import BUDGET, ActivePrimer, Primer, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
-from tests.mcp_helpers import ok
+from tests.mcp_helpers import ok, text
 
 
 async def session_in(
@@ -325,10 +325,12 @@ async def test_the_workspace_shows_in_every_view_and_not_over_http(tmp_path: Pat
             s["name"]: s["workspace"]
             for s in (await ok(client, "9plan_admin_sessions"))["sessions"]
         }
+        listing = text(await client.call_tool("9plan_admin_sessions", {}))
         state = await ok(client, "9plan_admin_state", session_name=name)
         resumed = await ok(client, "9plan_session_resume", session_name=name)
     workspace = str(project.resolve())
     assert listed == {name: workspace, homeless: None}
+    assert f"(workspace: {workspace})" in listing  # the text, for clients that show only it
     assert state["workspace"] == resumed["workspace"] == workspace
     shown = run_nineplan(sessions, "state", name, "--json")
     assert json.loads(shown.stdout)["workspace"] == workspace

@@ -14,7 +14,7 @@ from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import Session
-from tests.fakes import PLAN, Backend, make_service, postgres_schema
+from tests.fakes import PLAN, Backend, make_service, open_backend, postgres_schema
 
 K = EventKind
 
@@ -143,6 +143,7 @@ async def test_state_derives_defer_counts_pulled_at_and_recent(backend: Backend)
     other = state.queue[0].id
     assert (state.defer_count(other), state.stuck(other)) == (0, False)
     assert [e.seq for e in state.recent] == [6, 7, 8, 9, 10]
+    assert isinstance(state.recent[-1], Event)
     assert state.recent[-1].kind is K.PLAN_PULLED
     assert (
         await service.reminder(name)
@@ -200,9 +201,30 @@ async def test_a_damaged_row_fails_the_invariant_not_the_tools(
     assert isinstance(events[2], UnreadableEvent)
     state = await service.session_state(name)
     assert state.active_plan is not None
-    assert [e.seq for e in state.recent] == [1, 2]  # the damaged one is left out
+    assert [e.seq for e in state.recent] == [1, 2, 3]  # like the log: the damaged one says so
+    assert isinstance(state.recent[2], UnreadableEvent)
     await service.complete_plan(name, "done anyway")
     assert [e.seq for e in await service.journal(name)] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])  # PostgreSQL keeps a timestamptz
+async def test_a_time_past_the_calendar_fails_the_invariant_not_the_tools(
+    kind: str, tmp_path: Path
+):
+    """A hand-edited time that has no UTC value (9999-12-31T23:00 at -05:00) makes its row
+    unreadable: validate reports it, and state, resume and the log still answer."""
+    async with open_backend(kind, tmp_path) as backend:
+        service = backend.service
+        name = await backend.session()
+        await service.add_plan(name, **PLAN)
+        await damage(backend, name, 2, "at", "9999-12-31T23:00:00.000-05:00")
+        report = await service.validate_session(name)
+        assert not report.journal_matches_state
+        assert any(issue.startswith("journal event 2 cannot be read") for issue in report.issues)
+        state = await service.session_state(name)
+        assert isinstance(state.recent[1], UnreadableEvent)
+        await service.resume_session(name)
+        assert isinstance((await service.journal(name))[1], UnreadableEvent)
 
 
 async def test_a_journal_that_disagrees_with_the_state_is_reported(backend: Backend):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nineplan_adapters.cli import main
-from nineplan_adapters.prime import find_postgres, find_sqlite, last_activity
+from nineplan_adapters.prime import ActivePrimer, Primer, find_postgres, find_sqlite, last_activity
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from tests.fakes import PLAN, open_backend
@@ -175,3 +175,51 @@ async def test_an_unreachable_database_finds_nothing(tmp_path: Path):
         await find_postgres("postgresql://nobody@127.0.0.1:1/none", tmp_path, "/p", STUCK_DEFERS)
         is None
     )
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["no session row", "plan file is a folder", "plan file is a fifo", "workspace is a fifo"],
+)
+async def test_one_damaged_session_never_hides_another(tmp_path: Path, damage: str):
+    """A session whose database lost its session row, whose active plan file is a folder or a
+    FIFO, or whose workspace file is a FIFO neither fails nor blocks the hook: that session
+    is read as well as it can be or skipped, and a healthy session of the folder is found."""
+    project = tmp_path / "project"
+    good, _ = await bound_session(tmp_path / "s", project)
+    bad, bad_plan = await bound_session(tmp_path / "s", project, later=60)
+    folder = tmp_path / "s" / bad
+    if damage == "no session row":
+        with sqlite3.connect(folder / "session.db") as db:
+            db.execute("DELETE FROM sessions")
+        db.close()
+    elif damage == "workspace is a fifo":
+        (folder / "workspace").unlink()
+        os.mkfifo(folder / "workspace")
+    else:
+        plan_file = folder / "plans" / f"{bad_plan}.txt"
+        plan_file.unlink()
+        plan_file.mkdir() if damage == "plan file is a folder" else os.mkfifo(plan_file)
+    found = find_sqlite(tmp_path / "s", str(project), STUCK_DEFERS)
+    assert found is not None
+    if damage in {"no session row", "workspace is a fifo"}:
+        assert found.session_name == good
+    else:  # the stored notes stand in for a file that cannot be read
+        assert found.session_name == bad
+        assert found.active_plan is not None
+
+
+def test_the_active_plans_notes_are_shown_under_it():
+    """The block reads top to bottom: the active plan, its file and its last notes, then the
+    queue, whatever order the lines are kept in when the budget is short."""
+    primer = Primer(
+        session_name="brave-quiet-otter",
+        task_description="a task",
+        workspace="/p",
+        active_plan=ActivePrimer("a3x9k", "the goal", "/f/a3x9k.txt", ["did one", "did two"]),
+        next=["next one"],
+        stuck=[],
+    )
+    lines = primer.block().splitlines()
+    assert lines.index("    did two") < lines.index("Next in the queue:")
+    assert lines.index("  File: /f/a3x9k.txt") < lines.index("  Last notes:")

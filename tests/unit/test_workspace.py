@@ -59,6 +59,20 @@ def test_the_root_and_the_home_folder_are_no_workspace(tmp_path: Path):
     assert process_workspace(str(project / ".." / "project"), str(home)) == str(project.resolve())
 
 
+def test_a_process_without_a_home_folder_still_has_a_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """When the home folder cannot be found (no HOME, no passwd entry: a container run as
+    another uid), the server still starts: only `/` is no workspace."""
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert process_workspace(str(tmp_path)) == str(tmp_path.resolve())
+    assert process_workspace("/") is None
+
+
 def test_a_workspace_covers_itself_and_its_subfolders_only():
     """`covers` matches whole path components: /a/bc is not inside /a/b."""
     assert covers("/a/b", "/a/b")

@@ -386,6 +386,7 @@ def register_tools(  # noqa: PLR0915 - one closure per tool
             lines = [
                 f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
                 f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
+                f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
                 for s in view["sessions"]
             ]
             call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)

@@ -6,7 +6,7 @@ the domain did.
 
 from typing_extensions import TypedDict
 
-from nineplan_adapters.journal_views import EventView, event_view
+from nineplan_adapters.journal_views import EventView, UnreadableEventView, journal_entry
 from nineplan_core.model import (
     Completion,
     HistoryMatch,
@@ -49,7 +49,7 @@ class SessionStateView(TypedDict):
     queue: list[QueueItem]
     active_plan: ActivePlan | None
     completed_count: int
-    recent: list[EventView]
+    recent: list[EventView | UnreadableEventView]
 
 
 class AdminState(SessionStateView):
@@ -174,7 +174,7 @@ def session_state(state: SessionState) -> SessionStateView:
             else None
         ),
         "completed_count": state.completed_count,
-        "recent": [event_view(event) for event in state.recent],
+        "recent": [journal_entry(event) for event in state.recent],
     }
 
 
