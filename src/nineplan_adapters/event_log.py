@@ -119,6 +119,8 @@ def event_select(query: EventQuery, dialect: Dialect) -> tuple[str, list[Any]]:
 
     conditions = [f"{column} = {parameter(value)}" for column, value in dialect.scope.items()]
     conditions.append(f"seq > {parameter(query.after_seq)}")
+    if query.before_seq is not None:
+        conditions.append(f"seq < {parameter(query.before_seq)}")
     if query.kinds:
         kinds = ", ".join(parameter(kind.value) for kind in sorted(query.kinds))
         conditions.append(f"kind IN ({kinds})")

@@ -22,7 +22,17 @@ from nineplan_core.errors import (
 )
 from nineplan_core.history import WORD
 from nineplan_core.invariants import PlanRow
-from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
+from nineplan_core.journal import (
+    Event,
+    EventQuery,
+    NewEvent,
+    UnreadableEvent,
+    defer_counts,
+    deferrals,
+    last_pull,
+    pulled_at,
+    readable,
+)
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -176,6 +186,7 @@ class MemorySessionTx(EventRows):
             row
             for row in (*self._committed_events, *self.new_events)
             if row["seq"] > query.after_seq
+            and (query.before_seq is None or row["seq"] < query.before_seq)
             and (not kinds or row["kind"] in kinds)
             and (query.plan_id is None or row["plan_id"] == query.plan_id)
             and (query.plan_ids is None or row["plan_id"] in query.plan_ids)
@@ -350,11 +361,22 @@ class MemorySessionCatalog:
         store = await self.open(name)
         async with store.reading() as reader:
             tally = await reader.tally()
+            active = await reader.active_plan()
+            live = {entry.id for entry in await reader.queue()} | ({active.id} if active else set())
+            newest = await reader.events(EventQuery(last=1))
             return SessionSummary(
                 session=store.session,
                 queue_length=tally.queued,
                 completed_count=tally.completed,
-                has_active_plan=await reader.active_plan() is not None,
+                active_plan_id=active.id if active else None,
+                active_goal=active.goal if active else None,
+                pulled_at=(
+                    pulled_at(await reader.events(last_pull(active.id)), active.id)
+                    if active
+                    else None
+                ),
+                defer_counts=dict(defer_counts(await reader.events(deferrals(live)))),
+                last_activity=readable(newest)[-1].at if readable(newest) else None,
             )
 
     async def follow(
@@ -368,13 +390,18 @@ class MemorySessionCatalog:
         """Change ticks for these sessions (commits in this process: the only one there is)."""
         return MemorySessionWatch(self)
 
+    def versions(self) -> dict[str, int]:
+        """Each session's commit count: what the session list's watch compares."""
+        return {name: store.version for name, store in self.stores.items()}
+
     async def aclose(self) -> None:
         """Nothing to release; present so every catalog closes alike."""
 
 
 @attrs.define
 class MemorySessionWatch:
-    """Ticks when a memory session commits: an in-process signal, nothing polled."""
+    """Ticks when a memory session commits: an in-process signal for a session; the list
+    compares the commit counts."""
 
     catalog: MemorySessionCatalog
 
@@ -382,6 +409,10 @@ class MemorySessionWatch:
     async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
         store = await self.catalog.open(name)
         yield _CommitTicks(store, store.version)
+
+    @asynccontextmanager
+    async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
+        yield _CatalogTicks(self.catalog, self.catalog.versions())
 
 
 @attrs.define
@@ -396,3 +427,29 @@ class _CommitTicks:
         while self.store.version == self.seen:
             await self.store.next_change.wait()
         self.seen = self.store.version
+
+
+@attrs.define
+class _CatalogTicks:
+    """The names whose commit count moved, appeared or went: a look at a dict every
+    `interval` (nothing is read but the counters)."""
+
+    catalog: MemorySessionCatalog
+    seen: dict[str, int]
+    interval: float = 0.05
+
+    def __aiter__(self) -> "_CatalogTicks":
+        return self
+
+    async def __anext__(self) -> frozenset[str]:
+        while True:
+            await anyio.sleep(self.interval)
+            now = self.catalog.versions()
+            changed = frozenset(
+                name
+                for name in now.keys() | self.seen.keys()
+                if now.get(name) != self.seen.get(name)
+            )
+            self.seen = now
+            if changed:
+                return changed

@@ -109,11 +109,13 @@ class UnreadableEvent:
 class EventQuery:
     """Which events to read, always oldest first.
 
-    Events after `after_seq`, of the given `kinds` (every kind when empty), about `plan_id` or
-    one of `plan_ids` (any plan when None); with `last`, only the newest `last` of those.
+    Events after `after_seq` (and before `before_seq`, when given), of the given `kinds`
+    (every kind when empty), about `plan_id` or one of `plan_ids` (any plan when None); with
+    `last`, only the newest `last` of those.
     """
 
     after_seq: int = 0
+    before_seq: int | None = None
     last: int | None = None
     kinds: frozenset[EventKind] = frozenset()
     plan_id: str | None = None
@@ -122,7 +124,9 @@ class EventQuery:
     def matches(self, event: "Event | UnreadableEvent") -> bool:
         """Whether a read event passes the filters (an unreadable one passes when no kind
         or plan is asked for: it could be anything)."""
-        if event.seq <= self.after_seq:
+        if event.seq <= self.after_seq or (
+            self.before_seq is not None and event.seq >= self.before_seq
+        ):
             return False
         if isinstance(event, UnreadableEvent):
             return not self.kinds and self.plan_id is None and self.plan_ids is None

@@ -8,7 +8,7 @@ adapter builds paths and queries from them without checking again.
 import datetime as dt
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
@@ -217,6 +217,11 @@ class SessionCatalog(Protocol):
         """The session creates applied with a `request_id`; each result is the session name."""
         ...
 
+    def watch(self) -> "SessionWatch":
+        """Change ticks for these sessions, from commits made by any process (SQLite's
+        PRAGMA data_version, PostgreSQL's LISTEN/NOTIFY, memory's in-process signal)."""
+        ...
+
     def follow(
         self, name: SessionName, after_seq: int = 0
     ) -> AsyncIterator[Event | UnreadableEvent]:
@@ -294,13 +299,11 @@ class SessionWatch(Protocol):
         """
         ...
 
+    def sessions(self) -> AbstractAsyncContextManager[AsyncIterator[frozenset[str]]]:
+        """For the session list: the names of the sessions that changed (created, changed
+        or gone) since the last step, soon after each change, whichever process made it.
 
-@runtime_checkable
-class WatchedCatalog(Protocol):
-    """A catalog whose sessions can be watched for changes.
-
-    SQLite (PRAGMA data_version) and memory have one; PostgreSQL's is LISTEN/NOTIFY on the
-    journal's change feed, which comes with the journal's storage.
-    """
-
-    def watch(self) -> SessionWatch: ...
+        Raises:
+            StorageError: the sessions cannot be watched.
+        """
+        ...

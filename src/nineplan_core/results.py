@@ -86,12 +86,30 @@ class SessionState:
 
 @attrs.frozen(kw_only=True)
 class SessionSummary:
-    """One line of the session list."""
+    """One line of the session list, from the stored state and the journal (no reconcile)."""
 
     session: Session
     queue_length: int
     completed_count: int
-    has_active_plan: bool
+    #: The active plan's id and goal, and when it was pulled (its current activation).
+    active_plan_id: PlanId | None = None
+    active_goal: str | None = None
+    pulled_at: dt.datetime | None = None
+    #: How often each queued or active plan was deferred (absent: never).
+    defer_counts: dict[str, int] = attrs.field(factory=dict)
+    #: When the newest journal event happened: the session's last activity.
+    last_activity: dt.datetime | None = None
+    #: A plan deferred this many times or more is stuck.
+    stuck_defers: int = 3
+
+    @property
+    def has_active_plan(self) -> bool:
+        return self.active_plan_id is not None
+
+    @property
+    def stuck_plans(self) -> list[str]:
+        """The ids of the queued or active plans deferred `stuck_defers` times or more."""
+        return sorted(id_ for id_, count in self.defer_counts.items() if count >= self.stuck_defers)
 
 
 @attrs.frozen(kw_only=True)

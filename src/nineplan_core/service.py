@@ -200,18 +200,28 @@ class NinePlan:
         """The name of every session, sorted; cheap, as no session is opened."""
         return await self.catalog.names()
 
-    async def list_sessions(self) -> list[SessionSummary]:
-        """Every session that can be read; one that cannot is logged and left out."""
-        names = await self.catalog.names()
+    async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
+        """Every session (or those of `names`) that can be read; one that cannot is logged
+        and left out. Reads only: nothing is reconciled.
+
+        Raises:
+            InvalidInputError: a name in `names` is not a session name.
+            StorageError: nothing could be read at all.
+        """
+        checked = (
+            await self.catalog.names()
+            if names is None
+            else [check_session_name(name) for name in names]
+        )
         summaries = []
-        for name, summary in zip(names, await self.catalog.summaries(names), strict=True):
+        for name, summary in zip(checked, await self.catalog.summaries(checked), strict=True):
             if isinstance(summary, NinePlanError):
                 log.warning(
                     "session unreadable, left out of the list",
                     extra={"session": name, "error": summary.message},
                 )
             else:
-                summaries.append(summary)
+                summaries.append(attrs.evolve(summary, stuck_defers=self.stuck_defers))
         return summaries
 
     # -- the queue -----------------------------------------------------------------

@@ -5,10 +5,11 @@ import shutil
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from playwright.async_api import Browser, Page
 
-from tests.fakes import PLAN
+from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PROJECT, spawned_ui, stdio_server
 from tests.mcp_helpers import ok
 
@@ -49,6 +50,70 @@ async def test_the_sessions_list_shows_every_session(tmp_path: Path, ui: str, pa
     assert (await first_row.locator("td.num").all_inner_texts())[0] == "2"
     await first_row.get_by_role("link").click()
     await page.wait_for_selector(f"h1[data-session='{first}']", timeout=WAIT_MS)
+
+
+async def test_the_sessions_list_shows_the_active_plan_stuck_plans_and_activity(
+    tmp_path: Path, page: Page
+):
+    """Each row shows the active plan with how long it has been held, the plans deferred
+    NINEPLAN_STUCK_DEFERS times (2 here) as links, and how long ago the last change was."""
+    async with Client(stdio_server(tmp_path, NINEPLAN_STUCK_DEFERS="2")) as agent:
+        name = await new_session(agent, "t", "slips", "holds")
+        slips = (await ok(agent, "9plan_queue_pull"))["plan_id"]
+        await ok(agent, "9plan_plan_defer", reason="blocked", position="back")
+        assert (await ok(agent, "9plan_queue_pull"))["goal"] == "holds"
+        await ok(agent, "9plan_plan_defer", reason="later", position="back")
+        assert (await ok(agent, "9plan_queue_pull"))["plan_id"] == slips
+        await ok(agent, "9plan_plan_defer", reason="blocked again", position="back")
+        held = await ok(agent, "9plan_queue_pull")
+        quiet = await new_session(agent, "nothing yet")
+    async with spawned_ui(tmp_path, env={"NINEPLAN_STUCK_DEFERS": "2"}) as stuck_ui:
+        await page.goto(stuck_ui)
+        row = page.locator(f"[data-session='{name}']")
+        active = row.locator("[data-testid=active-plan]")
+        assert await active.get_attribute("data-plan-id") == held["plan_id"]
+        assert "holds" in await active.inner_text()
+        assert "for under a minute" in await active.inner_text()
+        stuck = row.locator("[data-testid=stuck] [data-plan-id]")
+        assert [await link.get_attribute("data-plan-id") for link in await stuck.all()] == [slips]
+        assert await row.locator("[data-testid=last-activity]").inner_text() == (
+            "under a minute ago"
+        )
+        other = page.locator(f"[data-session='{quiet}']")
+        assert await other.locator("[data-testid=active-plan]").inner_text() == "-"
+        assert await other.locator("[data-testid=stuck]").inner_text() == "-"
+        await stuck.first.click()
+        await page.wait_for_selector(f"[data-testid=plan][data-plan-id='{slips}']")
+
+
+async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
+    """A new session, an added plan and a pull by the agent's own server show up on the open
+    list without a reload."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        first = await new_session(agent, "first task")
+        await page.goto(ui)
+        await live(page)
+        await page.evaluate("window.notReloaded = true")
+        second = await new_session(agent, "second task", "a plan")
+        row = page.locator(f"[data-session='{second}']")
+        await row.wait_for(timeout=WAIT_MS)
+        await row.locator("[data-testid=queue-length]").get_by_text("1").wait_for(timeout=WAIT_MS)
+        names = page.locator("[data-testid=sessions] [data-session]")
+        assert sorted([first, second]) == [
+            str(await r.get_attribute("data-session")) for r in await names.all()
+        ]
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector(
+            f"[data-session='{second}'] [data-testid=active-plan][data-plan-id='{pulled['plan_id']}']",
+            timeout=WAIT_MS,
+        )
+        await ok(agent, "9plan_plan_complete", outcome="done")
+        await (
+            page.locator(f"[data-session='{second}'] [data-testid=completed-count]")
+            .get_by_text("1")
+            .wait_for(timeout=WAIT_MS)
+        )
+        assert await page.evaluate("window.notReloaded") is True
 
 
 async def test_the_session_page_shows_the_queue_in_pull_order(tmp_path: Path, ui: str, page: Page):
@@ -264,3 +329,77 @@ async def test_a_reason_being_typed_survives_a_live_update(tmp_path: Path, ui: s
         assert await reason.input_value() == "half a thou"
         await page.get_by_role("searchbox").focus()
         await page.wait_for_selector(f"[data-plan-id='{added['plan_id']}']", timeout=WAIT_MS)
+
+
+@pytest.mark.postgres
+async def test_a_postgres_session_page_updates_live(tmp_path: Path, page: Page):
+    """On PostgreSQL the session page is live: a plan the agent adds through its own server
+    (another process, with its own sessions folder: another machine) appears without a reload."""
+    async with (
+        postgres_schema() as database,
+        Client(stdio_server(tmp_path / "agent", NINEPLAN_DATABASE_URL=database)) as agent,
+        spawned_ui(tmp_path / "viewer", env={"NINEPLAN_DATABASE_URL": database}) as ui,
+    ):
+        name = await new_session(agent, "t", "first")
+        await page.goto(f"{ui}/sessions/{name}")
+        assert await page.locator("body").get_attribute("data-live") is not None
+        await live(page)
+        await page.evaluate("window.notReloaded = true")
+        added = await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "added on another machine"})
+        await page.wait_for_selector(
+            f"[data-testid=queue] [data-plan-id='{added['plan_id']}']", timeout=WAIT_MS
+        )
+        pulled = await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector(
+            f"[data-testid=active-plan][data-plan-id='{pulled['plan_id']}']", timeout=WAIT_MS
+        )
+        assert await page.evaluate("window.notReloaded") is True
+
+
+async def test_the_journal_pages_back_without_javascript(tmp_path: Path, ui: str, browser: Browser):
+    """With JavaScript off, the journal shows the newest 100 events newest first, and its
+    Older and Newest links page through the rest by seq."""
+    context = await browser.new_context(java_script_enabled=False)
+    page = await context.new_page()
+    try:
+        async with Client(stdio_server(tmp_path)) as agent:
+            name = await new_session(agent, "t")
+            for number in range(120):
+                await ok(agent, "9plan_queue_add", **{**PLAN, "goal": f"plan {number}"})
+        await page.goto(f"{ui}/sessions/{name}")
+        assert await journal_seqs(page) == list(range(121, 21, -1))
+        await page.locator("[data-testid=journal-pages] [data-action=older]").click()
+        await page.wait_for_url(f"{ui}/sessions/{name}?before=22")
+        assert await journal_seqs(page) == list(range(21, 0, -1))
+        assert await page.locator("[data-action=older]").count() == 0
+        await page.locator("[data-action=newest]").click()
+        await page.wait_for_url(f"{ui}/sessions/{name}?")
+        assert (await journal_seqs(page))[0] == 121
+    finally:
+        await context.close()
+
+
+async def test_the_newest_journal_page_stays_live(tmp_path: Path, ui: str, page: Page):
+    """On the newest page a new event arrives at the top, live; an older page keeps its events."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "t", *(f"plan {n}" for n in range(104)))
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        assert (await journal_seqs(page))[0] == 105
+        await ok(agent, "9plan_queue_pull")
+        await page.wait_for_selector("[data-testid=journal] [data-seq='106']", timeout=WAIT_MS)
+        assert len(await journal_seqs(page)) == 100
+        await page.goto(f"{ui}/sessions/{name}?before=7")
+        await live(page)
+        await ok(agent, "9plan_plan_complete", outcome="done")
+        completed = page.locator("[data-testid=completed-count]")
+        await completed.get_by_text("1").wait_for(timeout=WAIT_MS)
+        assert await page.locator("[data-testid=active-plan]").count() == 0
+        assert await journal_seqs(page) == [6, 5, 4, 3, 2, 1]
+
+
+async def journal_seqs(page: Page) -> list[int]:
+    return [
+        int(str(await item.get_attribute("data-seq")))
+        for item in await page.locator("[data-testid=journal] [data-seq]").all()
+    ]

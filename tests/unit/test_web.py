@@ -11,7 +11,16 @@ import pytest
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.web import web_app
-from nineplan_adapters.web.pages import PAGE_SIZE, Pages, QueuePage, marked
+from nineplan_adapters.web.pages import (
+    JOURNAL_LIMIT,
+    PAGE_SIZE,
+    JournalPage,
+    Pages,
+    QueuePage,
+    SessionView,
+    duration,
+    marked,
+)
 from nineplan_adapters.web.security import WebSecurity, allowed
 from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.results import SNIPPET_MARKS
@@ -159,7 +168,7 @@ async def test_a_foreign_origin_or_host_is_refused(backend: Backend, client: htt
 
 def test_the_journal_section_renders_newest_first_and_escaped():
     """The journal fragment lists the events given, each with its seq, detail escaped."""
-    pages = Pages(service=None, security=WebSecurity([], []), live=True)  # type: ignore[arg-type]
+    pages = Pages(service=None, security=WebSecurity([], []))  # type: ignore[arg-type]
     at = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
     events = [
         Event(seq=2, kind=EventKind.PLAN_MOVED, at=at, actor=Actor.PERSON, plan_id="abcde",
@@ -167,7 +176,8 @@ def test_the_journal_section_renders_newest_first_and_escaped():
         Event(seq=1, kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT,
               detail={"reason": "<img src=x>"}),
     ]  # fmt: skip
-    html = pages.fragment("journal", [*events, Unreadable(seq=0, problem="edited by hand")])
+    journal = JournalPage([*events, Unreadable(seq=0, problem="edited by hand")])  # type: ignore[list-item]
+    html = pages.fragment("journal", journal, SessionView())
     assert html.index('data-seq="2"') < html.index('data-seq="1"') < html.index('data-seq="0"')
     assert "event 0 cannot be read: edited by hand" in html
     assert 'data-testid="journal"' in html
@@ -176,8 +186,17 @@ def test_the_journal_section_renders_newest_first_and_escaped():
 
 
 def test_helpers():
-    """Pages clamp, snippets split on their marks, origins match with any port."""
+    """Pages clamp, snippets split on their marks, origins match with any port, durations
+    read as people say them."""
     assert QueuePage.of([], 5).number == 1
+    now = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)
+    ago = [dt.timedelta(seconds=30), dt.timedelta(minutes=4), dt.timedelta(hours=2),
+           dt.timedelta(hours=2, minutes=5), dt.timedelta(days=3), dt.timedelta(days=3, hours=4)]  # fmt: skip
+    assert [duration(now - delta, now) for delta in ago] == [
+        "under a minute", "4 min", "2 h", "2 h 5 min", "3 d", "3 d 4 h"
+    ]  # fmt: skip
+    assert SessionView(2, 40).query() == "?page=2&before=40"
+    assert SessionView().query() == "?"
     start, end = SNIPPET_MARKS
     assert list(marked(f"a {start}b{end} c")) == [("a ", False), ("b", True), (" c", False)]
     assert allowed("http://127.0.0.1:9", ["http://127.0.0.1:*"])
@@ -216,3 +235,65 @@ async def test_the_token_guard_in_process(tmp_path: Path, backend: Backend):
         transport=httpx2.ASGITransport(app=open_app), base_url=ORIGIN
     ) as http:
         assert (await http.get("/login")).status_code == 303  # no token: nothing to sign in to
+
+
+async def test_every_backends_session_page_is_live(backend: Backend, client: httpx2.AsyncClient):
+    """The session page and the list carry the live marker on every backend, PostgreSQL
+    too (the browser tests watch the streams themselves)."""
+    name = await backend.session()
+    page = (await client.get(f"/sessions/{name}?page=1&before=7")).text
+    assert f'data-live="/sessions/{name}/live?before=7"' in page
+    assert 'data-live="/live"' in (await client.get("/")).text
+
+
+async def test_the_session_list_shows_activity(backend: Backend, client: httpx2.AsyncClient):
+    """Each row has the active plan and for how long, the stuck plans and the last activity."""
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.UTC)
+    name = await backend.session("<i>task</i>")
+    stuck = await backend.service.add_plan(name, **{**PLAN, "goal": "keeps slipping"})
+    for _ in range(3):
+        await backend.service.pull_plan(name)
+        await backend.service.defer_plan(name, "blocked")
+    other = await backend.service.add_plan(name, **{**PLAN, "goal": "the one <b>held</b>"})
+    await backend.service.move_plan(name, other.plan.id, "front")
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 10, tzinfo=dt.UTC)
+    await backend.service.pull_plan(name)
+    idle = await backend.session("idle")
+    backend.clock.now = dt.datetime(2026, 1, 2, 5, 15, tzinfo=dt.UTC)
+    [busy, quiet] = await backend.service.list_sessions([name, idle])
+    assert (busy.active_plan_id, busy.active_goal) == (other.plan.id, "the one <b>held</b>")
+    assert busy.stuck_plans == [stuck.plan.id]
+    assert busy.pulled_at == busy.last_activity == dt.datetime(2026, 1, 2, 3, 10, tzinfo=dt.UTC)
+    assert (quiet.active_plan_id, quiet.stuck_plans, quiet.pulled_at) == (None, [], None)
+    html = (await client.get("/")).text
+    row = html[html.index(f'data-session="{name}"') :].split("</tr>")[0]
+    assert f'data-plan-id="{other.plan.id}"' in row
+    assert "the one &lt;b&gt;held&lt;/b&gt;" in row
+    assert ">2 h 5 min</time>" in row  # active for that long, and the last change as long ago
+    assert (
+        f'<a href="/sessions/{name}/plans/{stuck.plan.id}" data-plan-id="{stuck.plan.id}">' in row
+    )
+    assert "&lt;i&gt;task" in row
+
+
+async def test_the_journal_is_paginated(backend: Backend, client: httpx2.AsyncClient):
+    """The journal shows the newest JOURNAL_LIMIT events; `before` pages back to event 1."""
+    name = await backend.session()
+    for number in range(JOURNAL_LIMIT + 20):
+        await backend.service.add_plan(name, **{**PLAN, "goal": f"plan {number}"})
+    newest = JOURNAL_LIMIT + 21  # session_created, then one plan_added each
+
+    def seqs(html: str) -> list[int]:
+        journal = html[html.index('data-testid="journal"') :]
+        return [int(seq) for seq in re.findall(r'<li data-seq="(\d+)"', journal)]
+
+    first = (await client.get(f"/sessions/{name}")).text
+    assert seqs(first) == list(range(newest, newest - JOURNAL_LIMIT, -1))
+    older = newest - JOURNAL_LIMIT + 1
+    assert f'href="?before={older}"' in first
+    second = (await client.get(f"/sessions/{name}?before={older}")).text
+    assert seqs(second) == list(range(older - 1, 0, -1))
+    assert 'data-action="older"' not in second
+    assert 'href="?"' in second  # back to the newest
+    assert seqs((await client.get(f"/sessions/{name}?page=1&before=1")).text) == []
+    assert seqs((await client.get(f"/sessions/{name}?before=x")).text) == seqs(first)

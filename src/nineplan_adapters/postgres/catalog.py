@@ -15,7 +15,12 @@ import attrs
 from nineplan_adapters.converters import load_result, row_to_session
 from nineplan_adapters.event_log import follow_events
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
-from nineplan_adapters.postgres.store import PostgresSessionStore, changes_channel, database_errors
+from nineplan_adapters.postgres.store import (
+    SESSIONS_CHANNEL,
+    PostgresSessionStore,
+    changes_channel,
+    database_errors,
+)
 from nineplan_adapters.retry_log import RetryLog
 from nineplan_core.errors import (
     DatabaseError,
@@ -139,17 +144,9 @@ class PostgresSessionCatalog:
             ]
 
     async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
-        """Every session's counts in one query."""
+        """Every session's line in one query (one consistent read)."""
         with database_errors("count the sessions' plans"):
-            records = await self.pool.fetch(
-                "SELECT s.name, s.task_description, s.created_at, s.workspace, "
-                "count(p.id) FILTER (WHERE p.status = 'queued') AS queued, "
-                "count(p.id) FILTER (WHERE p.status = 'completed') AS completed, "
-                "count(p.id) FILTER (WHERE p.status = 'active') AS active "
-                "FROM nineplan_sessions s LEFT JOIN nineplan_plans p ON p.session_name = s.name "
-                "WHERE s.name = ANY($1::text[]) GROUP BY s.name",
-                names,
-            )
+            records = await self.pool.fetch(_SUMMARIES, names)
         found = {record["name"]: _summary(record) for record in records}
         return [found.get(name) or SessionNotFoundError(name) for name in names]
 
@@ -203,6 +200,32 @@ class PostgresCreations:
             )
 
 
+#: A line of the session list per session: counts, the active plan and its latest pull, the
+#: newest event's time, the deferrals of the live plans (each part served by an index).
+_SUMMARIES = """
+SELECT s.name, s.task_description, s.created_at, s.workspace,
+       (SELECT count(*) FROM nineplan_plans p
+        WHERE p.session_name = s.name AND p.status = 'queued') AS queued,
+       (SELECT count(*) FROM nineplan_plans p
+        WHERE p.session_name = s.name AND p.status = 'completed') AS completed,
+       a.id AS active_id, a.goal AS active_goal,
+       (SELECT j.at FROM nineplan_journal j
+        WHERE j.session_name = s.name AND j.kind = 'plan_pulled' AND j.plan_id = a.id
+        ORDER BY j.seq DESC LIMIT 1) AS pulled_at,
+       (SELECT j.at FROM nineplan_journal j WHERE j.session_name = s.name
+        ORDER BY j.seq DESC LIMIT 1) AS last_at,
+       (SELECT coalesce(json_object_agg(d.plan_id, d.n), '{}')::text FROM
+          (SELECT j.plan_id, count(*) AS n FROM nineplan_journal j
+           JOIN nineplan_plans p ON p.session_name = j.session_name AND p.id = j.plan_id
+           WHERE j.session_name = s.name AND j.kind = 'plan_deferred'
+             AND p.status IN ('queued', 'active')
+           GROUP BY j.plan_id) d) AS deferred
+FROM nineplan_sessions s
+LEFT JOIN nineplan_plans a ON a.session_name = s.name AND a.status = 'active'
+WHERE s.name = ANY($1::text[])
+"""
+
+
 def _summary(record: asyncpg.Record) -> SessionSummary:
     return SessionSummary(
         session=row_to_session(
@@ -210,7 +233,11 @@ def _summary(record: asyncpg.Record) -> SessionSummary:
         ),
         queue_length=int(record["queued"]),
         completed_count=int(record["completed"]),
-        has_active_plan=bool(record["active"]),
+        active_plan_id=record["active_id"],
+        active_goal=record["active_goal"],
+        pulled_at=record["pulled_at"],
+        defer_counts={str(k): int(v) for k, v in json.loads(record["deferred"]).items()},
+        last_activity=record["last_at"],
     )
 
 
@@ -234,6 +261,39 @@ class PostgresSessionWatch:
                 finally:
                     with anyio.CancelScope(shield=True):
                         await connection.remove_listener(channel, ticks.notified)
+
+    @asynccontextmanager
+    async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
+        names = _NotifiedNames()
+        with database_errors("watch the sessions"):
+            async with self.catalog.pool.acquire() as connection:
+                await connection.add_listener(SESSIONS_CHANNEL, names.notified)
+                try:
+                    yield names
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await connection.remove_listener(SESSIONS_CHANNEL, names.notified)
+
+
+@attrs.define
+class _NotifiedNames:
+    """Yields the session names notified since the last step (every append sends one)."""
+
+    _names: set[str] = attrs.field(factory=set)
+    _pending: anyio.Event = attrs.field(factory=anyio.Event)
+
+    def notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        self._names.add(payload)
+        self._pending.set()
+
+    def __aiter__(self) -> "_NotifiedNames":
+        return self
+
+    async def __anext__(self) -> frozenset[str]:
+        await self._pending.wait()
+        self._pending = anyio.Event()
+        names, self._names = frozenset(self._names), set()
+        return names
 
 
 @attrs.define

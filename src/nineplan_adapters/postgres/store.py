@@ -86,8 +86,11 @@ _DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 _APPEND = (
     f"WITH appended AS (INSERT INTO nineplan_journal (session_name, {', '.join(EVENT_COLUMNS)}) "  # noqa: S608 - constants only
     "VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq) "
-    "SELECT pg_notify($8, seq::text) FROM appended"
+    "SELECT pg_notify($8, seq::text), pg_notify($9, $1) FROM appended"
 )
+
+#: The channel every append also notifies, with the session's name: the session list's.
+SESSIONS_CHANNEL = "nineplan"
 
 
 def changes_channel(name: str) -> str:
@@ -213,7 +216,11 @@ class PostgresSessionTx(EventRows):
     async def _insert_event(self, row: dict[str, Any]) -> None:
         values = [row[column] for column in EVENT_COLUMNS]
         await self.connection.execute(
-            _APPEND, self.session_name, *values, changes_channel(self.session_name)
+            _APPEND,
+            self.session_name,
+            *values,
+            changes_channel(self.session_name),
+            SESSIONS_CHANNEL,
         )
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:

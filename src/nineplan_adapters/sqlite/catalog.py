@@ -1,5 +1,6 @@
 """The SQLite session catalog: a folder per session under the sessions path."""
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -14,7 +15,7 @@ import anyio
 import attrs
 
 from nineplan_adapters.config import Durability
-from nineplan_adapters.converters import row_to_session
+from nineplan_adapters.converters import converter, row_to_session
 from nineplan_adapters.event_log import follow_events
 from nineplan_adapters.files import PlanFilesFactory, directory_plan_files, file_system_error
 from nineplan_adapters.retry_log import RetryLog
@@ -24,7 +25,7 @@ from nineplan_adapters.sqlite.connection import (
     connect,
     database_errors,
 )
-from nineplan_adapters.sqlite.store import SESSION_ROW, SqliteSessionStore
+from nineplan_adapters.sqlite.store import SqliteSessionStore
 from nineplan_adapters.sqlite.watch import SqliteSessionWatch
 from nineplan_core.errors import (
     DatabaseError,
@@ -272,26 +273,62 @@ def _read_summaries(
     return results
 
 
+#: Everything a line of the session list shows, in one statement (one consistent read): the
+#: session, its counts, the active plan and its latest pull, the newest event's time, and the
+#: deferrals of the live plans. Each part is served by an index (plan_counts, plans_active,
+#: journal_kind, the journal's seq).
+_SUMMARY = """
+SELECT s.name, s.task_description, s.created_at, (SELECT path FROM workspace) AS workspace,
+       (SELECT n FROM plan_counts WHERE status = 'queued') AS queued,
+       (SELECT n FROM plan_counts WHERE status = 'completed') AS completed,
+       a.id AS active_id, a.goal AS active_goal,
+       (SELECT at FROM journal WHERE kind = 'plan_pulled' AND plan_id = a.id
+        ORDER BY seq DESC LIMIT 1) AS pulled_at,
+       (SELECT at FROM journal ORDER BY seq DESC LIMIT 1) AS last_at,
+       (SELECT json_group_object(plan_id, n) FROM
+          (SELECT j.plan_id, count(*) AS n FROM journal j JOIN plans p ON p.id = j.plan_id
+           WHERE j.kind = 'plan_deferred' AND p.status IN ('queued', 'active')
+           GROUP BY j.plan_id)) AS deferred
+FROM sessions s LEFT JOIN plans a ON a.status = 'active'
+"""
+
+
 def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
-    """One session's counts, read-only with plain sqlite3. None for an older schema."""
+    """One session's line, read-only with plain sqlite3. None for an older schema."""
     with database_errors("read the session's counts"):
         db = sqlite3.connect(
             f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout
         )
+        db.row_factory = sqlite3.Row
         try:
             if db.execute("PRAGMA user_version").fetchone()[0] != len(MIGRATIONS):
                 return None
-            session = db.execute(SESSION_ROW).fetchone()
-            if session is None:
+            row = db.execute(_SUMMARY).fetchone()
+            if row is None:
                 raise DatabaseError("The session database has no session row.")
-            counts = dict(db.execute("SELECT status, n FROM plan_counts").fetchall())
         finally:
             db.close()
     return SessionSummary(
         session=row_to_session(
-            dict(zip(("name", "task_description", "created_at", "workspace"), session, strict=True))
+            {key: row[key] for key in ("name", "task_description", "created_at", "workspace")}
         ),
-        queue_length=int(counts.get("queued", 0)),
-        completed_count=int(counts.get("completed", 0)),
-        has_active_plan=bool(counts.get("active", 0)),
+        queue_length=int(row["queued"] or 0),
+        completed_count=int(row["completed"] or 0),
+        active_plan_id=row["active_id"],
+        active_goal=row["active_goal"],
+        pulled_at=_time(row["pulled_at"]),
+        defer_counts=_counts(row["deferred"]),
+        last_activity=_time(row["last_at"]),
     )
+
+
+def _time(text: str | None) -> dt.datetime | None:
+    """A stored time; None when there is none, or it cannot be read (validate reports it)."""
+    try:
+        return None if text is None else converter.structure(text, dt.datetime)
+    except (ValueError, TypeError):
+        return None
+
+
+def _counts(text: str | None) -> dict[str, int]:
+    return {str(key): int(value) for key, value in json.loads(text or "{}").items()}

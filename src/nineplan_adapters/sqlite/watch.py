@@ -7,7 +7,9 @@ the tables, no busy loop. The store's own connection is "another connection" too
 made in this very process are seen the same way.
 """
 
+import contextlib
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,7 +20,7 @@ import attrs
 
 from nineplan_adapters.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
-from nineplan_core.model import SessionName
+from nineplan_core.model import SESSION_NAME, SessionName
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -31,6 +33,8 @@ class SqliteSessionWatch:
 
     root: Path
     interval: float = 0.1
+    #: How often the session list's watch looks at every session's files.
+    list_interval: float = 0.5
 
     @asynccontextmanager
     async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
@@ -43,6 +47,73 @@ class SqliteSessionWatch:
             yield DataVersionTicks(db, self.interval, _data_version(db))
         finally:
             db.close()
+
+    @asynccontextmanager
+    async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
+        """The sessions whose database files changed (a commit writes the WAL, a checkpoint
+        the database): a stat of two files per session each `list_interval`, in one worker
+        thread handoff, with no connection held. A thousand sessions keep no thousand
+        connections (and their descriptors) open."""
+        yield FolderTicks(self.root, self.list_interval, await _signatures(self.root))
+
+
+def _signature(folder: str) -> tuple[int, ...] | None:
+    """What changes when the session's database does: the database's and the WAL's inode,
+    size and modification time; None when there is no session database."""
+    parts: list[int] = []
+    for file_name in (DATABASE, f"{DATABASE}-wal"):
+        try:
+            stat = os.stat(os.path.join(folder, file_name))  # noqa: PTH116, PTH118 - a thousand a scan: no Path objects
+        except FileNotFoundError:
+            if file_name == DATABASE:
+                return None
+            parts += [0, 0, 0]
+        else:
+            parts += [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+    return tuple(parts)
+
+
+def _scan(root: Path) -> dict[str, tuple[int, ...]]:
+    found = {}
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if SESSION_NAME.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        if (signature := _signature(entry.path)) is not None:
+                            found[entry.name] = signature
+    except OSError:  # no sessions folder yet: no sessions
+        return {}
+    return found
+
+
+async def _signatures(root: Path) -> dict[str, tuple[int, ...]]:
+    return await anyio.to_thread.run_sync(_scan, root)
+
+
+@attrs.define
+class FolderTicks:
+    """An async iterator that yields the names whose signatures moved, appeared or went."""
+
+    root: Path
+    interval: float
+    seen: dict[str, tuple[int, ...]]
+
+    def __aiter__(self) -> "FolderTicks":
+        return self
+
+    async def __anext__(self) -> frozenset[str]:
+        while True:
+            await anyio.sleep(self.interval)
+            now = await _signatures(self.root)
+            changed = frozenset(
+                name
+                for name in now.keys() | self.seen.keys()
+                if now.get(name) != self.seen.get(name)
+            )
+            self.seen = now
+            if changed:
+                return changed
 
 
 def _open_read_only(database: Path) -> sqlite3.Connection:

@@ -8,25 +8,22 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from nineplan_adapters.config import Settings
-from nineplan_adapters.web.live import LiveResponse
-from nineplan_adapters.web.pages import Pages
+from nineplan_adapters.web.live import LiveResponse, SessionsLiveResponse
+from nineplan_adapters.web.pages import Pages, SessionView
 from nineplan_adapters.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
-from nineplan_core.ports import SessionWatch, WatchedCatalog
 from nineplan_core.service import NinePlan
 
 
-def session_watch(service: NinePlan) -> SessionWatch | None:
-    """The storage's change ticks, when it has them (PostgreSQL's come with the journal feed)."""
-    return service.catalog.watch() if isinstance(service.catalog, WatchedCatalog) else None
-
-
 def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
-    """The web view of every session the service reaches, guarded as DESIGN §8 says."""
+    """The web view of every session the service reaches, guarded as DESIGN §8 says.
+
+    Every page is live: every catalog has a watch (the journal's change feed rides on it).
+    """
     security = WebSecurity.from_settings(settings)
-    watch = session_watch(service)
-    pages = Pages(service, security, live=watch is not None)
+    watch = service.catalog.watch()
+    pages = Pages(service, security)
 
     async def live(request: Request) -> Response:
         try:
@@ -34,13 +31,14 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
             await pages.reads.state(name)  # refuse an unknown session before the stream starts
         except NinePlanError as exc:
             return pages.error(exc, back="/")
-        if watch is None:
-            return Response(status_code=204)  # EventSource stops retrying on 204
-        page = request.query_params.get("page", "1")
-        return LiveResponse(pages, watch, name, int(page) if page.isdigit() else 1)
+        return LiveResponse(pages, watch, name, SessionView.of(request))
+
+    async def live_list(_: Request) -> Response:
+        return SessionsLiveResponse(pages, watch)
 
     routes = [
         Route("/", pages.sessions),
+        Route("/live", live_list),
         Route("/login", pages.login_page, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),

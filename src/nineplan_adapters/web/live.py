@@ -19,10 +19,11 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from watchfiles import Change, awatch
 
-from nineplan_adapters.web.pages import Pages
+from nineplan_adapters.web.pages import Pages, SessionView
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
+from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.web")
 
@@ -86,33 +87,57 @@ class FileFollower:
         self.follow(None)
 
 
-class LiveResponse(Response):
-    """`text/event-stream` of `fragments` events for one session page, until the client goes."""
+class EventStream(Response):
+    """A `text/event-stream` response that runs `stream` until the client goes."""
 
-    def __init__(self, pages: Pages, watch: SessionWatch, name: SessionName, page: int) -> None:
+    def __init__(self) -> None:
         super().__init__()
         # A stream: no content-length (Response would declare the empty body's 0).
         self.raw_headers = [
             (b"content-type", b"text/event-stream; charset=utf-8"),
             (b"x-accel-buffering", b"no"),
         ]
-        self.pages = pages
-        self.watch = watch
-        self.name = name
-        self.page = page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG002 - the ASGI signature
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        wakes, woken = anyio.create_memory_object_stream[None](1)
-        async with self.watch.changes(self.name) as ticks, anyio.create_task_group() as tasks:
+        async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._until_gone, receive, tasks)
+            try:
+                await self.stream(send, tasks)
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    async def _until_gone(receive: Receive, tasks: TaskGroup) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        tasks.cancel_scope.cancel()
+
+
+class LiveResponse(EventStream):
+    """`fragments` events for one session page: the parts that changed, at each change."""
+
+    def __init__(
+        self, pages: Pages, watch: SessionWatch, name: SessionName, view: SessionView
+    ) -> None:
+        super().__init__()
+        self.pages = pages
+        self.watch = watch
+        self.name = name
+        self.view = view
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+        wakes, woken = anyio.create_memory_object_stream[None](1)
+        async with self.watch.changes(self.name) as ticks:
             tasks.start_soon(_forward, ticks, wakes)
             follower = FileFollower(tasks, wakes)
             try:
                 await self._stream(send, woken, follower)
             finally:
                 follower.close()
-                tasks.cancel_scope.cancel()
 
     async def _stream(
         self, send: Send, woken: MemoryObjectReceiveStream[None], follower: FileFollower
@@ -120,7 +145,7 @@ class LiveResponse(Response):
         shown: dict[str, str] = {}
         while True:
             try:
-                fragments, state = await self.pages.fragments(self.name, self.page)
+                fragments, state = await self.pages.fragments(self.name, self.view)
             except SessionNotFoundError:
                 return  # the session went away: the page's next reload says so
             except NinePlanError as exc:  # busy or failing storage: try again at the next wake
@@ -130,19 +155,63 @@ class LiveResponse(Response):
                 follower.follow(state.active_plan_path if state.active_plan else None)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
-                data = json.dumps(changed, ensure_ascii=False)
-                await _send(send, f"event: fragments\ndata: {data}\n\n")
+                await _event(send, "fragments", changed)
                 shown.update(changed)
             with anyio.move_on_after(KEEP_ALIVE) as idle:
                 await woken.receive()
             if idle.cancelled_caught:
                 await _send(send, ": still here\n\n")
 
-    @staticmethod
-    async def _until_gone(receive: Receive, tasks: TaskGroup) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        tasks.cancel_scope.cancel()
+
+class SessionsLiveResponse(EventStream):
+    """Live updates for the session list: at each change, only the changed sessions are read.
+
+    The first event (and any change to which sessions there are) brings the whole table body
+    as the `sessions` fragment; after that a `rows` event brings each changed row by name.
+    """
+
+    def __init__(self, pages: Pages, watch: SessionWatch) -> None:
+        super().__init__()
+        self.pages = pages
+        self.watch = watch
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:  # noqa: ARG002 - nothing to start
+        async with self.watch.sessions() as changes:
+            rows = await self._read(None) or {}
+            shown = {name: self.pages.row_html(summary) for name, summary in rows.items()}
+            await _event(send, "fragments", {"sessions": self.pages.rows_html(rows.values())})
+            while True:
+                changed: frozenset[str] | None = None
+                with anyio.move_on_after(KEEP_ALIVE):
+                    changed = await anext(changes)
+                if changed is None:
+                    await _send(send, ": still here\n\n")
+                    continue
+                if (fresh := await self._read(sorted(changed))) is None:
+                    continue  # the rows stay as they were until the next change
+                names = (rows.keys() - changed) | fresh.keys()
+                rows = {name: fresh.get(name) or rows[name] for name in sorted(names)}
+                html = {name: self.pages.row_html(rows[name]) for name in fresh}
+                if names != shown.keys():  # a session came or went: the whole body, in order
+                    shown = {name: html.get(name) or shown[name] for name in rows}
+                    await _event(
+                        send, "fragments", {"sessions": self.pages.rows_html(rows.values())}
+                    )
+                elif moved := {name: row for name, row in html.items() if shown[name] != row}:
+                    shown.update(moved)
+                    await _event(send, "rows", moved)
+
+    async def _read(self, names: list[str] | None) -> dict[str, SessionSummary] | None:
+        """The lines of `names` (every session for None); None when storage fails."""
+        try:
+            return await self.pages.session_rows(names)
+        except NinePlanError as exc:  # busy or failing storage: try again at the next change
+            log.warning("could not read the session list: %s", exc.message)
+            return None
+
+
+async def _event(send: Send, kind: str, data: dict[str, str]) -> None:
+    await _send(send, f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
 
 
 async def _send(send: Send, text: str) -> None:

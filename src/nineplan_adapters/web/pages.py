@@ -4,8 +4,9 @@ Every read goes through `Reads` (inspection: nothing is reconciled or written); 
 goes through the NinePlan use cases. Templates autoescape: whatever an agent wrote is text.
 """
 
+import datetime as dt
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -16,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
-from nineplan_core.journal import Event, EventQuery, UnreadableEvent
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
 from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionState, SessionSummary
@@ -41,8 +42,26 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     environment.filters["stamp"] = format_timestamp
+    environment.filters["iso"] = lambda at: at.astimezone(dt.UTC).isoformat()
+    environment.filters["duration"] = duration
     environment.filters["marked"] = marked
     return environment
+
+
+def duration(then: dt.datetime, now: dt.datetime) -> str:
+    """How long from `then` to `now`, for people: `4 min`, `2 h 5 min`, `3 d 4 h` (live.js
+    writes the same as time passes)."""
+    hour, two_days = 60, 48
+    minutes = minutes_since(then, now)
+    if minutes < 1:
+        return "under a minute"
+    if minutes < hour:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, hour)
+    if hours < two_days:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 def marked(snippet: str) -> Iterator[tuple[str, bool]]:
@@ -76,14 +95,35 @@ class QueuePage:
         return self.entries[-1].rank if self.entries else 0
 
 
+@attrs.frozen
+class JournalPage:
+    """Up to JOURNAL_LIMIT events, newest first: the newest ones, or those before `before`."""
+
+    events: Sequence[Event | UnreadableEvent]
+    before: int | None = None
+
+    @property
+    def older(self) -> int | None:
+        """The `before` of the next older page, or None when this page reaches event 1."""
+        return self.events[-1].seq if self.events and self.events[-1].seq > 1 else None
+
+    @property
+    def newer(self) -> int | None:
+        """The `before` of the next newer page (None: this is the newest page, or that one
+        is)."""
+        if self.before is None or not self.events:
+            return None
+        return self.events[0].seq + 1 + JOURNAL_LIMIT
+
+
 @attrs.define
 class Reads:
     """Every read the view makes, in one place (so each can switch to a better call)."""
 
     service: NinePlan
 
-    async def sessions(self) -> list[SessionSummary]:
-        return await self.service.list_sessions()
+    async def sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
+        return await self.service.list_sessions(names)
 
     async def state(self, name: str) -> SessionState:
         return await self.service.session_state(name)
@@ -106,10 +146,10 @@ class Reads:
         except PlanNotFoundError:  # finished between the two reads: the next tick shows it
             return ""
 
-    async def events(self, name: str) -> list[Event | UnreadableEvent]:
-        """The newest JOURNAL_LIMIT events, newest first."""
-        events = await self.service.journal(name, EventQuery(last=JOURNAL_LIMIT))
-        return events[::-1]
+    async def journal(self, name: str, before: int | None = None) -> JournalPage:
+        """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
+        query = EventQuery(last=JOURNAL_LIMIT, before_seq=before)
+        return JournalPage((await self.service.journal(name, query))[::-1], before)
 
 
 @attrs.define
@@ -118,8 +158,10 @@ class Pages:
 
     service: NinePlan
     security: WebSecurity
-    live: bool
     environment: jinja2.Environment = attrs.field(factory=templates)
+
+    def clock(self) -> dt.datetime:
+        return self.service.clock()
 
     @property
     def reads(self) -> Reads:
@@ -134,20 +176,31 @@ class Pages:
         module = self.environment.get_template("fragments.html").module
         return str(getattr(module, macro)(*arguments))
 
-    async def fragments(self, name: str, page: int) -> tuple[dict[str, str], SessionState]:
+    async def fragments(
+        self, name: str, view: "SessionView"
+    ) -> tuple[dict[str, str], SessionState]:
         """The parts of a session page that change, rendered as the page renders them."""
         state = await self.reads.state(name)
+        queue = QueuePage.of(state.queue, view.page)
         parts = {
             "summary": self.fragment("summary", state),
             "active": self.fragment(
                 "active", state, await self.reads.active_file(name, state), name
             ),
-            "queue": self.fragment(
-                "queue", state, QueuePage.of(state.queue, page), name, self.security.csrf_token
-            ),
-            "journal": self.fragment("journal", await self.reads.events(name)),
+            "queue": self.fragment("queue", state, queue, name, self.security.csrf_token, view),
+            "journal": self.fragment("journal", await self.reads.journal(name, view.before), view),
         }
         return parts, state
+
+    async def session_rows(self, names: list[str] | None = None) -> dict[str, SessionSummary]:
+        """The session list's lines (of `names`, or every session), by name."""
+        return {s.session.name: s for s in await self.reads.sessions(names)}
+
+    def rows_html(self, summaries: Iterable[SessionSummary]) -> str:
+        return self.fragment("session_rows", list(summaries), self.clock())
+
+    def row_html(self, summary: SessionSummary) -> str:
+        return self.fragment("session_row", summary, self.clock())
 
     def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
         return self.render(
@@ -163,11 +216,16 @@ class Pages:
     # -- pages -----------------------------------------------------------------------
 
     async def sessions(self, _: Request) -> Response:
-        return self.render("sessions.html", sessions=await self.reads.sessions())
+        return self.render(
+            "sessions.html",
+            sessions=await self.reads.sessions(),
+            now=self.clock(),
+            live_url="/live",
+        )
 
     async def session(self, request: Request) -> Response:
         name = request.path_params["name"]
-        page = _page_number(request)
+        view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
             state = await self.reads.state(name)
@@ -183,13 +241,14 @@ class Pages:
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
-                page=QueuePage.of(state.queue, page),
+                page=QueuePage.of(state.queue, view.page),
+                view=view,
                 csrf=self.security.csrf_token,
-                events=await self.reads.events(name),
+                journal=await self.reads.journal(name, view.before),
                 query=query,
                 matches=matches,
                 search_error=search_error,
-                live_url=f"/sessions/{name}/live?page={page}" if self.live else None,
+                live_url=f"/sessions/{name}/live{view.query()}",
             )
         except NinePlanError as exc:
             return self.error(exc, back="/")
@@ -310,9 +369,32 @@ def _text(form: FormData, field: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _page_number(request: Request) -> int:
-    raw = request.query_params.get("page", "1")
-    return int(raw) if raw.isdigit() else 1
+@attrs.frozen
+class SessionView:
+    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
+
+    page: int = 1
+    before: int | None = None
+
+    @classmethod
+    def of(cls, request: Request) -> "SessionView":
+        page = request.query_params.get("page", "1")
+        before = request.query_params.get("before", "")
+        return cls(
+            int(page) if page.isdigit() else 1,
+            int(before) if before.isdigit() and int(before) > 0 else None,
+        )
+
+    def query(self) -> str:
+        """This view as a query string: `?page=2&before=40`, defaults left out."""
+        return self.link(self.page, self.before)
+
+    @staticmethod
+    def link(page: int, before: int | None) -> str:
+        """The query string of the view with queue `page` and journal `before`."""
+        parts = [f"page={page}"] if page != 1 else []
+        parts += [f"before={before}"] if before is not None else []
+        return "?" + "&".join(parts)
 
 
 def _local(target: str | None) -> str:
@@ -327,4 +409,12 @@ def _steer_status(exc: NinePlanError) -> int | None:
     return 409 if isinstance(exc, PlanHeldByAgentError) else None
 
 
-__all__ = ["PAGE_SIZE", "Pages", "QueuePage", "Reads"]
+__all__ = [
+    "JOURNAL_LIMIT",
+    "PAGE_SIZE",
+    "JournalPage",
+    "Pages",
+    "QueuePage",
+    "Reads",
+    "SessionView",
+]

@@ -3,6 +3,35 @@
 "use strict";
 
 (function () {
+  // "for 12 min", "3 min ago": each [data-since] time counts on as the page stays open, in the
+  // words the server writes (pages.duration).
+  const duration = function (then) {
+    let minutes = Math.max(0, Math.floor((Date.now() - then) / 60000));
+    if (minutes < 1) {
+      return "under a minute";
+    }
+    if (minutes < 60) {
+      return minutes + " min";
+    }
+    let hours = Math.floor(minutes / 60);
+    minutes = minutes % 60;
+    if (hours < 48) {
+      return hours + " h" + (minutes ? " " + minutes + " min" : "");
+    }
+    const days = Math.floor(hours / 24);
+    hours = hours % 24;
+    return days + " d" + (hours ? " " + hours + " h" : "");
+  };
+  const countOn = function () {
+    for (const time of document.querySelectorAll("time[data-since]")) {
+      const then = Date.parse(time.getAttribute("datetime"));
+      if (!Number.isNaN(then)) {
+        time.textContent = duration(then);
+      }
+    }
+  };
+  setInterval(countOn, 30000);
+
   const url = document.body.dataset.live;
   if (!url || !window.EventSource) {
     return;
@@ -39,6 +68,18 @@
         swap(name, waiting[name]);
       }
     }, 0);
+  });
+  // The session list: one changed row at a time, by session name.
+  source.addEventListener("rows", function (event) {
+    const rows = JSON.parse(event.data);
+    for (const name of Object.keys(rows)) {
+      const row = document.querySelector('tr[data-session="' + CSS.escape(name) + '"]');
+      if (row) {
+        const template = document.createElement("template");
+        template.innerHTML = rows[name];
+        row.replaceWith(template.content);
+      }
+    }
   });
   source.addEventListener("fragments", function (event) {
     const fragments = JSON.parse(event.data);
