@@ -9,7 +9,7 @@ from nineplan_adapters.clock import utc_now
 from nineplan_adapters.ids import PLAN_ID_ALPHABET
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.journal import Actor, EventKind, NewEvent
-from nineplan_core.model import PlanContent, Session
+from nineplan_core.model import PlanContent, Session, SessionName
 from nineplan_core.plan_file import render
 
 WORDS = [
@@ -155,7 +155,7 @@ async def create_session(root: Path, name: str) -> None:
     try:
         at = utc_now()
         await catalog.create(
-            Session(name=name, task_description="benchmark", created_at=at),
+            Session(name=SessionName(name), task_description="benchmark", created_at=at),
             NewEvent(kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT),
         )
     finally:

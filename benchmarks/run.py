@@ -42,7 +42,7 @@ from nineplan_adapters.sqlite.store import (
     SAVE_PLAN,
     TALLY,
 )
-from nineplan_core.model import Plan, PlanContent
+from nineplan_core.model import Plan, PlanContent, PlanId
 from nineplan_core.plan_file import render
 
 RESULTS = Path(__file__).parent / "results"
@@ -202,7 +202,9 @@ class NineplanSqlDirect:
 
     def once(self) -> float:
         now = dt.datetime.now(dt.UTC)
-        queued = Plan(id=random_plan_id(), content=PlanContent(**PLAN), position=1, created_at=now)
+        queued = Plan(
+            id=PlanId(random_plan_id()), content=PlanContent(**PLAN), position=1, created_at=now
+        )
         active = queued.pull()
         rows = [
             plan_to_row(plan) for plan in (queued, active, active.complete(outcome="done", at=now))
@@ -494,7 +496,7 @@ FLOOR_LOG = (
 )
 
 
-def seed_journal(database: Path, events: int, queued: list[str]) -> None:
+def seed_journal(database: Path, events: int, queued: list[PlanId]) -> None:
     """Append `events` journal events to a session, as a long-lived one gathers them: plan
     after plan added, pulled, deferred, pulled again and completed; every queued plan deferred
     twice along the way."""

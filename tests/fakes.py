@@ -16,7 +16,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.files import DirectoryPlanFiles, PlanFilesFactory, file_system_error
 from nineplan_adapters.memory import MemoryPlanFiles
-from nineplan_core.model import DEFAULT_LIMITS
+from nineplan_core.model import DEFAULT_LIMITS, PlanId, SessionName
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan
 
@@ -42,20 +42,20 @@ class Backend:
         return (await self.service.create_session(task)).session.name
 
     async def plan_text(self, name: str, plan_id: str) -> str | None:
-        store = await self.catalog.open(name)
+        store = await self.catalog.open(SessionName(name))
         async with store.reading() as reader:
-            data = await reader.files.read(plan_id)
+            data = await reader.files.read(PlanId(plan_id))
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_plan_text(self, name: str, plan_id: str, text: str | bytes) -> None:
         """Play the agent editing a plan file."""
-        store = await self.catalog.open(name)
+        store = await self.catalog.open(SessionName(name))
         data = text.encode("utf-8") if isinstance(text, str) else text
         await store.files.write(plan_id, data)  # type: ignore[attr-defined] # both stores expose files
 
     async def recovered(self, name: str) -> dict[str, bytes]:
         """What the session's recovered/ folder holds, by file name."""
-        store = await self.catalog.open(name)
+        store = await self.catalog.open(SessionName(name))
         files = store.files  # type: ignore[attr-defined] # both stores expose files
         if isinstance(files, MemoryPlanFiles):
             return dict(files.recovered)
@@ -63,7 +63,7 @@ class Backend:
         return {p.name: p.read_bytes() for p in folder.iterdir()} if folder.is_dir() else {}
 
     async def delete_plan_file(self, name: str, plan_id: str) -> None:
-        store = await self.catalog.open(name)
+        store = await self.catalog.open(SessionName(name))
         await store.files.remove(plan_id)  # type: ignore[attr-defined]
 
 
@@ -76,18 +76,18 @@ class FailingPlanFiles:
     error: int = errno.ENOSPC
 
     def path(self, plan_id: str) -> str:
-        return self.inner.path(plan_id)
+        return self.inner.path(PlanId(plan_id))
 
     def _maybe_fail(self, operation: str) -> None:
         if operation in self.failing:
             raise file_system_error(f"{operation} a plan file", OSError(self.error, "injected"))
 
     async def read(self, plan_id: str) -> bytes | None:
-        return await self.inner.read(plan_id)
+        return await self.inner.read(PlanId(plan_id))
 
     async def write(self, plan_id: str, data: bytes) -> None:
         self._maybe_fail("write")
-        await self.inner.write(plan_id, data)
+        await self.inner.write(PlanId(plan_id), data)
 
     async def keep(self, file_name: str, data: bytes) -> str:
         self._maybe_fail("keep")
@@ -95,7 +95,7 @@ class FailingPlanFiles:
 
     async def remove(self, plan_id: str) -> None:
         self._maybe_fail("remove")
-        await self.inner.remove(plan_id)
+        await self.inner.remove(PlanId(plan_id))
 
     async def names(self) -> list[str]:
         return await self.inner.names()

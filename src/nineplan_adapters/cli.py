@@ -6,7 +6,7 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, get_args
 
@@ -22,7 +22,7 @@ from nineplan_adapters.logging import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE
-from nineplan_core.model import SNIPPET_MARKS
+from nineplan_core.results import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
 EXAMPLES = """\
@@ -97,67 +97,69 @@ def _parser() -> argparse.ArgumentParser:
             epilog=f"examples:\n  {examples}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if name == "demo":
-            command.add_argument("--transport", choices=get_args(Transport), default="stdio")
-            continue
-        if name == "prime":
-            from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
+        _command_arguments(name, command)
+    _reading_arguments(commands.choices)
+    add_steering_arguments(commands.choices)
+    return parser
 
-            add_arguments(command)
-            continue
+
+def _command_arguments(name: str, command: argparse.ArgumentParser) -> None:
+    """The flags of command `name`: the settings every command but demo and prime takes, then
+    its own."""
+    if name == "demo":
+        command.add_argument("--transport", choices=get_args(Transport), default="stdio")
+        return
+    if name == "prime":
+        from nineplan_adapters.prime import add_arguments  # noqa: PLC0415
+
+        add_arguments(command)
+        return
+    command.add_argument(
+        "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+    )
+    command.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=[*get_args(LogLevel), "warning"],  # `warning` as Python spells it
+        help="NINEPLAN_LOG_LEVEL",
+    )
+    command.add_argument("--durability", choices=get_args(Durability), help="NINEPLAN_DURABILITY")
+    if name == "serve":
         command.add_argument(
-            "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+            "--transport", choices=get_args(Transport), help="NINEPLAN_TRANSPORT (default stdio)"
         )
         command.add_argument(
-            "--log-level",
-            type=str.lower,
-            choices=[*get_args(LogLevel), "warning"],  # `warning` as Python spells it
-            help="NINEPLAN_LOG_LEVEL",
+            "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
         )
+        command.add_argument("--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)")
+    elif name == "ui":
         command.add_argument(
-            "--durability", choices=get_args(Durability), help="NINEPLAN_DURABILITY"
+            "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
         )
-        if name == "serve":
-            command.add_argument(
-                "--transport",
-                choices=get_args(Transport),
-                help="NINEPLAN_TRANSPORT (default stdio)",
-            )
-            command.add_argument(
-                "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
-            )
-            command.add_argument(
-                "--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)"
-            )
-            continue
-        if name == "ui":
-            command.add_argument(
-                "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
-            )
-            command.add_argument("--port", dest="ui_port", help="default 8765")
-            continue
+        command.add_argument("--port", dest="ui_port", help="default 8765")
+    else:
         command.add_argument("--json", action="store_true", help="print JSON for scripts")
         if name != "sessions":
             command.add_argument("name", help="session name, e.g. brave-quiet-otter")
-    commands.choices["show"].add_argument("plan_id", help="5-character plan id")
-    commands.choices["search"].add_argument("query", help="words to look for")
-    commands.choices["search"].add_argument(
+
+
+def _reading_arguments(commands: Mapping[str, argparse.ArgumentParser]) -> None:
+    """The arguments of the commands that read a session: show, search, validate and log."""
+    commands["show"].add_argument("plan_id", help="5-character plan id")
+    commands["search"].add_argument("query", help="words to look for")
+    commands["search"].add_argument(
         "--limit", type=_limit, default=10, help="at most this many (1-100)"
     )
-    commands.choices["validate"].add_argument(
-        "--repair", action="store_true", help="reconcile files first"
-    )
-    commands.choices["log"].add_argument(
+    commands["validate"].add_argument("--repair", action="store_true", help="reconcile files first")
+    commands["log"].add_argument(
         "--limit",
         type=partial(_limit, high=MAX_LOG_LIMIT),
         default=100,
         help="the last this many events (1-10,000)",
     )
-    commands.choices["log"].add_argument(
+    commands["log"].add_argument(
         "--follow", action="store_true", help="keep printing new events until Ctrl-C"
     )
-    add_steering_arguments(commands.choices)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

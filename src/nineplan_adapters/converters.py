@@ -10,7 +10,8 @@ from cattrs import ClassValidationError, transform_error
 from cattrs.gen import make_dict_structure_fn
 
 from nineplan_core.errors import DatabaseError, NinePlanError
-from nineplan_core.model import Completion, Discarded, Plan, Session
+from nineplan_core.model import Plan, Session
+from nineplan_core.results import Completion, Discarded
 
 T = TypeVar("T")
 

@@ -19,6 +19,8 @@ RULE = "-" * 72
 
 
 Emit = Callable[[str], object]
+#: `call(tool, **arguments)`: a tool call that is shown, returning its structured content.
+Call = Callable[..., Awaitable[dict[str, Any]]]
 
 
 def _show(emit: Emit, title: str, arguments: dict[str, Any], text: str) -> None:
@@ -114,52 +116,8 @@ async def run_demo(transport: str, emit: Emit) -> int:
             created = await call(
                 "9plan_session_create", task_description="Add login to the notekeeper app"
             )
-            common = {"context": "The notekeeper web app has no accounts yet."}
-            await call(
-                "9plan_queue_add",
-                **common,
-                goal="Design the users table",
-                approach="Write the migration; add a unique index on email.",
-                success_criteria="Migration applies cleanly on an empty database.",
-                outputs="migrations/0002_users.sql",
-            )
-            await call(
-                "9plan_queue_add",
-                **common,
-                goal="Build the login form",
-                approach="Form with email and password; POST to /login.",
-                success_criteria="A user can log in and sees their notes.",
-                inputs="The users table from the schema plan",
-                position="back",
-            )
-            await call(
-                "9plan_queue_add",
-                **common,
-                goal="Pick a password hashing library",
-                approach="Compare argon2 and bcrypt bindings; pick one.",
-                success_criteria="A decision with a reason in the outcome.",
-                position="front",
-            )
-            await call("9plan_queue_pull")
-            await call(
-                "9plan_plan_defer", reason="Waiting for the security review", position="back"
-            )
-            pulled = await call("9plan_queue_pull")
-            plan_file = Path(pulled["plan_path"])
-            plan_file.write_text(
-                plan_file.read_text() + "- Used a UUID primary key; email is citext.\n"
-            )
-            emit(RULE)
-            emit(
-                f"(the agent adds a line to the Notes section of {plan_file.name}; the file now reads:)"
-            )
-            emit(textwrap.indent(plan_file.read_text().rstrip("\n"), "  | ", lambda _: True))
-            done = await call(
-                "9plan_plan_complete",
-                outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
-            )
-            await call("9plan_history_search", query="users table migration")
-            await call("9plan_history_get", plan_id=done["plan_id"])
+            await _queue_three_plans(call)
+            await _work_through_the_first(call, emit)
         emit(RULE)
         emit("(the server process exits, as when a conversation ends; a fresh one starts)")
         async with _client(transport, Path(folder)) as client:
@@ -174,7 +132,56 @@ async def run_demo(transport: str, emit: Emit) -> int:
     return 0
 
 
-def _caller(client: Client, emit: Emit) -> Callable[..., Awaitable[dict[str, Any]]]:
+async def _queue_three_plans(call: Call) -> None:
+    """Two plans at the back, then a blocking one at the front."""
+    common = {"context": "The notekeeper web app has no accounts yet."}
+    await call(
+        "9plan_queue_add",
+        **common,
+        goal="Design the users table",
+        approach="Write the migration; add a unique index on email.",
+        success_criteria="Migration applies cleanly on an empty database.",
+        outputs="migrations/0002_users.sql",
+    )
+    await call(
+        "9plan_queue_add",
+        **common,
+        goal="Build the login form",
+        approach="Form with email and password; POST to /login.",
+        success_criteria="A user can log in and sees their notes.",
+        inputs="The users table from the schema plan",
+        position="back",
+    )
+    await call(
+        "9plan_queue_add",
+        **common,
+        goal="Pick a password hashing library",
+        approach="Compare argon2 and bcrypt bindings; pick one.",
+        success_criteria="A decision with a reason in the outcome.",
+        position="front",
+    )
+
+
+async def _work_through_the_first(call: Call, emit: Emit) -> None:
+    """Pull and defer the blocking plan, pull the next, note in its file, complete it, and
+    find it in the history."""
+    await call("9plan_queue_pull")
+    await call("9plan_plan_defer", reason="Waiting for the security review", position="back")
+    pulled = await call("9plan_queue_pull")
+    plan_file = Path(pulled["plan_path"])
+    plan_file.write_text(plan_file.read_text() + "- Used a UUID primary key; email is citext.\n")
+    emit(RULE)
+    emit(f"(the agent adds a line to the Notes section of {plan_file.name}; the file now reads:)")
+    emit(textwrap.indent(plan_file.read_text().rstrip("\n"), "  | ", lambda _: True))
+    done = await call(
+        "9plan_plan_complete",
+        outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
+    )
+    await call("9plan_history_search", query="users table migration")
+    await call("9plan_history_get", plan_id=done["plan_id"])
+
+
+def _caller(client: Client, emit: Emit) -> Call:
     """`call(tool, **arguments)`: call a tool, show the call and its text, return its structure."""
 
     async def call(tool: str, **arguments: Any) -> dict[str, Any]:

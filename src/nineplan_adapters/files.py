@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 
 from nineplan_core.errors import FileSystemError
-from nineplan_core.model import check_plan_id, file_name
+from nineplan_core.model import PlanId, check_plan_id, file_name
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from nineplan_core.ports import PlanFiles
 
@@ -71,13 +71,15 @@ class DirectoryPlanFiles:
     recovered: Path
     calls: OsCalls = attrs.field(factory=OsCalls)
 
-    def path(self, plan_id: str) -> str:
+    def path(self, plan_id: PlanId) -> str:
         return str(self._file(plan_id))
 
-    def _file(self, plan_id: str) -> Path:
+    def _file(self, plan_id: PlanId) -> Path:
+        # The one place an id becomes a path on disk keeps its own guard: a PlanId forged
+        # with a cast (PlanId("../x")) is refused here too.
         return self.folder / file_name(check_plan_id(plan_id))
 
-    async def read(self, plan_id: str) -> bytes | None:
+    async def read(self, plan_id: PlanId) -> bytes | None:
         try:
             fd = os.open(self._file(plan_id), _READ_FLAGS)
         except OSError:
@@ -93,7 +95,7 @@ class DirectoryPlanFiles:
             # One byte past the limit tells the reader the file is over it.
             return handle.read(MAX_FILE_BYTES + 1)
 
-    async def write(self, plan_id: str, data: bytes) -> None:
+    async def write(self, plan_id: PlanId, data: bytes) -> None:
         target = self._file(plan_id)
         temp = self.folder / f".{target.name}.{secrets.token_hex(4)}.tmp"
         try:
@@ -104,7 +106,7 @@ class DirectoryPlanFiles:
             temp.unlink(missing_ok=True)
             raise file_system_error("write the plan file", exc) from exc
 
-    async def remove(self, plan_id: str) -> None:
+    async def remove(self, plan_id: PlanId) -> None:
         target = self._file(plan_id)
         try:
             self._clear_irregular(target)

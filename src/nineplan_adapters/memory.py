@@ -36,17 +36,15 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    SNIPPET_MARKS,
-    HistoryMatch,
     Plan,
+    PlanId,
     QueueEntry,
     Session,
-    SessionSummary,
+    SessionName,
     Tally,
-    check_plan_id,
-    check_session_name,
     file_name,
 )
+from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionSummary
 
 # The same column weights as the SQLite ranking: outputs and outcome weigh most, notes least.
 _WEIGHTS = {
@@ -67,14 +65,14 @@ class MemoryPlanFiles:
     texts: dict[str, bytes] = attrs.field(factory=dict)
     recovered: dict[str, bytes] = attrs.field(factory=dict)
 
-    def path(self, plan_id: str) -> str:
-        return f"memory://{self.session}/plans/{file_name(check_plan_id(plan_id))}"
+    def path(self, plan_id: PlanId) -> str:
+        return f"memory://{self.session}/plans/{file_name(plan_id)}"
 
-    async def read(self, plan_id: str) -> bytes | None:
+    async def read(self, plan_id: PlanId) -> bytes | None:
         return self.texts.get(file_name(plan_id))
 
-    async def write(self, plan_id: str, data: bytes) -> None:
-        self.texts[file_name(check_plan_id(plan_id))] = data
+    async def write(self, plan_id: PlanId, data: bytes) -> None:
+        self.texts[file_name(plan_id)] = data
 
     async def keep(self, file_name: str, data: bytes) -> str:
         name = file_name
@@ -83,7 +81,7 @@ class MemoryPlanFiles:
         self.recovered[name] = data
         return f"memory://{self.session}/recovered/{name}"
 
-    async def remove(self, plan_id: str) -> None:
+    async def remove(self, plan_id: PlanId) -> None:
         self.texts.pop(file_name(plan_id), None)
 
     async def names(self) -> list[str]:
@@ -114,14 +112,14 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     files_mirror = False
 
     @property
-    def name(self) -> str:
+    def name(self) -> SessionName:
         return self.session.name
 
     @property
     def path(self) -> str:
         return f"memory://{self.name}"
 
-    def plan_path(self, plan_id: str) -> str:
+    def plan_path(self, plan_id: PlanId) -> str:
         return self.files.path(plan_id)
 
     def _tx(self, files: FileChanges) -> "MemorySessionTx":
@@ -229,7 +227,7 @@ class MemorySessionTx(EventRows):
             next_goal=queued[0].goal if queued else None,
         )
 
-    async def plan(self, plan_id: str) -> Plan | None:
+    async def plan(self, plan_id: PlanId) -> Plan | None:
         return self.plans.get(plan_id)
 
     async def finished(self) -> list[Plan]:
@@ -321,7 +319,7 @@ def _score(plan: Plan, terms: list[str]) -> float:
 class MemorySessionCatalog:
     """Every session in a dict; nothing touches the disk."""
 
-    stores: dict[str, MemorySessionStore] = attrs.field(factory=dict)
+    stores: dict[SessionName, MemorySessionStore] = attrs.field(factory=dict)
     #: How many recent request ids each session, and the catalog, remembers.
     remembered: int = DEFAULT_LIMITS.remembered_requests
     creations: RetryLog = attrs.field(init=False)
@@ -331,7 +329,7 @@ class MemorySessionCatalog:
         return RetryLog(MemoryRequestRecords(), self.remembered)
 
     async def create(self, session: Session, first: NewEvent) -> MemorySessionStore:
-        if check_session_name(session.name) in self.stores:
+        if session.name in self.stores:
             raise SessionExistsError(session.name)
         store = MemorySessionStore(
             session, MemoryPlanFiles(session.name), remembered=self.remembered
@@ -342,15 +340,15 @@ class MemorySessionCatalog:
         self.stores[session.name] = store
         return store
 
-    async def open(self, name: str) -> MemorySessionStore:
-        if (store := self.stores.get(check_session_name(name))) is None:
+    async def open(self, name: SessionName) -> MemorySessionStore:
+        if (store := self.stores.get(name)) is None:
             raise SessionNotFoundError(name)
         return store
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[SessionName]:
         return sorted(self.stores)
 
-    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
         results: list[SessionSummary | NinePlanError] = []
         for name in names:
             try:
@@ -359,7 +357,7 @@ class MemorySessionCatalog:
                 results.append(exc)
         return results
 
-    async def summary(self, name: str) -> SessionSummary:
+    async def summary(self, name: SessionName) -> SessionSummary:
         store = await self.open(name)
         async with store.reading() as reader:
             tally = await reader.tally()
@@ -381,7 +379,9 @@ class MemorySessionCatalog:
                 last_activity=readable(newest)[-1].at if readable(newest) else None,
             )
 
-    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+    async def follow(
+        self, name: SessionName, after_seq: int = 0
+    ) -> AsyncIterator[Event | UnreadableEvent]:
         store = await self.open(name)
         async for event in follow_events(store, MemorySessionWatch(self).changes(name), after_seq):
             yield event
@@ -406,7 +406,7 @@ class MemorySessionWatch:
     catalog: MemorySessionCatalog
 
     @asynccontextmanager
-    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+    async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
         store = await self.catalog.open(name)
         yield _CommitTicks(store, store.version)
 

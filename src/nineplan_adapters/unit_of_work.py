@@ -11,7 +11,7 @@ import anyio
 import attrs
 
 from nineplan_core.errors import DatabaseError, NinePlanError
-from nineplan_core.model import file_name
+from nineplan_core.model import PlanId, file_name
 from nineplan_core.ports import PlanFiles
 
 log = logging.getLogger("nineplan.storage")
@@ -32,23 +32,23 @@ class FileChanges:
 
     files: PlanFiles
     later: list[Action] = attrs.field(factory=list, init=False)
-    _undo: list[tuple[str, bytes | None]] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[PlanId, bytes | None]] = attrs.field(factory=list, init=False)
 
-    async def read(self, plan_id: str) -> bytes | None:
+    async def read(self, plan_id: PlanId) -> bytes | None:
         return await self.files.read(plan_id)
 
     async def names(self) -> list[str]:
         return await self.files.names()
 
-    async def write(self, plan_id: str, text: str) -> None:
+    async def write(self, plan_id: PlanId, text: str) -> None:
         previous = await self.files.read(plan_id)
         self._undo.append((plan_id, previous))
         await self.files.write(plan_id, text.encode("utf-8"))
 
-    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+    async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
         return await self.files.keep(file_name(plan_id), data)
 
-    def remove_after_commit(self, plan_id: str) -> None:
+    def remove_after_commit(self, plan_id: PlanId) -> None:
         self.later.append(lambda: self.files.remove(plan_id))
 
     def recover_after_commit(self, file_name: str) -> None:

@@ -7,14 +7,15 @@ from collections.abc import Sequence
 import attrs
 
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import ValidationReport, file_name
+from nineplan_core.model import PlanId, file_name
+from nineplan_core.results import ValidationReport
 
 
 @attrs.frozen
 class PlanRow:
     """The part of a stored plan the invariants look at."""
 
-    id: str
+    id: PlanId
     status: PlanStatus
     position: int | None
 

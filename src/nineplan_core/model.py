@@ -1,34 +1,26 @@
-"""The domain values: sessions, plans and their content, and the read views use cases return."""
+"""The domain values: sessions, plans and their content, the checked names and ids, the limits."""
 
 import datetime as dt
 import enum
 import re
-from typing import TYPE_CHECKING, Self, TypeVar
+from typing import NewType, Self, TypeVar
 
 import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
 
-if TYPE_CHECKING:  # the journal reads plan rows, which import from here
-    from nineplan_core.journal import Event, UnreadableEvent
-
 __all__ = [
-    "Completion",
-    "Discarded",
-    "HistoryMatch",
     "Limits",
     "Plan",
     "PlanContent",
+    "PlanId",
     "PlanStatus",
     "Position",
     "QueueEntry",
-    "Repair",
     "Session",
-    "SessionState",
-    "SessionSummary",
+    "SessionName",
     "Tally",
-    "ValidationReport",
 ]
 
 T = TypeVar("T")
@@ -36,6 +28,12 @@ T = TypeVar("T")
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
 PLAN_FILE_SUFFIX = ".txt"
+
+#: A session name that has the three-word shape: only `check_session_name` (or a store reading
+#: back a name it wrote) makes one, so a port that takes it needs no second check.
+SessionName = NewType("SessionName", str)
+#: A plan id of five characters of [0-9a-z]: made by `check_plan_id` (or read back from storage).
+PlanId = NewType("PlanId", str)
 
 
 class Position(enum.StrEnum):
@@ -89,7 +87,7 @@ def check_text(field: str, value: str, *, max_chars: int, required: bool = True)
     return value
 
 
-def check_session_name(name: str, field: str = "session_name") -> str:
+def check_session_name(name: str, field: str = "session_name") -> SessionName:
     """Return `name` if it has the three-word shape; only such names ever reach a path.
 
     Raises:
@@ -99,10 +97,10 @@ def check_session_name(name: str, field: str = "session_name") -> str:
         raise InvalidInputError(
             field, "must be three lowercase words joined by '-', like brave-quiet-otter"
         )
-    return name
+    return SessionName(name)
 
 
-def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
+def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
     """Return `plan_id` if it is five characters of [0-9a-z].
 
     Raises:
@@ -110,18 +108,19 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> str:
     """
     if not PLAN_ID.fullmatch(check_type(field, plan_id, str)):
         raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
-    return plan_id
+    return PlanId(plan_id)
 
 
-def file_name(plan_id: str) -> str:
+def file_name(plan_id: PlanId) -> str:
     """The name of a plan's file in the session's `plans/` folder."""
     return f"{plan_id}{PLAN_FILE_SUFFIX}"
 
 
-def plan_id_of(name: str) -> str | None:
+def plan_id_of(name: str) -> PlanId | None:
     """The plan id a file in `plans/` is named for, or None for any other name."""
     plan_id = name.removesuffix(PLAN_FILE_SUFFIX)
-    return plan_id if name.endswith(PLAN_FILE_SUFFIX) and PLAN_ID.fullmatch(plan_id) else None
+    valid = name.endswith(PLAN_FILE_SUFFIX) and PLAN_ID.fullmatch(plan_id)
+    return PlanId(plan_id) if valid else None
 
 
 def check_position(value: str, field: str = "position") -> Position:
@@ -162,7 +161,7 @@ class PlanContent:
 class Plan:
     """One unit of work in a session. Immutable: every change returns a new Plan."""
 
-    id: str
+    id: PlanId
     content: PlanContent
     status: PlanStatus = PlanStatus.QUEUED
     position: int | None = None
@@ -255,7 +254,7 @@ def _append_note(notes: str, at: dt.datetime, text: str) -> str:
 class Session:
     """A named queue of plans that an agent creates once and resumes across conversations."""
 
-    name: str
+    name: SessionName
     task_description: str | None
     created_at: dt.datetime
     #: The folder the session was created in (its project), or None when there was none to
@@ -280,7 +279,7 @@ class Tally:
 class QueueEntry:
     """A queued plan as callers see it: `rank` 1 is pulled next."""
 
-    id: str
+    id: PlanId
     goal: str
     rank: int
 
@@ -292,149 +291,3 @@ STUCK_DEFERS = 3
 def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
     """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
     return defer_count >= stuck_defers
-
-
-@attrs.frozen(kw_only=True)
-class SessionState:
-    """Everything an agent needs to pick a session back up."""
-
-    session: Session
-    path: str
-    queue: list[QueueEntry]
-    active_plan: Plan | None
-    active_plan_path: str | None
-    completed_count: int
-    plan_files: list[str]
-    #: The last few journal events, oldest first.
-    recent: "list[Event | UnreadableEvent]" = attrs.field(factory=list)
-    #: How often each queued or active plan was deferred (absent: never).
-    defer_counts: dict[str, int] = attrs.field(factory=dict)
-    #: When the active plan was pulled (its current activation).
-    pulled_at: dt.datetime | None = None
-    #: A plan deferred this many times or more is stuck.
-    stuck_defers: int = STUCK_DEFERS
-
-    def defer_count(self, plan_id: str) -> int:
-        return self.defer_counts.get(plan_id, 0)
-
-    def stuck(self, plan_id: str) -> bool:
-        return is_stuck(self.defer_count(plan_id), self.stuck_defers)
-
-    @property
-    def file_db_match(self) -> bool:
-        expected = {file_name(entry.id) for entry in self.queue}
-        if self.active_plan is not None:
-            expected.add(file_name(self.active_plan.id))
-        return expected == set(self.plan_files)
-
-
-@attrs.frozen(kw_only=True)
-class SessionSummary:
-    """One line of the session list, from the stored state and the journal (no reconcile)."""
-
-    session: Session
-    queue_length: int
-    completed_count: int
-    #: The active plan's id and goal, and when it was pulled (its current activation).
-    active_plan_id: str | None = None
-    active_goal: str | None = None
-    pulled_at: dt.datetime | None = None
-    #: How often each queued or active plan was deferred (absent: never).
-    defer_counts: dict[str, int] = attrs.field(factory=dict)
-    #: When the newest journal event happened: the session's last activity.
-    last_activity: dt.datetime | None = None
-    #: A plan deferred this many times or more is stuck.
-    stuck_defers: int = 3
-
-    @property
-    def has_active_plan(self) -> bool:
-        return self.active_plan_id is not None
-
-    @property
-    def stuck_plans(self) -> list[str]:
-        """The ids of the queued or active plans deferred `stuck_defers` times or more."""
-        return sorted(id_ for id_, count in self.defer_counts.items() if count >= self.stuck_defers)
-
-
-@attrs.frozen(kw_only=True)
-class Finished:
-    """A plan that just left the active slot, with the session's tally after it."""
-
-    plan: Plan
-    tally: Tally
-    #: One line saying what had to be salvaged from the agent's plan file, if anything.
-    salvage: str | None = None
-
-    @property
-    def queue_length(self) -> int:
-        return self.tally.queued
-
-    @property
-    def next_goal(self) -> str | None:
-        return self.tally.next_goal
-
-
-@attrs.frozen(kw_only=True)
-class Completion(Finished):
-    """The result of completing a plan: the plan and what is left to do."""
-
-    @property
-    def completed_count(self) -> int:
-        return self.tally.completed
-
-
-@attrs.frozen(kw_only=True)
-class Discarded(Finished):
-    """The result of discarding a plan: the plan and what is left in the queue."""
-
-
-@attrs.frozen
-class HistoryMatch:
-    """A completed plan found by a history search; `rank` 1 is the best match."""
-
-    id: str
-    goal: str
-    outcome: str | None
-    rank: int
-    #: Where the words matched, each match wrapped in SNIPPET_MARKS.
-    snippet: str = ""
-
-
-#: The marks around a matched word in a snippet; a terminal can render them as it likes.
-SNIPPET_MARKS = ("\x02", "\x03")
-
-
-@attrs.frozen(kw_only=True)
-class ValidationReport:
-    """The five invariants of a session and the violations found."""
-
-    single_active_plan: bool
-    queue_order_preserved: bool
-    files_match_database: bool
-    no_orphaned_files: bool
-    journal_matches_state: bool = True
-    issues: list[str]
-
-    @property
-    def valid(self) -> bool:
-        return (
-            self.single_active_plan
-            and self.queue_order_preserved
-            and self.files_match_database
-            and self.no_orphaned_files
-            and self.journal_matches_state
-        )
-
-
-@attrs.frozen
-class Repair:
-    """One change reconcile made to bring files back in line with the database."""
-
-    action: str  # "rendered", "removed" or "recovered"
-    file_name: str
-
-    def describe(self) -> str:
-        """One line for people and for the journal's `files_repaired` event."""
-        if self.action == "recovered":
-            return f"moved {self.file_name} to recovered/"
-        return f"{self.action} {self.file_name}"

@@ -1,6 +1,8 @@
 """The ports: what the use cases need from storage, files, ids and time, as Protocols.
 
 Adapters do not inherit from these; mypy checks that they fit where a port is passed.
+Names and ids come in as `SessionName` and `PlanId`: checked once, by the use case, so an
+adapter builds paths and queries from them without checking again.
 """
 
 import datetime as dt
@@ -11,14 +13,8 @@ from typing import Protocol, TypeVar
 from nineplan_core.errors import NinePlanError
 from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.model import (
-    HistoryMatch,
-    Plan,
-    QueueEntry,
-    Session,
-    SessionSummary,
-    Tally,
-)
+from nineplan_core.model import Plan, PlanId, QueueEntry, Session, SessionName, Tally
+from nineplan_core.results import HistoryMatch, SessionSummary
 
 T = TypeVar("T")
 
@@ -26,7 +22,7 @@ T = TypeVar("T")
 class PlanFileView(Protocol):
     """The plan files of one session as a read view sees them."""
 
-    async def read(self, plan_id: str) -> bytes | None:
+    async def read(self, plan_id: PlanId) -> bytes | None:
         """The bytes of a plan's file (at most MAX_FILE_BYTES + 1 of them); None when it is
         missing or not a readable regular file (a symlink, a directory)."""
         ...
@@ -39,21 +35,21 @@ class PlanFileView(Protocol):
 class PlanFileChanges(PlanFileView, Protocol):
     """The file half of a unit of work: writes undone on rollback, the rest after commit."""
 
-    async def write(self, plan_id: str, text: str) -> None:
+    async def write(self, plan_id: PlanId, text: str) -> None:
         """Write a plan's file now (atomically); undone if the transaction fails.
 
         Raises FileSystemError (the transaction then fails).
         """
         ...
 
-    async def keep_recovered(self, plan_id: str, data: bytes) -> str:
+    async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
         """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path.
 
         Raises FileSystemError.
         """
         ...
 
-    def remove_after_commit(self, plan_id: str) -> None:
+    def remove_after_commit(self, plan_id: PlanId) -> None:
         """Delete a plan's file once the transaction has committed."""
         ...
 
@@ -96,7 +92,7 @@ class SessionReader(Protocol):
         """The session's counts, the ends of its queue and the next goal, in one read."""
         ...
 
-    async def plan(self, plan_id: str) -> Plan | None:
+    async def plan(self, plan_id: PlanId) -> Plan | None:
         """Any plan of this session by id, whatever its status."""
         ...
 
@@ -162,13 +158,13 @@ class SessionStore(Protocol):
     files_mirror: bool
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> SessionName: ...
     @property
     def path(self) -> str:
         """Where the session lives, for people and agents (a folder or a URL)."""
         ...
 
-    def plan_path(self, plan_id: str) -> str:
+    def plan_path(self, plan_id: PlanId) -> str:
         """Where the agent finds the plan's file."""
         ...
 
@@ -194,7 +190,7 @@ class SessionCatalog(Protocol):
         """
         ...
 
-    async def open(self, name: str) -> SessionStore:
+    async def open(self, name: SessionName) -> SessionStore:
         """Open an existing session; the same store is returned while the catalog is open.
 
         Raises:
@@ -203,11 +199,11 @@ class SessionCatalog(Protocol):
         """
         ...
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[SessionName]:
         """The names of every session, sorted."""
         ...
 
-    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
         """Counts for the session list, one per name and in order; a session that cannot be
         read gives its error (SessionNotFoundError, StorageError) in its place.
 
@@ -226,7 +222,9 @@ class SessionCatalog(Protocol):
         PRAGMA data_version, PostgreSQL's LISTEN/NOTIFY, memory's in-process signal)."""
         ...
 
-    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+    def follow(
+        self, name: SessionName, after_seq: int = 0
+    ) -> AsyncIterator[Event | UnreadableEvent]:
         """The session's events after `after_seq`, then each new one as it is committed, by
         any process (on PostgreSQL, on any machine); it ends only when the caller stops.
 
@@ -240,13 +238,13 @@ class SessionCatalog(Protocol):
 class PlanFiles(Protocol):
     """The folder of plan files of one session: the agent's working copies."""
 
-    def path(self, plan_id: str) -> str: ...
-    async def read(self, plan_id: str) -> bytes | None:
+    def path(self, plan_id: PlanId) -> str: ...
+    async def read(self, plan_id: PlanId) -> bytes | None:
         """The file's bytes (at most MAX_FILE_BYTES + 1); None if missing or not a regular
         file (a symlink or a directory, say). Never follows a link."""
         ...
 
-    async def write(self, plan_id: str, data: bytes) -> None:
+    async def write(self, plan_id: PlanId, data: bytes) -> None:
         """Replace the file atomically; a directory or a link in its place is moved to
         recovered/ first. Raises FileSystemError."""
         ...
@@ -256,7 +254,7 @@ class PlanFiles(Protocol):
         `file_name`; return where. Raises FileSystemError."""
         ...
 
-    async def remove(self, plan_id: str) -> None:
+    async def remove(self, plan_id: PlanId) -> None:
         """Delete the file if it exists (a directory in its place goes to recovered/).
         Raises FileSystemError."""
         ...
@@ -291,7 +289,7 @@ class Clock(Protocol):
 class SessionWatch(Protocol):
     """Tells a reader (the web view) when a session changed, whichever process changed it."""
 
-    def changes(self, name: str) -> AbstractAsyncContextManager[AsyncIterator[None]]:
+    def changes(self, name: SessionName) -> AbstractAsyncContextManager[AsyncIterator[None]]:
         """Ticks for session `name`: one soon after each committed change (changes close
         together may share one tick). Watching stops when the context is left.
 

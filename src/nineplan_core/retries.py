@@ -2,9 +2,17 @@
 
 import hashlib
 import json
+import logging
+from typing import Generic, TypeVar
 
-from nineplan_core.errors import InvalidInputError
+import attrs
+
+from nineplan_core.errors import DatabaseError, InvalidInputError
 from nineplan_core.model import check_type
+from nineplan_core.ports import RequestLog
+
+log = logging.getLogger("nineplan.service")
+T = TypeVar("T")
 
 MAX_REQUEST_ID = 128
 
@@ -39,3 +47,42 @@ def check_replay(request_id: str, recorded: str, current: str) -> None:
         raise InvalidInputError(
             "request_id", f"{request_id!r} was already used for a different call; use a new id"
         )
+
+
+@attrs.frozen
+class Request(Generic[T]):
+    """A mutating call made with a request id: the id, the call's fingerprint, and the type
+    of the result a repeat gets back."""
+
+    id: str
+    fingerprint: str
+    kind: type[T]
+
+
+def request(
+    request_id: str | None, kind: type[T], operation: str, **arguments: object
+) -> Request[T] | None:
+    """The retry record of a call, or None when the caller chose no request id.
+
+    Raises:
+        InvalidInputError: a request id of the wrong shape.
+    """
+    if request_id is None:
+        return None
+    return Request(check_request_id(request_id), fingerprint(operation, **arguments), kind)
+
+
+async def replayed(requests: RequestLog, request: Request[T] | None) -> T | None:
+    """The first result of a request applied before, or None to go ahead.
+
+    Raises:
+        InvalidInputError: the request id was used for a different call.
+        DatabaseError: the recorded result cannot be read back.
+    """
+    if request is None or (recorded := await requests.recall(request.id, request.kind)) is None:
+        return None
+    check_replay(request.id, recorded[0], request.fingerprint)
+    if recorded[1] is None:
+        raise DatabaseError(f"The recorded result of request {request.id!r} cannot be read.")
+    log.info("request replayed", extra={"request_id": request.id})
+    return recorded[1]

@@ -1,9 +1,14 @@
-"""The use cases: one async method per operation an agent or a person can ask for."""
+"""The use cases: one async method per operation an agent or a person can ask for.
+
+A change runs in `NinePlan._apply`, the one envelope: check the session name, open the
+session (reconciled once per process), replay a repeated request, make the change in one
+transaction, journal it, remember its result for a retry, and log it.
+"""
 
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -22,7 +27,6 @@ from nineplan_core.errors import (
 from nineplan_core.history import search_terms
 from nineplan_core.invariants import check
 from nineplan_core.journal import (
-    RECENT_EVENTS,
     Actor,
     Event,
     EventKind,
@@ -41,19 +45,13 @@ from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     STUCK_DEFERS,
-    Completion,
-    Discarded,
-    HistoryMatch,
     Limits,
     Plan,
     PlanContent,
+    PlanId,
     Position,
-    QueueEntry,
-    Repair,
     Session,
-    SessionState,
-    SessionSummary,
-    ValidationReport,
+    SessionName,
     check_plan_id,
     check_position,
     check_session_name,
@@ -61,7 +59,6 @@ from nineplan_core.model import (
     check_type,
     file_name,
     is_stuck,
-    plan_id_of,
 )
 from nineplan_core.plan_file import (
     MAX_NOTES_CHARS,
@@ -77,12 +74,22 @@ from nineplan_core.ports import (
     PlanIds,
     SessionCatalog,
     SessionNames,
-    SessionReader,
     SessionStore,
     SessionTx,
 )
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.retries import check_replay, check_request_id, fingerprint
+from nineplan_core.reconcile import reconcile, reconcile_level, state_of
+from nineplan_core.results import (
+    Completion,
+    Discarded,
+    HistoryMatch,
+    PlacedPlan,
+    Repair,
+    SessionState,
+    SessionSummary,
+    ValidationReport,
+)
+from nineplan_core.retries import Request, check_replay, replayed, request
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -93,19 +100,18 @@ MAX_WORKSPACE_CHARS = 4096
 
 
 @attrs.frozen(kw_only=True)
-class PlacedPlan:
-    """A plan just added, pulled or deferred: where its file is and, when queued, its rank."""
+class Applied(Generic[T]):
+    """What a change did: its result, the journal events that record it, and its log line."""
 
-    plan: Plan
-    path: str
-    rank: int | None = None
-    #: The plan as its file reads (for a pull): what the agent works from.
-    text: str | None = None
-    #: One line saying what had to be salvaged from the agent's file, if anything (a defer).
-    salvage: str | None = None
-    #: How often the plan had been deferred (set by a pull), and whether that makes it stuck.
-    defer_count: int = 0
-    stuck: bool = False
+    result: T
+    events: list[NewEvent]
+    said: str
+    #: What the log line adds to the session name (the plan id, its rank).
+    about: dict[str, object] = attrs.field(factory=dict)
+
+
+#: A change inside the envelope: given the open session and its transaction, do the work.
+Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T]]]
 
 
 @attrs.define
@@ -123,7 +129,7 @@ class NinePlan:
     limits: Limits = DEFAULT_LIMITS
     #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
     stuck_defers: int = STUCK_DEFERS
-    _reconciled: set[str] = attrs.field(factory=set, init=False)
+    _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
 
     # -- sessions ------------------------------------------------------------------
 
@@ -157,35 +163,14 @@ class NinePlan:
                 required=False,
             )
             task_description = task_description.strip() or None
-        if request_id is not None:
-            call = fingerprint("create_session", task_description=task_description)
-            recorded = await self.catalog.creations.recall(check_request_id(request_id), str)
-            if recorded is not None:
-                check_replay(request_id, recorded[0], call)
-                if recorded[1] is not None:
-                    return await self.session_state(recorded[1])
-                log.warning("unreadable session-creation record; treating the request as new")
-        for _ in range(_ATTEMPTS):
-            session = Session(
-                name=self.session_names(),
-                task_description=task_description,
-                created_at=self.clock(),
-                workspace=workspace,
-            )
-            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
-            try:
-                store = await self.catalog.create(session, created)
-            except SessionExistsError:
-                log.warning(
-                    "session name collision, drawing another", extra={"session": session.name}
-                )
-                continue
-            self._reconciled.add(session.name)
-            if request_id is not None:
-                await self.catalog.creations.remember(request_id, call, session.name)
-            log.info("session created", extra={"session": session.name})
-            return await self._state(store)
-        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
+        call = request(request_id, str, "create_session", task_description=task_description)
+        if call is not None and (created := await self._created(call)) is not None:
+            return await self.session_state(created)
+        store = await self._new_session(task_description, workspace, who)
+        if call is not None:
+            await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
+        log.info("session created", extra={"session": store.name})
+        return await self._state(store)
 
     async def session_state(self, name: str) -> SessionState:
         """The queue, the active plan and the counts of a session; reads only, never repairs.
@@ -202,15 +187,16 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self.catalog.open(check_session_name(name))
-        if name in self._reconciled and not store.files_mirror:
+        session = check_session_name(name)
+        store = await self.catalog.open(session)
+        if session in self._reconciled and not store.files_mirror:
             return await self._state(store)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        _, state = await self._reconcile(store, level=_reconcile_level(store))
-        self._reconciled.add(name)
+        _, state = await self._reconcile(store, level=reconcile_level(store))
+        self._reconciled.add(session)
         return state
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[SessionName]:
         """The name of every session, sorted; cheap, as no session is opened."""
         return await self.catalog.names()
 
@@ -219,11 +205,16 @@ class NinePlan:
         and left out. Reads only: nothing is reconciled.
 
         Raises:
+            InvalidInputError: a name in `names` is not a session name.
             StorageError: nothing could be read at all.
         """
-        names = await self.catalog.names() if names is None else names
+        checked = (
+            await self.catalog.names()
+            if names is None
+            else [check_session_name(name) for name in names]
+        )
         summaries = []
-        for name, summary in zip(names, await self.catalog.summaries(names), strict=True):
+        for name, summary in zip(checked, await self.catalog.summaries(checked), strict=True):
             if isinstance(summary, NinePlanError):
                 log.warning(
                     "session unreadable, left out of the list",
@@ -266,32 +257,30 @@ class NinePlan:
             check_text(field, value, max_chars=self.limits.max_text_chars, required=False)
         where = check_position(position)
         content = PlanContent(**texts, inputs=inputs, outputs=outputs)
-        request = _request(request_id, "add_plan", content=attrs.asdict(content), position=where)
+        call = request(
+            request_id, PlacedPlan, "add_plan", content=attrs.asdict(content), position=where
+        )
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
-            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
-                return replayed
+
+        async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             tally = await tx.tally()
             if tally.queued >= self.limits.max_queue:
                 raise QueueFullError(self.limits.max_queue)
             plan = await self._insert(tx, content, insert_position(tally, where))
             await tx.files.write(plan.id, render(content, plan.notes))
-            placed = PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=insert_rank(tally, where)
+            rank = insert_rank(tally, where)
+            return Applied(
+                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+                events=[
+                    _event(
+                        plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
+                    )
+                ],
+                said="plan added",
+                about={"plan_id": plan.id, "rank": rank},
             )
-            await _record(
-                tx,
-                plan.created_at,
-                who,
-                EventKind.PLAN_ADDED,
-                plan,
-                position=where,
-                rank=placed.rank,
-            )
-            await _remember(tx, request, placed)
-        log.info("plan added", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
-        return placed
+
+        return await self._apply(name, add, retry=call)
 
     async def pull_plan(
         self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
@@ -303,37 +292,32 @@ class NinePlan:
             QueueEmptyError: nothing is queued (the task is complete).
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        request = _request(request_id, "pull_plan")
+        call = request(request_id, PlacedPlan, "pull_plan")
         who = check_actor(actor)
-        store = await self._open(name)
-        await self._refresh_mirror(store)
-        async with store.transaction() as tx:
-            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
-                return replayed
+
+        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             if (active := await tx.active_plan()) is not None:
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
             plan = queued.pull()
             await tx.save(plan)
-            data = await tx.files.read(plan.id)
-            if data is None or not data.strip():
-                text = render(plan.content, plan.notes)
-                await tx.files.write(plan.id, text)
-            else:  # the agent's own copy stays as it is; defer or complete reads it back
-                text = decode(data)[0]
+            text = await _working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-            placed = PlacedPlan(
-                plan=plan,
-                path=store.plan_path(plan.id),
-                text=text,
-                defer_count=deferred,
-                stuck=is_stuck(deferred, self.stuck_defers),
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan,
+                    path=store.plan_path(plan.id),
+                    text=text,
+                    defer_count=deferred,
+                    stuck=is_stuck(deferred, self.stuck_defers),
+                ),
+                events=[_event(self.clock(), who, EventKind.PLAN_PULLED, plan)],
+                said="plan pulled",
+                about={"plan_id": plan.id},
             )
-            await _record(tx, self.clock(), who, EventKind.PLAN_PULLED, plan)
-            await _remember(tx, request, placed)
-        log.info("plan pulled", extra={"session": name, "plan_id": plan.id})
-        return placed
+
+        return await self._apply(name, pull, retry=call, refresh=True)
 
     async def defer_plan(
         self,
@@ -354,38 +338,39 @@ class NinePlan:
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         _check_notes(notes)
-        request = _request(request_id, "defer_plan", reason=reason, position=where, notes=notes)
+        call = request(
+            request_id, PlacedPlan, "defer_plan", reason=reason, position=where, notes=notes
+        )
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
-            if (replayed := await _replayed(tx, request, PlacedPlan)) is not None:
-                return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes, who)
+
+        async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            active, salvage = await self._active_with_edits(tx, store.name, notes, who)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
             )
             await tx.save(plan)
             await tx.files.write(plan.id, render(plan.content, plan.notes))
-            placed = PlacedPlan(
-                plan=plan,
-                path=store.plan_path(plan.id),
-                rank=insert_rank(tally, where),
-                salvage=salvage,
-            )
-            await _record(
-                tx,
+            rank = insert_rank(tally, where)
+            deferred = _event(
                 self.clock(),
                 who,
                 EventKind.PLAN_DEFERRED,
                 plan,
                 position=where,
-                rank=placed.rank,
+                rank=rank,
                 reason=reason.strip(),
             )
-            await _remember(tx, request, placed)
-        log.info("plan deferred", extra={"session": name, "plan_id": plan.id, "rank": placed.rank})
-        return placed
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan, path=store.plan_path(plan.id), rank=rank, salvage=salvage
+                ),
+                events=[deferred],
+                said="plan deferred",
+                about={"plan_id": plan.id, "rank": rank},
+            )
+
+        return await self._apply(name, defer, retry=call)
 
     async def complete_plan(
         self,
@@ -404,28 +389,23 @@ class NinePlan:
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         _check_notes(notes)
-        request = _request(request_id, "complete_plan", outcome=outcome, notes=notes)
+        call = request(request_id, Completion, "complete_plan", outcome=outcome, notes=notes)
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
-            if (replayed := await _replayed(tx, request, Completion)) is not None:
-                return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes, who)
+
+        async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
+            active, salvage = await self._active_with_edits(tx, store.name, notes, who)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
-            completion = Completion(plan=plan, tally=await tx.tally(), salvage=salvage)
-            await _record(
-                tx,
-                plan.completed_at or self.clock(),
-                who,
-                EventKind.PLAN_COMPLETED,
-                plan,
-                outcome=excerpt(outcome),
+            at = plan.completed_at or self.clock()
+            return Applied(
+                result=Completion(plan=plan, tally=await tx.tally(), salvage=salvage),
+                events=[_event(at, who, EventKind.PLAN_COMPLETED, plan, outcome=excerpt(outcome))],
+                said="plan completed",
+                about={"plan_id": plan.id},
             )
-            await _remember(tx, request, completion)
-        log.info("plan completed", extra={"session": name, "plan_id": plan.id})
-        return completion
+
+        return await self._apply(name, complete, retry=call)
 
     async def discard_plan(
         self,
@@ -443,23 +423,24 @@ class NinePlan:
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         _check_notes(notes)
-        request = _request(request_id, "discard_plan", reason=reason, notes=notes)
+        call = request(request_id, Discarded, "discard_plan", reason=reason, notes=notes)
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
-            if (replayed := await _replayed(tx, request, Discarded)) is not None:
-                return replayed
-            active, salvage = await self._active_with_edits(tx, name, notes, who)
+
+        async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
+            active, salvage = await self._active_with_edits(tx, store.name, notes, who)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
-            discarded = Discarded(plan=plan, tally=await tx.tally(), salvage=salvage)
-            await _record(
-                tx, self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            return Applied(
+                result=Discarded(plan=plan, tally=await tx.tally(), salvage=salvage),
+                events=[
+                    _event(self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip())
+                ],
+                said="plan discarded",
+                about={"plan_id": plan.id},
             )
-            await _remember(tx, request, discarded)
-        log.info("plan discarded", extra={"session": name, "plan_id": plan.id})
-        return discarded
+
+        return await self._apply(name, discard, retry=call)
 
     # -- steering by a person (the web view, the CLI) -------------------------------
 
@@ -484,27 +465,16 @@ class NinePlan:
         where = check_position(position)
         who = check_actor(actor)
         for index, text in enumerate(plans, start=1):
-            for field, value in attrs.asdict(text.content).items():
-                try:
-                    check_text(
-                        field,
-                        value,
-                        max_chars=self.limits.max_text_chars,
-                        required=field not in ("inputs", "outputs"),
-                    )
-                except InvalidInputError as exc:
-                    raise InvalidInputError(
-                        exc.field, f"(plan {index} of {len(plans)}) {exc.problem}"
-                    ) from exc
-        store = await self._open(name)
-        placed: list[PlacedPlan] = []
-        async with store.transaction() as tx:
+            self._check_imported(text, f"(plan {index} of {len(plans)})")
+
+        async def import_all(store: SessionStore, tx: SessionTx) -> Applied[list[PlacedPlan]]:
             tally = await tx.tally()
             if tally.queued + len(plans) > self.limits.max_queue:
                 raise QueueFullError(self.limits.max_queue)
-            before = tally.queued
+            first = 1 if where is Position.FRONT else tally.queued + 1
             # At the front, the last plan goes in first so that the first ends up first.
             order = list(plans) if where is Position.BACK else list(reversed(plans))
+            placed, events = [], []
             for text in order:
                 tally = await tx.tally()
                 plan = await self._insert(tx, text.content, insert_position(tally, where))
@@ -512,22 +482,21 @@ class NinePlan:
                     plan = attrs.evolve(plan, notes=text.notes)
                     await tx.save(plan)
                 await tx.files.write(plan.id, render(text.content, plan.notes))
-                await _record(
-                    tx,
-                    plan.created_at,
-                    who,
-                    EventKind.PLAN_ADDED,
-                    plan,
-                    position=where,
-                    rank=insert_rank(tally, where),
+                rank = insert_rank(tally, where)
+                events.append(
+                    _event(
+                        plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
+                    )
                 )
                 placed.append(PlacedPlan(plan=plan, path=store.plan_path(plan.id)))
-        if where is Position.FRONT:
-            placed.reverse()
-        first = 1 if where is Position.FRONT else before + 1
-        ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
-        log.info("plans imported", extra={"session": name, "count": len(ranked)})
-        return ranked
+            if where is Position.FRONT:
+                placed.reverse()
+            ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
+            return Applied(
+                result=ranked, events=events, said="plans imported", about={"count": len(ranked)}
+            )
+
+        return await self._apply(name, import_all)
 
     async def move_plan(
         self,
@@ -544,25 +513,26 @@ class NinePlan:
             PlanNotFoundError: no queued plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        check_plan_id(plan_id)
+        checked = check_plan_id(plan_id)
         where = check_position(position)
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
+
+        async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             tally = await tx.tally()
-            plan = (await self._queued_plan(tx, plan_id)).move(
-                position=insert_position(tally, where)
-            )
+            queued = await _queued_plan(tx, checked)
+            plan = queued.move(position=insert_position(tally, where))
             await tx.save(plan)
             rank = 1 if where is Position.FRONT else tally.queued
-            await _record(
-                tx, self.clock(), who, EventKind.PLAN_MOVED, plan, position=where, rank=rank
+            return Applied(
+                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+                events=[
+                    _event(self.clock(), who, EventKind.PLAN_MOVED, plan, position=where, rank=rank)
+                ],
+                said="plan moved by a person",
+                about={"plan_id": plan.id, "rank": rank},
             )
-        placed = PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank)
-        log.info(
-            "plan moved by a person", extra={"session": name, "plan_id": plan_id, "rank": rank}
-        )
-        return placed
+
+        return await self._apply(name, move)
 
     async def drop_plan(
         self, name: str, plan_id: str, reason: str, *, actor: Actor | str = Actor.PERSON
@@ -574,22 +544,26 @@ class NinePlan:
             PlanNotFoundError: no queued plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        check_plan_id(plan_id)
+        checked = check_plan_id(plan_id)
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         who = check_actor(actor)
-        store = await self._open(name)
-        async with store.transaction() as tx:
-            queued = await self._queued_plan(tx, plan_id)
-            queued, _ = await self._with_edits(tx, name, queued, None, who)
+
+        async def drop(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
+            queued = await _queued_plan(tx, checked)
+            queued, _ = await self._with_edits(tx, store.name, queued, None, who)
             plan = queued.drop(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
-            dropped = Discarded(plan=plan, tally=await tx.tally())
-            await _record(
-                tx, self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            return Applied(
+                result=Discarded(plan=plan, tally=await tx.tally()),
+                events=[
+                    _event(self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip())
+                ],
+                said="plan dropped by a person",
+                about={"plan_id": plan.id},
             )
-        log.info("plan dropped by a person", extra={"session": name, "plan_id": plan_id})
-        return dropped
+
+        return await self._apply(name, drop)
 
     # -- history -------------------------------------------------------------------
 
@@ -620,10 +594,10 @@ class NinePlan:
             PlanNotFoundError: no completed plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        check_plan_id(plan_id)
+        checked = check_plan_id(plan_id)
         store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
-            plan = await reader.plan(plan_id)
+            plan = await reader.plan(checked)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
         return plan
@@ -645,10 +619,10 @@ class NinePlan:
             PlanNotFoundError: no plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        check_plan_id(plan_id)
+        checked = check_plan_id(plan_id)
         store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
-            plan = await reader.plan(plan_id)
+            plan = await reader.plan(checked)
         if plan is None:
             raise PlanNotFoundError(plan_id, kind="")
         return plan
@@ -660,13 +634,13 @@ class NinePlan:
             PlanNotFoundError: no queued or active plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        check_plan_id(plan_id)
+        checked = check_plan_id(plan_id)
         store = await self.catalog.open(check_session_name(name))
         async with store.reading() as reader:
-            plan = await reader.plan(plan_id)
+            plan = await reader.plan(checked)
             if plan is None or plan.status not in LIVE:
                 raise PlanNotFoundError(plan_id, kind="queued or active")
-            data = await reader.files.read(plan_id)
+            data = await reader.files.read(checked)
         if data is None or not data.strip():
             return render(plan.content, plan.notes)
         return decode(data)[0]
@@ -740,87 +714,117 @@ class NinePlan:
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self.catalog.open(check_session_name(name))
+        session = check_session_name(name)
+        store = await self.catalog.open(session)
         repairs, _ = await self._reconcile(store, thorough=True)
-        self._reconciled.add(name)
+        self._reconciled.add(session)
         return repairs
 
     # -- internals -----------------------------------------------------------------
 
-    async def _open(self, name: str) -> SessionStore:
-        store = await self.catalog.open(check_session_name(name))
+    async def _apply(
+        self,
+        name: str,
+        change: Change[T],
+        *,
+        retry: Request[T] | None = None,
+        refresh: bool = False,
+    ) -> T:
+        """Run `change` in the envelope every change shares.
+
+        Check the name, open the session (reconciled once per process; with `refresh`, a
+        mirror's files brought up to date), return the first result of a repeated request,
+        else run the change in one transaction with its journal events, remembering its
+        result for a retry, and log it.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
+        """
+        session = check_session_name(name)
+        store = await self._open(session)
+        if refresh and store.files_mirror:
+            await self._reconcile(store, level=logging.INFO)
+        async with store.transaction() as tx:
+            if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
+                return first
+            applied = await change(store, tx)
+            for event in applied.events:
+                await tx.append(event)
+            if retry is not None:
+                await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
+        log.info(applied.said, extra={"session": session, **applied.about})
+        return applied.result
+
+    async def _open(self, name: SessionName) -> SessionStore:
+        store = await self.catalog.open(name)
         if name not in self._reconciled:
             await self._reconcile(store)
             self._reconciled.add(name)
         return store
 
-    async def _refresh_mirror(self, store: SessionStore) -> None:
-        """Bring this machine's copy of the plan files up to date with a shared database."""
-        if store.files_mirror:
-            await self._reconcile(store, level=logging.INFO)
-
     async def _reconcile(
         self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
     ) -> tuple[list[Repair], SessionState]:
-        """Make the plan files match the live plans; return the repairs and the state read.
-
-        The state comes from the same reads (one pass over the queue and the folder), as it
-        will be once the removals that wait for the commit are done.
-        """
-        repairs: list[Repair] = []
-        async with store.transaction() as tx:
-            names = set(await tx.files.names())
-            queue = await tx.queue()
-            active = await tx.active_plan()
-            live = {file_name(entry.id): entry.id for entry in queue}
-            if active is not None:
-                live[file_name(active.id)] = active.id
-            for name, plan_id in live.items():
-                # An empty file (what a power loss can leave of an unsynced write) is re-rendered
-                # here for the active plan, and for a queued plan when it is pulled (or by a
-                # thorough repair): no read of every file on open. A non-empty file stays as it
-                # is, however damaged: the next defer, complete or discard salvages it.
-                emptied = thorough or (active is not None and plan_id == active.id)
-                missing = name not in names or (emptied and _is_empty(await tx.files.read(plan_id)))
-                if missing and (plan := await tx.plan(plan_id)) is not None:
-                    await tx.files.write(plan.id, render(plan.content, plan.notes))
-                    repairs.append(Repair("rendered", name))
-            # Only files that belong to no live plan need a look at the database.
-            strays = sorted(names - live.keys())
-            repairs += [await _stray_file_repair(tx, entry) for entry in strays]
-            rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
-            files = (names | rendered) - set(strays)
-            # A mirror's files are this machine's copy, not the session: filling it is no change.
-            if repairs and not store.files_mirror:
-                await tx.append(
-                    NewEvent(
-                        kind=EventKind.FILES_REPAIRED,
-                        at=self.clock(),
-                        actor=Actor.SYSTEM,
-                        detail={"repairs": [repair.describe() for repair in repairs]},
-                    )
-                )
-            state = await _state_of(
-                store, tx, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
-            )
-        for repair in repairs:
-            log.log(
-                level,
-                "reconcile: %s %s",
-                repair.action,
-                repair.file_name,
-                extra={"session": store.name},
-            )
-        return repairs, state
+        return await reconcile(
+            store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
+        )
 
     async def _state(self, store: SessionStore) -> SessionState:
         async with store.reading() as reader:
             queue = await reader.queue()
             active = await reader.active_plan()
             files = set(await reader.files.names())
-            return await _state_of(
+            return await state_of(
                 store, reader, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
             )
+
+    async def _created(self, call: Request[str]) -> str | None:
+        """The session a repeated create made, or None to create one."""
+        recorded = await self.catalog.creations.recall(call.id, str)
+        if recorded is None:
+            return None
+        check_replay(call.id, recorded[0], call.fingerprint)
+        if recorded[1] is None:
+            log.warning("unreadable session-creation record; treating the request as new")
+            return None
+        return recorded[1]
+
+    async def _new_session(
+        self, task_description: str | None, workspace: str | None, who: Actor
+    ) -> SessionStore:
+        """Create a session under a fresh name (drawing again on a collision), with its
+        `session_created` event in the same transaction."""
+        for _ in range(_ATTEMPTS):
+            session = Session(
+                name=check_session_name(self.session_names()),
+                task_description=task_description,
+                created_at=self.clock(),
+                workspace=workspace,
+            )
+            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
+            try:
+                store = await self.catalog.create(session, created)
+            except SessionExistsError:
+                log.warning(
+                    "session name collision, drawing another", extra={"session": session.name}
+                )
+                continue
+            self._reconciled.add(session.name)
+            return store
+        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
+
+    def _check_imported(self, text: PlanText, which: str) -> None:
+        """Check one imported plan's sections; the error says which plan it was."""
+        for field, value in attrs.asdict(text.content).items():
+            try:
+                check_text(
+                    field,
+                    value,
+                    max_chars=self.limits.max_text_chars,
+                    required=field not in ("inputs", "outputs"),
+                )
+            except InvalidInputError as exc:
+                raise InvalidInputError(exc.field, f"{which} {exc.problem}") from exc
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
         """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
@@ -851,15 +855,6 @@ class NinePlan:
             raise NoActivePlanError
         return await self._with_edits(tx, name, active, notes, actor)
 
-    async def _queued_plan(self, tx: SessionTx, plan_id: str) -> Plan:
-        """A queued plan a person may steer; the active plan is the agent's."""
-        plan = await tx.plan(plan_id)
-        if plan is not None and plan.status is PlanStatus.ACTIVE:
-            raise PlanHeldByAgentError(plan_id)
-        if plan is None or plan.status is not PlanStatus.QUEUED:
-            raise PlanNotFoundError(plan_id, kind="queued")
-        return plan
-
     async def _with_edits(
         self, tx: SessionTx, name: str, live: Plan, notes: str | None, actor: Actor
     ) -> tuple[Plan, str | None]:
@@ -883,91 +878,48 @@ class NinePlan:
         if line is not None:
             log.warning("plan file salvaged: %s", line, extra={"session": name, "plan_id": live.id})
             where = {"recovered": copy} if copy else {}
-            await _record(
-                tx, self.clock(), actor, EventKind.EDITS_SALVAGED, plan, salvaged=line, **where
+            await tx.append(
+                _event(self.clock(), actor, EventKind.EDITS_SALVAGED, plan, salvaged=line, **where)
             )
         if notes and notes.strip():
-            await _record(
-                tx, self.clock(), actor, EventKind.NOTES_ADDED, plan, notes=excerpt(notes)
+            await tx.append(
+                _event(self.clock(), actor, EventKind.NOTES_ADDED, plan, notes=excerpt(notes))
             )
         return plan, line
 
 
-async def _state_of(
-    store: SessionStore,
-    reader: SessionReader,
-    *,
-    queue: list[QueueEntry],
-    active: Plan | None,
-    plan_files: set[str],
-    stuck: int,
-) -> SessionState:
-    """The state from the queue, active plan and files already read, plus the counts and
-    what the journal adds (recent events, defer counts, when the active plan was pulled)."""
-    live = {entry.id for entry in queue} | ({active.id} if active else set())
-    counts = defer_counts(await reader.events(deferrals(live))) if live else {}
-    return SessionState(
-        session=await reader.session(),
-        path=store.path,
-        queue=queue,
-        active_plan=active,
-        active_plan_path=store.plan_path(active.id) if active else None,
-        completed_count=(await reader.tally()).completed,
-        plan_files=sorted(plan_files),
-        recent=await reader.events(RECENT_EVENTS),
-        defer_counts=dict(counts),
-        pulled_at=(
-            pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
-        ),
-        stuck_defers=stuck,
-    )
+async def _queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:
+    """A queued plan a person may steer; the active plan is the agent's."""
+    plan = await tx.plan(plan_id)
+    if plan is not None and plan.status is PlanStatus.ACTIVE:
+        raise PlanHeldByAgentError(plan_id)
+    if plan is None or plan.status is not PlanStatus.QUEUED:
+        raise PlanNotFoundError(plan_id, kind="queued")
+    return plan
 
 
-def _reconcile_level(store: SessionStore) -> int:
-    """Refreshing a mirror routinely writes files: that is news, not a warning."""
-    return logging.INFO if store.files_mirror else logging.WARNING
+async def _working_copy(tx: SessionTx, plan: Plan) -> str:
+    """The text of a plan just pulled: its file as the agent left it, or rendered afresh when
+    it is missing or empty (the agent's own copy stays as it is; defer or complete reads it
+    back)."""
+    data = await tx.files.read(plan.id)
+    if data is not None and data.strip():
+        return decode(data)[0]
+    text = render(plan.content, plan.notes)
+    await tx.files.write(plan.id, text)
+    return text
 
 
-@attrs.frozen
-class _Request:
-    id: str
-    fingerprint: str
-
-
-def _request(request_id: str | None, operation: str, **arguments: object) -> _Request | None:
-    if request_id is None:
-        return None
-    return _Request(check_request_id(request_id), fingerprint(operation, **arguments))
-
-
-async def _replayed(tx: SessionTx, request: _Request | None, kind: type[T]) -> T | None:
-    """The first result of a request applied before, or None to go ahead."""
-    if request is None or (recorded := await tx.requests.recall(request.id, kind)) is None:
-        return None
-    check_replay(request.id, recorded[0], request.fingerprint)
-    if recorded[1] is None:
-        raise DatabaseError(f"The recorded result of request {request.id!r} cannot be read.")
-    log.info("request replayed", extra={"request_id": request.id})
-    return recorded[1]
-
-
-async def _record(
-    tx: SessionTx,
-    at: dt.datetime,
-    actor: Actor,
-    kind: EventKind,
-    plan: Plan,
-    **detail: object,
-) -> None:
-    """Append the event of a change to `plan` (the journal's record, in its transaction)."""
-    await tx.append(
-        NewEvent(
-            kind=kind,
-            at=at,
-            actor=actor,
-            plan_id=plan.id,
-            detail={key: _plain(value) for key, value in detail.items()},
-        )
+def _event(
+    at: dt.datetime, actor: Actor, kind: EventKind, plan: Plan, **detail: object
+) -> NewEvent:
+    """The journal's record of a change to `plan`."""
+    return NewEvent(
+        kind=kind,
+        at=at,
+        actor=actor,
+        plan_id=plan.id,
+        detail={key: _plain(value) for key, value in detail.items()},
     )
 
 
@@ -987,29 +939,9 @@ def _plain(value: object) -> Any:
     return value.value if isinstance(value, Position) else value
 
 
-async def _remember(tx: SessionTx, request: _Request | None, result: object) -> None:
-    if request is not None:
-        await tx.requests.remember(request.id, request.fingerprint, result)
-
-
 def _check_notes(notes: str | None) -> None:
     if notes is not None:
         check_text("notes", notes, max_chars=MAX_NOTES_CHARS, required=False)
 
 
-def _is_empty(data: bytes | None) -> bool:
-    """A regular file with nothing but white space in it (what a power loss can leave)."""
-    return data is not None and not data.strip()
-
-
-async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
-    """A file of a finished plan is removed; anything else is moved to recovered/."""
-    plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
-    if plan is not None:
-        tx.files.remove_after_commit(plan.id)
-        return Repair("removed", entry)
-    tx.files.recover_after_commit(entry)
-    return Repair("recovered", entry)
-
-
-__all__ = ["Discarded", "NinePlan", "PlacedPlan"]
+__all__ = ["Applied", "Completion", "Discarded", "NinePlan", "PlacedPlan"]

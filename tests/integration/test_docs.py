@@ -14,7 +14,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.demo import free_port
 from nineplan_core.journal import Actor, EventKind, NewEvent
-from nineplan_core.model import Session
+from nineplan_core.model import Session, SessionName
 from tests.fakes import PLAN
 from tests.integration.servers import PROJECT, PYTHON, child_env, wait_until_listening
 
@@ -54,7 +54,9 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
         async with running(app) as service:
             at = FixedClock()()
             await service.catalog.create(
-                Session(name="brave-quiet-otter", task_description="docs", created_at=at),
+                Session(
+                    name=SessionName("brave-quiet-otter"), task_description="docs", created_at=at
+                ),
                 NewEvent(kind=EventKind.SESSION_CREATED, at=at, actor=Actor.AGENT),
             )
             await service.add_plan(

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import Plan
+from nineplan_core.model import Plan, SessionName
 from nineplan_core.plan_file import SECTIONS
 from tests.fakes import PLAN, Backend, open_backend
 
@@ -158,7 +158,7 @@ class EditRig:
             await service.complete_plan(name, "done")
         else:
             await service.discard_plan(name, "obsolete")
-        store = await self.backend.catalog.open(name)
+        store = await self.backend.catalog.open(SessionName(name))
         async with store.reading() as reader:
             stored = await reader.plan(plan_id)
         assert stored is not None

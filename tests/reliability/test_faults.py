@@ -18,6 +18,7 @@ from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.files import DirectoryPlanFiles, OsCalls
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_core.model import PlanId
 from nineplan_core.ports import PlanFiles
 from tests.fakes import PLAN, make_service
 from tests.mcp_helpers import error, ok, parsed_error, text
@@ -177,13 +178,13 @@ async def test_a_transaction_that_fails_after_writing_restores_the_file(tmp_path
         async def fail_after_writing() -> None:
             async with store.transaction() as tx:
                 await tx.files.write(placed.plan.id, "overwritten")
-                await tx.files.write("zzzzz", "new file")
+                await tx.files.write(PlanId("zzzzz"), "new file")
                 raise RuntimeError("fail before commit")
 
         with pytest.raises(RuntimeError):
             await fail_after_writing()
         assert Path(placed.path).read_text() == original
-        assert not Path(store.plan_path("zzzzz")).exists()
+        assert not Path(store.plan_path(PlanId("zzzzz"))).exists()
     finally:
         await catalog.aclose()
 

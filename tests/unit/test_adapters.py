@@ -19,6 +19,7 @@ from nineplan_adapters.ids import (
 )
 from nineplan_adapters.logging import configure_logging
 from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_core.model import PlanId
 from nineplan_core.service import NinePlan
 
 
@@ -147,7 +148,7 @@ def test_an_unreadable_recorded_result_reads_as_none():
     """A retried request whose stored answer cannot be read back is not replayed as garbage."""
     from nineplan_adapters.converters import dump_result, load_result
     from nineplan_core.model import Tally
-    from nineplan_core.service import Discarded
+    from nineplan_core.results import Discarded
 
     assert load_result("not json", Tally) is None
     assert load_result('{"unexpected": 1}', Tally) is None
@@ -186,10 +187,11 @@ def test_results_recorded_before_the_tally_still_replay():
     """A Completion or Discarded recorded with its counts at the top level loads as today's."""
 
     from nineplan_adapters.converters import converter, load_result
-    from nineplan_core.model import Completion, Discarded, Plan, PlanContent, Tally
+    from nineplan_core.model import Plan, PlanContent, Tally
+    from nineplan_core.results import Completion, Discarded
 
     plan = Plan(
-        id="abcde",
+        id=PlanId("abcde"),
         content=PlanContent(context="c", goal="g", approach="a", success_criteria="s"),
         created_at=dt.datetime(2026, 1, 2, tzinfo=dt.UTC),
     )

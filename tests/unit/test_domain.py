@@ -11,10 +11,11 @@ from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     Plan,
     PlanContent,
+    PlanId,
     Position,
     QueueEntry,
     Session,
-    SessionState,
+    SessionName,
     Tally,
     check_plan_id,
     check_position,
@@ -23,13 +24,16 @@ from nineplan_core.model import (
     format_timestamp,
 )
 from nineplan_core.queue import insert_position, insert_rank, ranks
+from nineplan_core.results import SessionState
 
 AT = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
 CONTENT = PlanContent(context="c", goal="g", approach="a", success_criteria="s")
 
 
 def make_plan(status=PlanStatus.QUEUED, position: int | None = 1) -> Plan:
-    return Plan(id="abcde", content=CONTENT, status=status, position=position, created_at=AT)
+    return Plan(
+        id=PlanId("abcde"), content=CONTENT, status=status, position=position, created_at=AT
+    )
 
 
 def test_front_inserts_before_the_minimum_and_back_after_the_maximum():
@@ -184,9 +188,9 @@ def test_timestamps_are_utc_with_z():
 def test_a_consistent_snapshot_is_valid():
     """Distinct positions, one active plan and matching files satisfy every invariant."""
     rows = [
-        PlanRow("aaaaa", PlanStatus.QUEUED, 1),
-        PlanRow("bbbbb", PlanStatus.QUEUED, 2),
-        PlanRow("ccccc", PlanStatus.ACTIVE, None),
+        PlanRow(PlanId("aaaaa"), PlanStatus.QUEUED, 1),
+        PlanRow(PlanId("bbbbb"), PlanStatus.QUEUED, 2),
+        PlanRow(PlanId("ccccc"), PlanStatus.ACTIVE, None),
     ]
     report = check(rows, ["aaaaa.txt", "bbbbb.txt", "ccccc.txt"])
     assert report.valid
@@ -196,12 +200,12 @@ def test_a_consistent_snapshot_is_valid():
 def test_each_invariant_reports_its_violation():
     """Two active plans, shared positions, missing and orphaned files are each named."""
     rows = [
-        PlanRow("aaaaa", PlanStatus.ACTIVE, None),
-        PlanRow("bbbbb", PlanStatus.ACTIVE, None),
-        PlanRow("ccccc", PlanStatus.QUEUED, 3),
-        PlanRow("ddddd", PlanStatus.QUEUED, 3),
-        PlanRow("eeeee", PlanStatus.QUEUED, None),
-        PlanRow("fffff", PlanStatus.COMPLETED, 4),
+        PlanRow(PlanId("aaaaa"), PlanStatus.ACTIVE, None),
+        PlanRow(PlanId("bbbbb"), PlanStatus.ACTIVE, None),
+        PlanRow(PlanId("ccccc"), PlanStatus.QUEUED, 3),
+        PlanRow(PlanId("ddddd"), PlanStatus.QUEUED, 3),
+        PlanRow(PlanId("eeeee"), PlanStatus.QUEUED, None),
+        PlanRow(PlanId("fffff"), PlanStatus.COMPLETED, 4),
     ]
     report = check(
         rows, ["aaaaa.txt", "bbbbb.txt", "ccccc.txt", "ddddd.txt", "eeeee.txt", "stray.txt"]
@@ -216,19 +220,19 @@ def test_each_invariant_reports_its_violation():
     assert any("eeeee has no queue position" in issue for issue in report.issues)
     assert any("completed plan fffff holds" in issue for issue in report.issues)
     assert "orphaned file: stray.txt" in report.issues
-    missing = check([PlanRow("aaaaa", PlanStatus.QUEUED, 1)], [])
+    missing = check([PlanRow(PlanId("aaaaa"), PlanStatus.QUEUED, 1)], [])
     assert not missing.files_match_database
     assert missing.issues == ["missing plan file: aaaaa.txt"]
 
 
 def test_state_knows_whether_files_match():
     """file_db_match compares the files with the queued and active plans."""
-    session = Session(name="a-b-c", task_description=None, created_at=AT)
+    session = Session(name=SessionName("a-b-c"), task_description=None, created_at=AT)
     active = make_plan(PlanStatus.ACTIVE, None)
     state = SessionState(
         session=session,
         path="p",
-        queue=[QueueEntry("zzzzz", "g", 1)],
+        queue=[QueueEntry(PlanId("zzzzz"), "g", 1)],
         active_plan=active,
         active_plan_path="p/abcde.txt",
         completed_count=0,

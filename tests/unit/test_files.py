@@ -7,6 +7,7 @@ import pytest
 
 from nineplan_adapters.files import DirectoryPlanFiles
 from nineplan_core.errors import FileSystemError, InvalidInputError
+from nineplan_core.model import PlanId
 from nineplan_core.plan_file import MAX_FILE_BYTES
 
 
@@ -18,9 +19,9 @@ def files(tmp_path: Path) -> DirectoryPlanFiles:
 
 async def test_write_is_atomic_and_leaves_no_temporary_file(files: DirectoryPlanFiles):
     """A write replaces the file whole and leaves no temporary file behind."""
-    await files.write("abcde", b"one")
-    await files.write("abcde", b"two")
-    assert await files.read("abcde") == b"two"
+    await files.write(PlanId("abcde"), b"one")
+    await files.write(PlanId("abcde"), b"two")
+    assert await files.read(PlanId("abcde")) == b"two"
     assert {entry.name: entry.stat().st_size for entry in files.folder.iterdir()} == {
         "abcde.txt": 3
     }
@@ -31,12 +32,12 @@ async def test_a_symlink_is_never_followed(files: DirectoryPlanFiles, tmp_path: 
     outside = tmp_path / "outside.txt"
     outside.write_text("secret")
     os.symlink(outside, files.folder / "abcde.txt")
-    assert await files.read("abcde") is None
-    await files.write("abcde", b"plan")
+    assert await files.read(PlanId("abcde")) is None
+    await files.write(PlanId("abcde"), b"plan")
     assert outside.read_text() == "secret"
     assert not (files.folder / "abcde.txt").is_symlink()
     os.symlink(outside, files.folder / "fghij.txt")
-    await files.remove("fghij")
+    await files.remove(PlanId("fghij"))
     assert outside.read_text() == "secret"
 
 
@@ -44,13 +45,13 @@ async def test_reads_give_bytes_and_stop_past_the_limit(files: DirectoryPlanFile
     """Bad bytes come back as they are (the core salvages them), a huge file only to one byte
     past the limit, and a FIFO or a directory in a plan file's place reads as missing."""
     (files.folder / "abcde.txt").write_bytes(b"\xff\xfe not utf-8")
-    assert await files.read("abcde") == b"\xff\xfe not utf-8"
+    assert await files.read(PlanId("abcde")) == b"\xff\xfe not utf-8"
     (files.folder / "big00.txt").write_bytes(b"x" * (MAX_FILE_BYTES + 10))
-    assert len(await files.read("big00") or b"") == MAX_FILE_BYTES + 1
+    assert len(await files.read(PlanId("big00")) or b"") == MAX_FILE_BYTES + 1
     os.mkfifo(files.folder / "fifo0.txt")
-    assert await files.read("fifo0") is None
+    assert await files.read(PlanId("fifo0")) is None
     (files.folder / "dir00.txt").mkdir()
-    assert await files.read("dir00") is None
+    assert await files.read(PlanId("dir00")) is None
 
 
 async def test_a_directory_in_a_plan_files_place_is_moved_aside(files: DirectoryPlanFiles):
@@ -60,10 +61,10 @@ async def test_a_directory_in_a_plan_files_place_is_moved_aside(files: Directory
         (files.folder / "abcde.txt").mkdir()
         (files.folder / "abcde.txt" / "inside").write_text("mine")
         if operation == "write":
-            await files.write("abcde", b"plan")
-            assert await files.read("abcde") == b"plan"
+            await files.write(PlanId("abcde"), b"plan")
+            assert await files.read(PlanId("abcde")) == b"plan"
         else:
-            await files.remove("abcde")
+            await files.remove(PlanId("abcde"))
             assert not (files.folder / "abcde.txt").exists()
         (files.folder / "abcde.txt").unlink(missing_ok=True)
     kept = sorted(p.name for p in files.recovered.iterdir())
@@ -84,9 +85,9 @@ async def test_paths_are_built_from_valid_ids_only(files: DirectoryPlanFiles):
     """A plan id that is not a valid id (a path escape) is refused as invalid input, for paths and
     writes."""
     with pytest.raises(InvalidInputError):
-        files.path("../../x")
+        files.path(PlanId("../../x"))
     with pytest.raises(InvalidInputError):
-        await files.write("../ab", b"x")
+        await files.write(PlanId("../ab"), b"x")
 
 
 async def test_recover_moves_without_overwriting(files: DirectoryPlanFiles):
@@ -109,6 +110,6 @@ async def test_write_into_a_missing_folder_is_a_file_system_error(tmp_path: Path
     not the machine's path."""
     files = DirectoryPlanFiles(tmp_path / "none", tmp_path / "r")
     with pytest.raises(FileSystemError) as caught:
-        await files.write("abcde", b"x")
+        await files.write(PlanId("abcde"), b"x")
     assert "No such file" in caught.value.message
     assert str(tmp_path) not in caught.value.message

@@ -18,6 +18,7 @@ from nineplan_core.journal import (
     started,
 )
 from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import PlanId
 
 AT = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -30,10 +31,12 @@ def _events(*specs: tuple[EventKind, str | None, dict[str, object]]) -> list[Eve
 
 
 def _rows(queue: list[str], active: str | None = None, **others: PlanStatus) -> list[PlanRow]:
-    rows = [PlanRow(plan_id, PlanStatus.QUEUED, rank) for rank, plan_id in enumerate(queue, 1)]
+    rows = [
+        PlanRow(PlanId(plan_id), PlanStatus.QUEUED, rank) for rank, plan_id in enumerate(queue, 1)
+    ]
     if active:
-        rows.append(PlanRow(active, PlanStatus.ACTIVE, None))
-    rows += [PlanRow(plan_id, status, None) for plan_id, status in others.items()]
+        rows.append(PlanRow(PlanId(active), PlanStatus.ACTIVE, None))
+    rows += [PlanRow(PlanId(plan_id), status, None) for plan_id, status in others.items()]
     return rows
 
 

@@ -13,7 +13,7 @@ from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.model import Session
+from nineplan_core.model import Session, SessionName
 from tests.fakes import PLAN, Backend, make_service, open_backend, postgres_schema
 
 K = EventKind
@@ -163,9 +163,9 @@ async def damage(backend: Backend, name: str, seq: int, column: str, value: Any)
     if backend.kind == "memory":
         catalog = backend.catalog
         assert isinstance(catalog, MemorySessionCatalog)
-        catalog.stores[name].event_rows[seq - 1][column] = value
+        catalog.stores[SessionName(name)].event_rows[seq - 1][column] = value
     elif backend.kind == "postgres":
-        store = await backend.catalog.open(name)
+        store = await backend.catalog.open(SessionName(name))
         await store.pool.execute(  # type: ignore[attr-defined]
             f"UPDATE nineplan_journal SET {column} = $1 WHERE session_name = $2 AND seq = $3",  # noqa: S608 - a test's own column names
             value,
@@ -393,7 +393,7 @@ async def test_a_session_and_its_first_event_are_created_together(backend: Backe
     """Creation writes the session and `session_created` in one transaction: when the event
     cannot be written, no session is left behind, and the name can be created afterwards."""
     at = backend.clock()
-    session = Session(name="calm-brisk-heron", task_description="t", created_at=at)
+    session = Session(name=SessionName("calm-brisk-heron"), task_description="t", created_at=at)
     broken = NewEvent(kind=K.SESSION_CREATED, at=at, actor=Actor.AGENT, detail={"x": object()})
     with pytest.raises(Exception):  # noqa: B017, PT011 - whatever the backend's encoder raises
         await backend.catalog.create(session, broken)

@@ -8,11 +8,13 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import TextResourceContents
 
+from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
 from nineplan_adapters.mcp.server import NineplanServer
+from nineplan_adapters.memory import MemorySessionCatalog
 from nineplan_adapters.tool_reference import tool_list_tokens
-from tests.fakes import PLAN, open_backend
+from tests.fakes import PLAN, make_service, open_backend
 from tests.mcp_helpers import READ_ONLY, TOOLS, error, ok, text
 
 
@@ -275,16 +277,16 @@ def test_client_keys_per_transport():
 
 async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
     """A call with headers but no Mcp-Session-Id (the sessionless HTTP protocol) needs session_name."""
-    from nineplan_adapters.mcp.results import ToolCall
+    from nineplan_adapters.mcp.results import ToolCall, ToolDeps, refusal
     from nineplan_core.errors import SessionNameRequiredError
 
-    call = ToolCall("9plan_queue_pull", None, {"host": "127.0.0.1"}, CurrentSessions())
+    deps = ToolDeps(make_service(MemorySessionCatalog(), FixedClock()), CurrentSessions())
+    call = ToolCall(deps, None, {"host": "127.0.0.1"})
     with pytest.raises(SessionNameRequiredError) as caught:
         _ = call.session
     assert "session_name" in caught.value.suggestion
-    async with call:
-        _ = call.session
-    assert "SESSION_NOT_FOUND" in text(call.outcome)
+    outcome = refusal("9plan_queue_pull", call.label, caught.value)
+    assert "SESSION_NOT_FOUND" in text(outcome)
 
 
 async def test_server_identity(tmp_path: Path):

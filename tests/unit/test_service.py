@@ -15,7 +15,7 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import PlanContent, Tally
+from nineplan_core.model import PlanContent, SessionName, Tally
 from nineplan_core.plan_file import parse, render
 from tests.fakes import PLAN, Backend, open_backend
 
@@ -510,7 +510,7 @@ async def test_search_can_say_where_the_words_matched(backend: Backend):
 async def test_the_tally_counts_the_queue_its_ends_and_the_history(backend: Backend):
     """One read gives the queued and completed counts, the queue's ends and the next goal."""
     name = await backend.session()
-    store = await backend.catalog.open(name)
+    store = await backend.catalog.open(SessionName(name))
     async with store.reading() as reader:
         assert await reader.tally() == Tally()
     await add(backend, name, "middle")
@@ -527,7 +527,7 @@ async def test_the_tally_counts_the_queue_its_ends_and_the_history(backend: Back
 async def test_a_rolled_back_transaction_keeps_its_request_unrecorded(backend: Backend):
     """The retry log is written in the transaction: a call that fails leaves no record."""
     name = await backend.session()
-    store = await backend.catalog.open(name)
+    store = await backend.catalog.open(SessionName(name))
 
     async def remember_then_fail() -> None:
         async with store.transaction() as tx:

@@ -14,6 +14,7 @@ from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.sqlite import SqliteSessionCatalog
 from nineplan_adapters.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
+from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, FailingPlanFiles, make_service, open_backend
 
@@ -26,7 +27,7 @@ async def test_session_database_settings(tmp_path: Path):
     """WAL, STRICT tables, the schema version and the stemming FTS index are in place."""
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
-        store = await backend.catalog.open(name)
+        store = await backend.catalog.open(SessionName(name))
         async with store.reading() as reader:
             db = reader.db  # type: ignore[attr-defined]
             assert (await db.run("PRAGMA journal_mode"))[0][0] == "wal"
@@ -378,7 +379,7 @@ async def test_a_call_waits_for_another_process_lock_then_goes_through(
         state = await service.session_state(name)
         assert [entry.id for entry in state.queue] == [placed.plan.id]
         # The wait did not stay on: the next statements run without a busy timeout again.
-        store = await catalog.open(name)
+        store = await catalog.open(SessionName(name))
         async with store.reading() as reader:
             assert (await reader.db.run("PRAGMA busy_timeout"))[0][0] == 0
 

@@ -11,7 +11,7 @@ from nineplan_core.errors import (
     PlanNotFoundError,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import Plan, PlanContent
+from nineplan_core.model import Plan, PlanContent, PlanId
 from nineplan_core.plan_file import render
 from tests.fakes import PLAN, Backend
 
@@ -20,7 +20,7 @@ async def queue_of(backend: Backend, name: str) -> list[str]:
     return [entry.goal for entry in (await backend.service.session_state(name)).queue]
 
 
-async def session_with(backend: Backend, *goals: str) -> tuple[str, dict[str, str]]:
+async def session_with(backend: Backend, *goals: str) -> tuple[str, dict[str, PlanId]]:
     name = await backend.session()
     ids = {}
     for goal in goals:
@@ -119,7 +119,7 @@ async def test_finished_or_unknown_plans_cannot_be_steered(backend: Backend):
 def test_only_a_person_discards_a_queued_plan():
     """The lifecycle keeps queued -> discarded for the person's path: the agent's discard refuses it."""
     now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
-    queued = Plan(id="aaaaa", content=PlanContent(**PLAN), position=1, created_at=now)
+    queued = Plan(id=PlanId("aaaaa"), content=PlanContent(**PLAN), position=1, created_at=now)
     with pytest.raises(InvalidTransitionError):
         queued.discard(reason="no", at=now)
     assert queued.drop(reason="no", at=now).status is PlanStatus.DISCARDED

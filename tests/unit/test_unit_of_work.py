@@ -10,11 +10,11 @@ import pytest
 from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionStore, MemorySessionTx
 from nineplan_adapters.sqlite import SqliteSessionStore
 from nineplan_core.errors import DatabaseError
-from nineplan_core.model import Session
+from nineplan_core.model import PlanId, Session, SessionName
 from tests.fakes import FailingPlanFiles, open_backend
 
 SESSION = Session(
-    name="brave-quiet-otter",
+    name=SessionName("brave-quiet-otter"),
     task_description=None,
     created_at=dt.datetime(2026, 1, 2, tzinfo=dt.UTC),
 )
@@ -35,8 +35,8 @@ async def test_a_failed_rollback_neither_hides_the_error_nor_keeps_the_files():
 
     async def write_then_fail() -> None:
         async with store.transaction() as tx:
-            await tx.files.write("abcde", "after")
-            await tx.files.write("fghij", "new")
+            await tx.files.write(PlanId("abcde"), "after")
+            await tx.files.write(PlanId("fghij"), "new")
             raise ValueError("the use case failed")
 
     with pytest.raises(ValueError, match="the use case failed"):
@@ -51,7 +51,7 @@ async def test_a_removal_that_fails_after_the_commit_is_retried_by_the_next_tran
     store = MemorySessionStore(SESSION, memory)
     store.files = failing  # type: ignore[assignment] # the fault-injecting wrapper honours the port
     async with store.transaction() as tx:
-        tx.files.remove_after_commit("abcde")
+        tx.files.remove_after_commit(PlanId("abcde"))
     assert memory.texts == {"abcde.txt": b"done"}
     assert len(store.cleanups.pending) == 1
     failing.failing.clear()
@@ -79,8 +79,8 @@ async def test_a_failed_commit_undoes_the_files_and_raises_a_database_error():
 
     async def write() -> None:
         async with store.transaction() as tx:
-            await tx.files.write("abcde", "after")
-            tx.files.remove_after_commit("abcde")
+            await tx.files.write(PlanId("abcde"), "after")
+            tx.files.remove_after_commit(PlanId("abcde"))
 
     with pytest.raises(DatabaseError, match="the disk went away") as caught:
         await write()
@@ -93,7 +93,7 @@ async def test_a_driver_error_in_a_sqlite_transaction_is_a_database_error(tmp_pa
     """A failing statement inside the transaction reaches the caller as DatabaseError."""
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
-        store = await backend.catalog.open(name)
+        store = await backend.catalog.open(SessionName(name))
         assert isinstance(store, SqliteSessionStore)
 
         async def bad_statement() -> None:

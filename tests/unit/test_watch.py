@@ -7,6 +7,7 @@ import pytest
 from mcp import Client
 
 from nineplan_core.errors import SessionNotFoundError
+from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
 from tests.fakes import PLAN, Backend
 from tests.integration.servers import stdio_server
@@ -19,7 +20,7 @@ def watch_of(backend: Backend) -> SessionWatch:
 async def test_a_commit_in_this_process_ticks(backend: Backend):
     """Adding a plan through the use cases wakes a watcher of that session."""
     name = await backend.session()
-    async with watch_of(backend).changes(name) as ticks:
+    async with watch_of(backend).changes(SessionName(name)) as ticks:
         await backend.service.add_plan(name, **PLAN)
         with anyio.fail_after(5):
             await anext(ticks)
@@ -32,7 +33,7 @@ async def test_a_commit_in_this_process_ticks(backend: Backend):
 async def test_an_unknown_session_cannot_be_watched(backend: Backend):
     """Watching a session that does not exist is SESSION_NOT_FOUND."""
     with pytest.raises(SessionNotFoundError):
-        async with watch_of(backend).changes("no-such-session"):
+        async with watch_of(backend).changes(SessionName("no-such-session")):
             pass
 
 
@@ -41,7 +42,7 @@ async def test_a_commit_by_another_process_ticks(backend: Backend, tmp_path: Pat
     """An MCP call served by another process (a real stdio server) wakes the watcher."""
     name = await backend.session()
     async with (
-        watch_of(backend).changes(name) as ticks,
+        watch_of(backend).changes(SessionName(name)) as ticks,
         Client(stdio_server(backend.root)) as agent,
     ):
         result = await agent.call_tool("9plan_queue_add", {**PLAN, "session_name": name})

@@ -23,7 +23,7 @@ from nineplan_adapters.web.pages import (
 )
 from nineplan_adapters.web.security import WebSecurity, allowed
 from nineplan_core.journal import Actor, Event, EventKind
-from nineplan_core.model import SNIPPET_MARKS
+from nineplan_core.results import SNIPPET_MARKS
 from tests.fakes import PLAN, Backend
 
 ORIGIN = "http://127.0.0.1:8765"

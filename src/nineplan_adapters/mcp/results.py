@@ -1,17 +1,20 @@
-"""The one translation of errors into tool results, in the reference text format."""
+"""A tool call's view of the server, and the one translation of errors into tool results
+(in the reference text format)."""
 
+import functools
 import logging
 import re
-from collections.abc import Mapping, Sequence
-from types import TracebackType
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
 import attrs
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.mcp.clients import CurrentSessions, client_key
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
-from nineplan_core.model import SESSION_NAME, check_session_name
+from nineplan_core.model import SESSION_NAME
+from nineplan_core.service import NinePlan
 
 log = logging.getLogger("nineplan.mcp")
 
@@ -78,47 +81,65 @@ def label_for(
     return (sessions.current(key) if key else None) or NO_SESSION
 
 
-@attrs.define
+@attrs.frozen
+class ToolDeps:
+    """What every tool needs, yielded by the server's lifespan: the use cases, the current
+    session of each client, and the workspace the sessions it creates belong to."""
+
+    service: NinePlan
+    sessions: CurrentSessions
+    #: The folder of a stdio server's client (its working directory); None over HTTP.
+    workspace: str | None = None
+
+
+#: The context a tool is given: its lifespan context is the ToolDeps.
+ToolContext = Context[ToolDeps, Any]
+ToolFunction = Callable[..., Awaitable[CallToolResult]]
+
+
+@attrs.frozen
 class ToolCall:
-    """One tool call: resolves its session, and turns whatever it raises into a result.
+    """One tool call: the use cases, and the session it addresses."""
 
-    Use as `async with call: ...; call.succeed(text, view)` and return `call.result`.
-    A NinePlanError becomes the reference error text; anything else is a bug, logged with
-    its traceback and reported without one.
-    """
-
-    tool: str
+    deps: ToolDeps
     explicit: str | None
     headers: Mapping[str, str] | None
-    sessions: CurrentSessions
-    result: CallToolResult | None = None
+
+    @classmethod
+    def of(cls, ctx: ToolContext, explicit: str | None = None) -> Self:
+        """The call `ctx` belongs to; `explicit` is its `session_name` argument."""
+        return cls(ctx.request_context.lifespan_context, explicit, ctx.headers)
+
+    @property
+    def service(self) -> NinePlan:
+        return self.deps.service
 
     @property
     def label(self) -> str:
-        return label_for(self.explicit, self.headers, self.sessions)
+        return label_for(self.explicit, self.headers, self.deps.sessions)
 
     @property
     def session(self) -> str:
-        """The session this call addresses.
+        """The session this call addresses: the explicit name as given (the use case checks
+        it), else the client's current one.
 
         Raises:
-            InvalidInputError: an explicit name of the wrong shape.
             SessionNameRequiredError: no name and a transport without client identity.
             SessionNotFoundError: no name and no current session.
         """
         if self.explicit is not None:
-            return check_session_name(self.explicit)
+            return self.explicit
         key = client_key(self.headers)
         if key is None:
             raise SessionNameRequiredError
-        if (name := self.sessions.current(key)) is None:
+        if (name := self.deps.sessions.current(key)) is None:
             raise SessionNotFoundError(None)
         return name
 
     def make_current(self, name: str) -> None:
         """Make `name` this client's current session (create and resume do)."""
         if (key := client_key(self.headers)) is not None:
-            self.sessions.select(key, name)
+            self.deps.sessions.select(key, name)
 
     def succeed(
         self,
@@ -127,9 +148,10 @@ class ToolCall:
         *,
         label: str | None = None,
         extra: Sequence[ContentBlock] = (),
-    ) -> None:
-        """The result: the breadcrumbed text, then `extra` blocks (resource links)."""
-        self.result = CallToolResult(
+    ) -> CallToolResult:
+        """The result: `[Session: NAME] text`, then `extra` blocks (resource links), and the
+        view as structured content."""
+        return CallToolResult(
             content=[
                 TextContent(type="text", text=f"[Session: {label or self.label}] {text}"),
                 *extra,
@@ -137,32 +159,35 @@ class ToolCall:
             structured_content=dict(structured),
         )
 
-    @property
-    def outcome(self) -> CallToolResult:
-        """The result to return once the `async with` block has ended."""
-        if self.result is None:  # pragma: no cover - a tool that forgot to succeed()
-            raise RuntimeError(f"{self.tool} produced no result")
-        return self.result
 
-    async def __aenter__(self) -> Self:
-        return self
+def domain_errors_as_results(tool: str, function: ToolFunction) -> ToolFunction:
+    """`function` (a tool taking `ctx`) with whatever it raises turned into a result by
+    `refusal`: the only error translation of the tools."""
 
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, _: TracebackType | None
-    ) -> bool:
-        if isinstance(exc, NinePlanError):
-            log.info("tool %s refused: %s %s", self.tool, exc.category, exc.message)
-            self.result = error_result(
-                self.label, exc.category, exc.message, for_agents(exc.suggestion)
-            )
-            return True
-        if isinstance(exc, Exception):
-            log.error("tool %s failed", self.tool, exc_info=(kind, exc, exc.__traceback__))  # type: ignore[arg-type] # kind is set when exc is
-            self.result = error_result(
-                self.label,
-                "INTERNAL_ERROR",
-                f"{self.tool} failed unexpectedly; the details are in the server log.",
-                "Check the session with 9plan_admin_validate, then retry.",
-            )
-            return True
-        return False
+    @functools.wraps(function)
+    async def translated(**arguments: Any) -> CallToolResult:
+        try:
+            return await function(**arguments)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a result; refusal logs a bug
+            call = ToolCall.of(arguments["ctx"], arguments.get("session_name"))
+            return refusal(tool, call.label, exc)
+
+    return translated
+
+
+def refusal(tool: str, label: str, exc: Exception) -> CallToolResult:
+    """What `tool` returns when it raised `exc`.
+
+    A NinePlanError becomes the reference error text; anything else is a bug, logged with
+    its traceback and reported without one.
+    """
+    if isinstance(exc, NinePlanError):
+        log.info("tool %s refused: %s %s", tool, exc.category, exc.message)
+        return error_result(label, exc.category, exc.message, for_agents(exc.suggestion))
+    log.error("tool %s failed", tool, exc_info=exc)
+    return error_result(
+        label,
+        "INTERNAL_ERROR",
+        f"{tool} failed unexpectedly; the details are in the server log.",
+        "Check the session with 9plan_admin_validate, then retry.",
+    )

@@ -2,7 +2,8 @@
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
 from nineplan_adapters.mcp.results import (
     ERROR_SCHEMA,
+    ToolDeps,
     error_result,
     error_text,
     for_agents,
@@ -62,24 +64,40 @@ RESOURCE_NOT_FOUND = -32002
 SESSIONLESS_ERA = "2026-07-28"
 
 
-class NineplanServer(MCPServer[Any]):
-    """MCPServer whose argument-validation failures come back in nineplan's error format."""
+class NineplanServer(MCPServer[ToolDeps]):
+    """MCPServer whose argument-validation failures come back in nineplan's error format.
+
+    Its lifespan runs the notifier and yields the ToolDeps (the use cases, each client's
+    current session, the workspace): the tools read them from their context.
+    """
 
     def __init__(
-        self, service: NinePlan, sessions: CurrentSessions, changes: SessionChanges | None = None
+        self,
+        service: NinePlan,
+        sessions: CurrentSessions,
+        changes: SessionChanges | None = None,
+        *,
+        workspace: str | None = None,
     ) -> None:
         bus = InMemorySubscriptionBus()
         self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
+        self.deps = ToolDeps(service, sessions, workspace)
         super().__init__(
             SERVER_NAME,
             version=package_version(),
             instructions=INSTRUCTIONS,
             subscriptions=bus,
-            lifespan=lambda _: following(self.notifier),
+            lifespan=self._lifespan,
         )
         self.service = service
         self.sessions = sessions
         self._tools: list[Tool] | None = None
+
+    @asynccontextmanager
+    async def _lifespan(self, _: object) -> AsyncIterator[ToolDeps]:
+        """The notifier runs for as long as the server does; the tools get the ToolDeps."""
+        async with following(self.notifier):
+            yield self.deps
 
     async def list_tools(self) -> list[Tool]:
         """The tools with strict, compact input schemas and outputs that may be errors."""
@@ -276,9 +294,19 @@ def build_server(
     feed, which sees every process's changes on every backend.
     """
     server = NineplanServer(
-        service, sessions or CurrentSessions(), changes or JournalChanges(service)
+        service,
+        sessions or CurrentSessions(),
+        changes or JournalChanges(service),
+        workspace=workspace,
     )
-    register_tools(server, service, server.sessions, workspace=workspace)
+    register_tools(server)
+    _register_prompt_and_resources(server, service)
+    install(server, service, server.notifier)
+    return server
+
+
+def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) -> None:
+    """The bootstrap prompt, and each session's plan, state and log resources."""
 
     @server.prompt(
         name="bootstrap",
@@ -324,9 +352,6 @@ def build_server(
             raise _resource_error(exc, session) from exc
         entries = [journal_entry(event) for event in events]
         return json.dumps({"session_name": session, "events": entries}, indent=2)
-
-    install(server, service, server.notifier)
-    return server
 
 
 __all__ = ["CallToolResult", "NineplanServer", "build_server"]

@@ -7,16 +7,16 @@ the domain did.
 from typing_extensions import TypedDict
 
 from nineplan_adapters.journal_views import EventView, UnreadableEventView, journal_entry
-from nineplan_core.model import (
+from nineplan_core.model import Plan, format_timestamp
+from nineplan_core.results import (
     Completion,
+    Discarded,
     HistoryMatch,
-    Plan,
+    PlacedPlan,
     SessionState,
     SessionSummary,
     ValidationReport,
-    format_timestamp,
 )
-from nineplan_core.service import Discarded, PlacedPlan
 
 
 class SessionCreated(TypedDict):

@@ -14,7 +14,7 @@ process reaches every subscriber. Sessions are followed only while someone liste
 
 import logging
 from collections import Counter, OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -286,12 +286,12 @@ def _add_subscriptions(server: MCPServer[Any], notifier: Notifier) -> None:
 
 
 @asynccontextmanager
-async def following(notifier: Notifier) -> AsyncIterator[dict[str, Any]]:
-    """The server's lifespan: the notifier runs for as long as the server does."""
+async def following(notifier: Notifier) -> AsyncIterator[None]:
+    """The notifier running, for as long as the server's lifespan holds this open."""
     async with anyio.create_task_group() as group:
         await group.start(notifier.run)
         try:
-            yield {}
+            yield
         finally:
             group.cancel_scope.cancel()
 
@@ -302,7 +302,7 @@ def _names_a_session(ref: PromptReference | ResourceTemplateReference, argument:
     return ref.uri in SESSION_TEMPLATES and argument == "session"
 
 
-def _completion(candidates: list[str], typed: str) -> Completion:
+def _completion(candidates: Sequence[str], typed: str) -> Completion:
     found = sorted(value for value in candidates if value.startswith(typed))
     return Completion(
         values=found[:MAX_COMPLETIONS], total=len(found), has_more=len(found) > MAX_COMPLETIONS

@@ -28,7 +28,8 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.journal import Event, NewEvent, UnreadableEvent
-from nineplan_core.model import DEFAULT_LIMITS, Session, SessionSummary, check_session_name
+from nineplan_core.model import DEFAULT_LIMITS, Session, SessionName
+from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.postgres")
 
@@ -101,9 +102,9 @@ class PostgresSessionCatalog:
     def _creations(self) -> RetryLog:
         return RetryLog(PostgresCreations(self.pool), self.remembered)
 
-    def _store(self, name: str) -> PostgresSessionStore:
+    def _store(self, name: SessionName) -> PostgresSessionStore:
         if (store := self._stores.get(name)) is None:
-            folder = self.mirror_root / check_session_name(name)
+            folder = self.mirror_root / name
             try:
                 (folder / "plans").mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -115,7 +116,6 @@ class PostgresSessionCatalog:
         return store
 
     async def create(self, session: Session, first: NewEvent) -> PostgresSessionStore:
-        check_session_name(session.name)
         known = session.name in self._stores
         store = self._store(session.name)
         try:
@@ -126,8 +126,7 @@ class PostgresSessionCatalog:
             raise
         return store
 
-    async def open(self, name: str) -> PostgresSessionStore:
-        check_session_name(name)
+    async def open(self, name: SessionName) -> PostgresSessionStore:
         if name not in self._stores:
             with database_errors("open the session"):
                 exists = await self.pool.fetchval(
@@ -137,14 +136,14 @@ class PostgresSessionCatalog:
                 raise SessionNotFoundError(name)
         return self._store(name)
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[SessionName]:
         with database_errors("list the sessions"):
             return [
                 r["name"]
                 for r in await self.pool.fetch("SELECT name FROM nineplan_sessions ORDER BY name")
             ]
 
-    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
         """Every session's line in one query (one consistent read)."""
         with database_errors("count the sessions' plans"):
             records = await self.pool.fetch(_SUMMARIES, names)
@@ -155,7 +154,9 @@ class PostgresSessionCatalog:
         """Change ticks for these sessions, from commits made on any machine."""
         return PostgresSessionWatch(self)
 
-    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+    async def follow(
+        self, name: SessionName, after_seq: int = 0
+    ) -> AsyncIterator[Event | UnreadableEvent]:
         store = await self.open(name)
         async for event in follow_events(store, self.watch().changes(name), after_seq):
             yield event
@@ -248,7 +249,7 @@ class PostgresSessionWatch:
     catalog: PostgresSessionCatalog
 
     @asynccontextmanager
-    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
+    async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
         await self.catalog.open(name)
         ticks = _NotifiedTicks()
         channel = changes_channel(name)

@@ -28,14 +28,15 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    SNIPPET_MARKS,
-    HistoryMatch,
     Plan,
+    PlanId,
     QueueEntry,
     Session,
+    SessionName,
     Tally,
 )
 from nineplan_core.ports import PlanFiles
+from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 
 log = logging.getLogger("nineplan.postgres")
 
@@ -110,7 +111,7 @@ def database_errors(action: str) -> Iterator[None]:
 class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
     """A session in the shared database, with its plan files mirrored under `folder`."""
 
-    name: str
+    name: SessionName
     folder: Path
     files: PlanFiles
     pool: asyncpg.Pool
@@ -123,7 +124,7 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
     def path(self) -> str:
         return str(self.folder)
 
-    def plan_path(self, plan_id: str) -> str:
+    def plan_path(self, plan_id: PlanId) -> str:
         return self.files.path(plan_id)
 
     def _tx(
@@ -250,7 +251,7 @@ class PostgresSessionTx(EventRows):
     async def front_of_queue(self) -> Plan | None:
         return await self._plan_where("status = 'queued' ORDER BY queue_position LIMIT 1")
 
-    async def plan(self, plan_id: str) -> Plan | None:
+    async def plan(self, plan_id: PlanId) -> Plan | None:
         return await self._plan_where("id = $2", plan_id)
 
     async def finished(self) -> list[Plan]:

@@ -34,14 +34,9 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.journal import Event, NewEvent, UnreadableEvent
-from nineplan_core.model import (
-    DEFAULT_LIMITS,
-    SESSION_NAME,
-    Session,
-    SessionSummary,
-    check_session_name,
-)
+from nineplan_core.model import DEFAULT_LIMITS, SESSION_NAME, Session, SessionName
 from nineplan_core.ports import PlanFiles
+from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -83,8 +78,8 @@ class SqliteSessionCatalog:
     def _creations(self) -> RetryLog:
         return RetryLog(CreationFiles(self.root / CREATIONS), self.remembered)
 
-    def _folder(self, name: str) -> Path:
-        return self.root / check_session_name(name)
+    def _folder(self, name: SessionName) -> Path:
+        return self.root / name
 
     def _files(self, folder: Path) -> PlanFiles:
         return self.plan_files(folder / "plans", folder / "recovered")
@@ -120,7 +115,7 @@ class SqliteSessionCatalog:
         await self._keep(session.name, store)
         return store
 
-    async def open(self, name: str) -> SqliteSessionStore:
+    async def open(self, name: SessionName) -> SqliteSessionStore:
         if (store := self._stores.get(name)) is not None:
             self._stores.move_to_end(name)
             return store
@@ -133,7 +128,7 @@ class SqliteSessionCatalog:
                 await self._keep(name, store)
         return store
 
-    async def _store(self, name: str, folder: Path, *, create: bool) -> SqliteSessionStore:
+    async def _store(self, name: SessionName, folder: Path, *, create: bool) -> SqliteSessionStore:
         async def reconnect() -> SessionConnection:
             return await self._connect(folder, create=False)
 
@@ -150,14 +145,14 @@ class SqliteSessionCatalog:
             commit_on_loop=self.commit_on_loop,
         )
 
-    async def _keep(self, name: str, store: SqliteSessionStore) -> None:
+    async def _keep(self, name: SessionName, store: SqliteSessionStore) -> None:
         """Cache an open store; close the least recently used beyond `max_open`."""
         self._stores[name] = store
         while len(self._stores) > self.max_open:
             _, evicted = self._stores.popitem(last=False)
             await evicted.close()  # waits for a call in progress; reconnects if used again
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[SessionName]:
         try:
             entries = sorted(self.root.iterdir())
         except FileNotFoundError:
@@ -165,14 +160,14 @@ class SqliteSessionCatalog:
         except OSError as exc:
             raise file_system_error("list the sessions folder", exc) from exc
         return [
-            entry.name
+            SessionName(entry.name)
             for entry in entries
             if SESSION_NAME.fullmatch(entry.name)
             and not entry.is_symlink()
             and (entry / DATABASE).is_file()
         ]
 
-    async def summaries(self, names: list[str]) -> list[SessionSummary | NinePlanError]:
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
         """Read with plain read-only sqlite3, all in one worker-thread handoff: listing a
         thousand sessions starts no aiosqlite connection and makes no thousand handoffs.
         (Several threads were no faster on two cores.)"""
@@ -183,7 +178,9 @@ class SqliteSessionCatalog:
                 results[index] = await self._migrated_summary(names[index], databases[index])
         return [result for result in results if result is not None]
 
-    async def _migrated_summary(self, name: str, database: Path) -> SessionSummary | NinePlanError:
+    async def _migrated_summary(
+        self, name: SessionName, database: Path
+    ) -> SessionSummary | NinePlanError:
         try:
             await self.open(name)
         except NinePlanError as exc:
@@ -195,7 +192,9 @@ class SqliteSessionCatalog:
         """Change ticks for these sessions, from commits made by any process."""
         return SqliteSessionWatch(self.root)
 
-    async def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+    async def follow(
+        self, name: SessionName, after_seq: int = 0
+    ) -> AsyncIterator[Event | UnreadableEvent]:
         store = await self.open(name)  # migrates an older session first: it gets its journal
         async for event in follow_events(store, self.watch().changes(name), after_seq):
             yield event

@@ -31,14 +31,15 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    SNIPPET_MARKS,
-    HistoryMatch,
     Plan,
+    PlanId,
     QueueEntry,
     Session,
+    SessionName,
     Tally,
 )
 from nineplan_core.ports import PlanFiles
+from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 
 # Columns of both indexes: goal, context, inputs, outputs, outcome, notes. What plans produced
 # is what later plans search for, so outputs and outcome weigh most; notes, where agents record
@@ -115,7 +116,7 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
     `reconnect` if it is used again.
     """
 
-    name: str
+    name: SessionName
     folder: Path
     files: PlanFiles
     _db: SessionConnection | None
@@ -131,7 +132,7 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
     def path(self) -> str:
         return str(self.folder)
 
-    def plan_path(self, plan_id: str) -> str:
+    def plan_path(self, plan_id: PlanId) -> str:
         return self.files.path(plan_id)
 
     async def close(self) -> None:
@@ -250,7 +251,7 @@ class SqliteSessionTx(EventRows):
     async def front_of_queue(self) -> Plan | None:
         return await self._plan(FRONT)
 
-    async def plan(self, plan_id: str) -> Plan | None:
+    async def plan(self, plan_id: PlanId) -> Plan | None:
         return await self._plan(_BY_ID, (plan_id,))
 
     async def finished(self) -> list[Plan]:

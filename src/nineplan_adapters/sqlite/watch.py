@@ -20,7 +20,7 @@ import attrs
 
 from nineplan_adapters.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
-from nineplan_core.model import SESSION_NAME, check_session_name
+from nineplan_core.model import SESSION_NAME, SessionName
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -37,8 +37,8 @@ class SqliteSessionWatch:
     list_interval: float = 0.5
 
     @asynccontextmanager
-    async def changes(self, name: str) -> AsyncIterator[AsyncIterator[None]]:
-        database = self.root / check_session_name(name) / DATABASE
+    async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
+        database = self.root / name / DATABASE
         if not database.is_file() or database.parent.is_symlink():
             raise SessionNotFoundError(name)
         with database_errors("watch the session"):

@@ -12,6 +12,7 @@ from nineplan_adapters.web.live import LiveResponse, SessionsLiveResponse
 from nineplan_adapters.web.pages import Pages, SessionView
 from nineplan_adapters.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
+from nineplan_core.model import check_session_name
 from nineplan_core.service import NinePlan
 
 
@@ -25,8 +26,8 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     pages = Pages(service, security)
 
     async def live(request: Request) -> Response:
-        name = request.path_params["name"]
         try:
+            name = check_session_name(request.path_params["name"])
             await pages.reads.state(name)  # refuse an unknown session before the stream starts
         except NinePlanError as exc:
             return pages.error(exc, back="/")

@@ -21,8 +21,9 @@ from watchfiles import Change, awatch
 
 from nineplan_adapters.web.pages import Pages, SessionView
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
-from nineplan_core.model import SessionSummary
+from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
+from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.web")
 
@@ -119,7 +120,9 @@ class EventStream(Response):
 class LiveResponse(EventStream):
     """`fragments` events for one session page: the parts that changed, at each change."""
 
-    def __init__(self, pages: Pages, watch: SessionWatch, name: str, view: SessionView) -> None:
+    def __init__(
+        self, pages: Pages, watch: SessionWatch, name: SessionName, view: SessionView
+    ) -> None:
         super().__init__()
         self.pages = pages
         self.watch = watch

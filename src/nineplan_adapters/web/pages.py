@@ -19,15 +19,8 @@ from nineplan_adapters.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import (
-    SNIPPET_MARKS,
-    HistoryMatch,
-    Plan,
-    QueueEntry,
-    SessionState,
-    SessionSummary,
-    format_timestamp,
-)
+from nineplan_core.model import Plan, QueueEntry, format_timestamp
+from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionState, SessionSummary
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.

@@ -1,0 +1,148 @@
+"""Reconcile: bring a session's plan files back in line with its live plans, and read the
+state on the way (the same reads serve both)."""
+
+import logging
+
+from nineplan_core.journal import (
+    RECENT_EVENTS,
+    Actor,
+    EventKind,
+    NewEvent,
+    defer_counts,
+    deferrals,
+    last_pull,
+    pulled_at,
+)
+from nineplan_core.model import Plan, PlanId, QueueEntry, file_name, plan_id_of
+from nineplan_core.plan_file import render
+from nineplan_core.ports import Clock, SessionReader, SessionStore, SessionTx
+from nineplan_core.results import Repair, SessionState
+
+log = logging.getLogger("nineplan.service")
+
+
+async def reconcile(
+    store: SessionStore,
+    *,
+    clock: Clock,
+    stuck_defers: int,
+    level: int = logging.WARNING,
+    thorough: bool = False,
+) -> tuple[list[Repair], SessionState]:
+    """Make the plan files match the live plans; return the repairs and the state read.
+
+    The state comes from the same reads (one pass over the queue and the folder), as it
+    will be once the removals that wait for the commit are done. With `thorough`, every
+    live plan's empty file is re-rendered too, not only the active plan's.
+    """
+    async with store.transaction() as tx:
+        names = set(await tx.files.names())
+        queue = await tx.queue()
+        active = await tx.active_plan()
+        live = {file_name(entry.id): entry.id for entry in queue}
+        if active is not None:
+            live[file_name(active.id)] = active.id
+        repairs = await _render_missing(tx, live, names, active, thorough=thorough)
+        # Only files that belong to no live plan need a look at the database.
+        strays = sorted(names - live.keys())
+        repairs += [await _stray_file_repair(tx, entry) for entry in strays]
+        rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
+        files = (names | rendered) - set(strays)
+        # A mirror's files are this machine's copy, not the session: filling it is no change.
+        if repairs and not store.files_mirror:
+            await tx.append(_repaired(repairs, clock))
+        state = await state_of(
+            store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers
+        )
+    for repair in repairs:
+        log.log(
+            level,
+            "reconcile: %s %s",
+            repair.action,
+            repair.file_name,
+            extra={"session": store.name},
+        )
+    return repairs, state
+
+
+def reconcile_level(store: SessionStore) -> int:
+    """Refreshing a mirror routinely writes files: that is news, not a warning."""
+    return logging.INFO if store.files_mirror else logging.WARNING
+
+
+async def state_of(
+    store: SessionStore,
+    reader: SessionReader,
+    *,
+    queue: list[QueueEntry],
+    active: Plan | None,
+    plan_files: set[str],
+    stuck: int,
+) -> SessionState:
+    """The state from the queue, active plan and files already read, plus the counts and
+    what the journal adds (recent events, defer counts, when the active plan was pulled)."""
+    live = {entry.id for entry in queue} | ({active.id} if active else set())
+    counts = defer_counts(await reader.events(deferrals(live))) if live else {}
+    return SessionState(
+        session=await reader.session(),
+        path=store.path,
+        queue=queue,
+        active_plan=active,
+        active_plan_path=store.plan_path(active.id) if active else None,
+        completed_count=(await reader.tally()).completed,
+        plan_files=sorted(plan_files),
+        recent=await reader.events(RECENT_EVENTS),
+        defer_counts=dict(counts),
+        pulled_at=(
+            pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
+        ),
+        stuck_defers=stuck,
+    )
+
+
+async def _render_missing(
+    tx: SessionTx,
+    live: dict[str, PlanId],
+    names: set[str],
+    active: Plan | None,
+    *,
+    thorough: bool,
+) -> list[Repair]:
+    """Re-render the file of each live plan that has none (or an emptied one)."""
+    repairs = []
+    for name, plan_id in live.items():
+        # An empty file (what a power loss can leave of an unsynced write) is re-rendered
+        # here for the active plan, and for a queued plan when it is pulled (or by a
+        # thorough repair): no read of every file on open. A non-empty file stays as it
+        # is, however damaged: the next defer, complete or discard salvages it.
+        emptied = thorough or (active is not None and plan_id == active.id)
+        missing = name not in names or (emptied and _is_empty(await tx.files.read(plan_id)))
+        if missing and (plan := await tx.plan(plan_id)) is not None:
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
+            repairs.append(Repair("rendered", name))
+    return repairs
+
+
+def _repaired(repairs: list[Repair], clock: Clock) -> NewEvent:
+    """The journal's `files_repaired` event for what reconcile changed."""
+    return NewEvent(
+        kind=EventKind.FILES_REPAIRED,
+        at=clock(),
+        actor=Actor.SYSTEM,
+        detail={"repairs": [repair.describe() for repair in repairs]},
+    )
+
+
+def _is_empty(data: bytes | None) -> bool:
+    """A regular file with nothing but white space in it (what a power loss can leave)."""
+    return data is not None and not data.strip()
+
+
+async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
+    """A file of a finished plan is removed; anything else is moved to recovered/."""
+    plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
+    if plan is not None:
+        tx.files.remove_after_commit(plan.id)
+        return Repair("removed", entry)
+    tx.files.recover_after_commit(entry)
+    return Repair("recovered", entry)

@@ -1,0 +1,196 @@
+"""What the use cases return: the state of a session, a placed or finished plan, a search
+match, a validation report and a repair. Every result type lives here."""
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+import attrs
+
+from nineplan_core.model import (
+    STUCK_DEFERS,
+    Plan,
+    PlanId,
+    QueueEntry,
+    Session,
+    Tally,
+    file_name,
+    is_stuck,
+)
+
+if TYPE_CHECKING:  # the journal reads plan rows, which import from the model
+    from nineplan_core.journal import Event, UnreadableEvent
+
+__all__ = [
+    "SNIPPET_MARKS",
+    "Completion",
+    "Discarded",
+    "Finished",
+    "HistoryMatch",
+    "PlacedPlan",
+    "Repair",
+    "SessionState",
+    "SessionSummary",
+    "ValidationReport",
+]
+
+
+@attrs.frozen(kw_only=True)
+class PlacedPlan:
+    """A plan just added, pulled or deferred: where its file is and, when queued, its rank."""
+
+    plan: Plan
+    path: str
+    rank: int | None = None
+    #: The plan as its file reads (for a pull): what the agent works from.
+    text: str | None = None
+    #: One line saying what had to be salvaged from the agent's file, if anything (a defer).
+    salvage: str | None = None
+    #: How often the plan had been deferred (set by a pull), and whether that makes it stuck.
+    defer_count: int = 0
+    stuck: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SessionState:
+    """Everything an agent needs to pick a session back up."""
+
+    session: Session
+    path: str
+    queue: list[QueueEntry]
+    active_plan: Plan | None
+    active_plan_path: str | None
+    completed_count: int
+    plan_files: list[str]
+    #: The last few journal events, oldest first.
+    recent: "list[Event | UnreadableEvent]" = attrs.field(factory=list)
+    #: How often each queued or active plan was deferred (absent: never).
+    defer_counts: dict[str, int] = attrs.field(factory=dict)
+    #: When the active plan was pulled (its current activation).
+    pulled_at: dt.datetime | None = None
+    #: A plan deferred this many times or more is stuck.
+    stuck_defers: int = STUCK_DEFERS
+
+    def defer_count(self, plan_id: str) -> int:
+        return self.defer_counts.get(plan_id, 0)
+
+    def stuck(self, plan_id: str) -> bool:
+        return is_stuck(self.defer_count(plan_id), self.stuck_defers)
+
+    @property
+    def file_db_match(self) -> bool:
+        expected = {file_name(entry.id) for entry in self.queue}
+        if self.active_plan is not None:
+            expected.add(file_name(self.active_plan.id))
+        return expected == set(self.plan_files)
+
+
+@attrs.frozen(kw_only=True)
+class SessionSummary:
+    """One line of the session list, from the stored state and the journal (no reconcile)."""
+
+    session: Session
+    queue_length: int
+    completed_count: int
+    #: The active plan's id and goal, and when it was pulled (its current activation).
+    active_plan_id: PlanId | None = None
+    active_goal: str | None = None
+    pulled_at: dt.datetime | None = None
+    #: How often each queued or active plan was deferred (absent: never).
+    defer_counts: dict[str, int] = attrs.field(factory=dict)
+    #: When the newest journal event happened: the session's last activity.
+    last_activity: dt.datetime | None = None
+    #: A plan deferred this many times or more is stuck.
+    stuck_defers: int = 3
+
+    @property
+    def has_active_plan(self) -> bool:
+        return self.active_plan_id is not None
+
+    @property
+    def stuck_plans(self) -> list[str]:
+        """The ids of the queued or active plans deferred `stuck_defers` times or more."""
+        return sorted(id_ for id_, count in self.defer_counts.items() if count >= self.stuck_defers)
+
+
+@attrs.frozen(kw_only=True)
+class Finished:
+    """A plan that just left the active slot, with the session's tally after it."""
+
+    plan: Plan
+    tally: Tally
+    #: One line saying what had to be salvaged from the agent's plan file, if anything.
+    salvage: str | None = None
+
+    @property
+    def queue_length(self) -> int:
+        return self.tally.queued
+
+    @property
+    def next_goal(self) -> str | None:
+        return self.tally.next_goal
+
+
+@attrs.frozen(kw_only=True)
+class Completion(Finished):
+    """The result of completing a plan: the plan and what is left to do."""
+
+    @property
+    def completed_count(self) -> int:
+        return self.tally.completed
+
+
+@attrs.frozen(kw_only=True)
+class Discarded(Finished):
+    """The result of discarding a plan: the plan and what is left in the queue."""
+
+
+@attrs.frozen
+class HistoryMatch:
+    """A completed plan found by a history search; `rank` 1 is the best match."""
+
+    id: PlanId
+    goal: str
+    outcome: str | None
+    rank: int
+    #: Where the words matched, each match wrapped in SNIPPET_MARKS.
+    snippet: str = ""
+
+
+#: The marks around a matched word in a snippet; a terminal can render them as it likes.
+SNIPPET_MARKS = ("\x02", "\x03")
+
+
+@attrs.frozen(kw_only=True)
+class ValidationReport:
+    """The five invariants of a session and the violations found."""
+
+    single_active_plan: bool
+    queue_order_preserved: bool
+    files_match_database: bool
+    no_orphaned_files: bool
+    journal_matches_state: bool = True
+    issues: list[str]
+
+    @property
+    def valid(self) -> bool:
+        return (
+            self.single_active_plan
+            and self.queue_order_preserved
+            and self.files_match_database
+            and self.no_orphaned_files
+            and self.journal_matches_state
+        )
+
+
+@attrs.frozen
+class Repair:
+    """One change reconcile made to bring files back in line with the database."""
+
+    action: str  # "rendered", "removed" or "recovered"
+    file_name: str
+
+    def describe(self) -> str:
+        """One line for people and for the journal's `files_repaired` event."""
+        if self.action == "recovered":
+            return f"moved {self.file_name} to recovered/"
+        return f"{self.action} {self.file_name}"
