@@ -12,9 +12,9 @@ import attrs
 
 from nineplan_adapters.formatting import one_line
 from nineplan_adapters.plan_bundle import END_OF_QUEUE, join_plans, split_plans
-from nineplan_core.errors import InvalidInputError
+from nineplan_core.errors import InvalidInputError, PlanFileFormatError
 from nineplan_core.model import Plan
-from nineplan_core.plan_file import PlanText
+from nineplan_core.plan_file import PlanText, read_back
 from nineplan_core.service import NinePlan
 
 COMMANDS = [
@@ -92,13 +92,32 @@ async def _import(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
     text = sys.stdin.read() if args.file == "-" else _read(args.file)
-    plans = split_plans(text)
+    try:
+        plans = split_plans(text)
+    except PlanFileFormatError as exc:  # the person's own file: bad input, not a storage fault
+        raise InvalidInputError("file", exc.message.removeprefix(_NOT_A_PLAN)) from exc
     if not plans:
         raise InvalidInputError("file", "holds no plan")
     placed = await service.import_plans(args.name, plans, "front" if args.front else "back")
     lines = [f"Imported {len(placed)} plans:"] + [f"{p.plan.id}  rank {p.rank}" for p in placed]
     _emit(args, {"plans": [views.plan_added(p) for p in placed]}, "\n".join(lines))
     return 0
+
+
+_NOT_A_PLAN = "The plan file is not in the plan format: "
+
+
+async def _as_written(service: NinePlan, name: str, plan_id: str) -> Plan:
+    """A queued or active plan as its file holds it now (the agent's notes and edits), read
+    back tolerantly as defer or complete would read it."""
+    plan = await service.get_plan(name, plan_id)
+    text = await service.plan_file_text(name, plan_id)
+    read = read_back(
+        text.encode("utf-8"),
+        PlanText(plan.content, plan.notes),
+        max_section_chars=service.limits.max_text_chars,
+    )
+    return plan.with_edits(read.text.content, read.text.notes)
 
 
 def _read(path: str) -> str:
@@ -112,8 +131,8 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.mcp import views  # noqa: PLC0415
 
     state = await service.session_state(args.name)
-    queue = [await service.get_plan(args.name, q.id) for q in state.queue]
-    active = state.active_plan
+    queue = [await _as_written(service, args.name, q.id) for q in state.queue]
+    active = state.active_plan and await _as_written(service, args.name, state.active_plan.id)
     history = await service.finished_plans(args.name)
     journal = await service.journal(args.name) if hasattr(service, "journal") else None
     if args.format == "json" or args.json:

@@ -3,19 +3,24 @@
 Each plan is in the plan-file format (`nineplan_core.plan_file`); its optional sections
 (`# Inputs`, `# Outputs`, `# Notes`) may be left out. A line `---` inside a plan's text is
 written `\\---` (and a line `\\---` gains one more backslash), so that only a separator reads
-as one. `nineplan export --format md` writes the queue this way; the rest of the session
+as one; the line END_OF_QUEUE inside a plan's text is escaped the same way. Headings are read
+as plan files are read back: `# success criteria ` is `# Success Criteria`. `nineplan export --format md` writes the queue this way; the rest of the session
 follows the line END_OF_QUEUE, where import stops.
 """
 
 import re
 
 from nineplan_core.errors import PlanFileFormatError
-from nineplan_core.plan_file import PlanText, parse, render
+from nineplan_core.plan_file import SECTIONS, PlanText, parse, render
 
 SEPARATOR = "---"
 #: `nineplan import` reads up to this line; what follows is for people (active plan, history).
 END_OF_QUEUE = "<!-- nineplan: end of the queue; import stops here -->"
-_ESCAPED = re.compile(r"\\*---")
+_ESCAPED = re.compile(rf"\\*(?:---|{re.escape(END_OF_QUEUE)})")
+_HEADING = re.compile(
+    rf"#[ \t]*({'|'.join(re.escape(title) for _, title in SECTIONS)})[ \t]*", re.IGNORECASE
+)
+_TITLES = {title.lower(): title for _, title in SECTIONS}
 
 
 def join_plans(plans: list[PlanText]) -> str:
@@ -36,13 +41,21 @@ def split_plans(text: str) -> list[PlanText]:
         PlanFileFormatError: a block is not a plan; the message says which one and why.
     """
     blocks: list[list[str]] = [[]]
-    for line in text.replace("\r\n", "\n").split("\n"):
+    in_notes = False  # everything after a plan's `# Notes` heading is its notes, verbatim
+    for line in text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n"):
         if line.rstrip() == END_OF_QUEUE:
             break
         if line.rstrip() == SEPARATOR:
             blocks.append([])
+            in_notes = False
+        elif _ESCAPED.fullmatch(line.rstrip()):
+            blocks[-1].append(line[1:])
+        elif not in_notes and (heading := _HEADING.fullmatch(line)):
+            title = _TITLES[heading[1].lower()]
+            in_notes = title == "Notes"
+            blocks[-1].append(f"# {title}")
         else:
-            blocks[-1].append(line[1:] if _ESCAPED.fullmatch(line.rstrip()) else line)
+            blocks[-1].append(line)
     texts = ["\n".join(lines).strip("\n") for lines in blocks]
     if texts and not texts[-1].strip():
         texts.pop()  # a file may end with a separator

@@ -84,6 +84,11 @@ def check_text(field: str, value: str, *, max_chars: int, required: bool = True)
         raise InvalidInputError(field, "must not contain NUL characters")
     if len(value) > max_chars:
         raise InvalidInputError(field, f"is {len(value)} characters; the limit is {max_chars}")
+    if not value.isascii():
+        try:  # a lone surrogate: bytes that were not UTF-8 (a terminal's argv, a file)
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(field, "is not valid UTF-8 text") from None
     return value
 
 

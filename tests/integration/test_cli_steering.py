@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from nineplan_adapters.plan_bundle import join_plans, split_plans
+from nineplan_adapters.plan_bundle import END_OF_QUEUE, join_plans, split_plans
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import PlanText
 from tests.fakes import PLAN, open_backend
@@ -235,3 +235,61 @@ def test_the_bundle_format_escapes_separator_lines():
     assert split_plans(bare) == [plan, plan]
     noted = PlanText(plan.content, "kept\n# not a heading")
     assert split_plans(join_plans([noted]).replace("# Inputs\n\n\n", "")) == [noted]
+
+
+def test_export_holds_what_the_agent_wrote_in_the_plan_files(tmp_path: Path, session: str):
+    """The export is the session as the agent left it: notes appended to the active plan's
+    file and edits to a queued plan's file are in the Markdown and the JSON export."""
+    folder = tmp_path / session / "plans"
+    with (folder / "00001.txt").open("a", encoding="utf-8") as active:
+        active.write("halfway there\n")
+    queued = (folder / "00002.txt").read_text(encoding="utf-8")
+    (folder / "00002.txt").write_text(
+        queued.replace("# Goal\nsecond\n", "# Goal\nsecond, edited\n")
+    )
+    code, md, _ = nineplan(tmp_path, "export", session)
+    assert code == 0
+    assert "halfway there" in md
+    assert "second, edited" in md
+    code, out, _ = nineplan(tmp_path, "export", session, "--format", "json")
+    exported = json.loads(out)
+    assert "halfway there" in exported["active_plan"]["notes"]
+    assert exported["queue"][0]["goal"] == "second, edited"
+
+
+def test_import_reads_a_bom_and_loose_headings_and_names_the_file(tmp_path: Path, session: str):
+    """A file saved with a BOM and headings in another case imports; a file that is not plans
+    is refused as bad input naming `file` (exit 1, one message), nothing added."""
+    loose = plan_file("from a loose file").replace("# Success Criteria", "# success criteria ")
+    (tmp_path / "loose.md").write_text("\ufeff" + loose, encoding="utf-8")
+    code, _, err = nineplan(tmp_path, "import", session, str(tmp_path / "loose.md"))
+    assert code == 0, err
+    assert queue(tmp_path, session)[-1] == "from a loose file"
+    (tmp_path / "bad.md").write_text("# Goal\n\nonly a goal\n", encoding="utf-8")
+    code, out, _ = nineplan(tmp_path, "import", session, str(tmp_path / "bad.md"), "--json")
+    assert code == 1
+    error = json.loads(out)["error"]
+    assert error["category"] == "VALIDATION_ERROR"
+    assert "file: plan 1 of 1, missing sections" in error["message"]
+
+
+def test_text_that_is_not_utf8_is_refused_in_one_message(tmp_path: Path, session: str):
+    """Bytes that are not UTF-8 on the command line are bad input named by its option, not a
+    traceback, and nothing is added."""
+    before = queue(tmp_path, session)
+    code, _, err = nineplan(
+        tmp_path, "add", session, "--goal", "bad\udcff", "--context", "c", "--approach", "a",
+        "--success-criteria", "s",
+    )  # fmt: skip
+    assert code == 1
+    assert "Traceback" not in err
+    assert "goal: is not valid UTF-8 text" in err
+    assert "run the command again" in err
+    assert queue(tmp_path, session) == before
+
+
+def test_the_end_of_queue_line_inside_a_plan_survives_the_round_trip():
+    """A plan whose text holds the export's end-of-queue line is escaped like `---`, so
+    export then import gives the same plan."""
+    text = PlanText(PlanContent(**{**PLAN, "context": f"x\n{END_OF_QUEUE}\ny"}), "")
+    assert split_plans(join_plans([text, text])) == [text, text]

@@ -297,3 +297,37 @@ async def test_the_journal_is_paginated(backend: Backend, client: httpx2.AsyncCl
     assert 'href="?"' in second  # back to the newest
     assert seqs((await client.get(f"/sessions/{name}?page=1&before=1")).text) == []
     assert seqs((await client.get(f"/sessions/{name}?before=x")).text) == seqs(first)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["before=99999999999999999999999", "before=9223372036854775808", "before=%C2%B2",
+     "page=%C2%B2", "page=" + "9" * 5000, "before=-5", "page=-1", "before=abc"],
+)  # fmt: skip
+async def test_hostile_page_and_seq_parameters_show_the_default_view(
+    backend: Backend, client: httpx2.AsyncClient, query: str
+):
+    """Numbers too big for a database, digits that are not ASCII and negative or missing ones
+    never fail the page: it shows the first queue page and the newest journal page."""
+    name = await backend.session()
+    await backend.service.add_plan(name, **PLAN)
+    page = await client.get(f"/sessions/{name}?{query}")
+    assert page.status_code == 200
+    assert 'data-seq="2"' in page.text
+
+
+async def test_a_token_or_cookie_that_is_not_ascii_is_refused_not_a_crash(
+    tmp_path: Path, backend: Backend, client: httpx2.AsyncClient
+):
+    """A CSRF field or a cookie with non-ASCII text is refused (403, or the sign-in page),
+    never a server error, and nothing changes."""
+    name = await backend.session()
+    posted = await client.post(
+        f"/sessions/{name}/plans", data={**PLAN, "csrf": "é"}, headers={"origin": ORIGIN}
+    )
+    assert posted.status_code == 403
+    assert (await backend.service.session_state(name)).queue == []
+    app = web_app(backend.service, Settings(sessions_path=tmp_path, http_token="t0ken"))
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=ORIGIN) as http:
+        page = await http.get("/", headers={"cookie": "nineplan_token=\u00e9".encode()})
+        assert page.status_code == 303

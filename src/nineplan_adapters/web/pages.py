@@ -6,6 +6,7 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -369,6 +370,15 @@ def _text(form: FormData, field: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+#: A page number or a seq as a query parameter: ASCII digits, at most 18 (below 2**63).
+_COUNT = re.compile(r"[0-9]{1,18}")
+
+
+def _count(text: str) -> int:
+    """A query parameter's count; 0 for anything else (the default view is shown)."""
+    return int(text) if _COUNT.fullmatch(text) else 0
+
+
 @attrs.frozen
 class SessionView:
     """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
@@ -378,12 +388,9 @@ class SessionView:
 
     @classmethod
     def of(cls, request: Request) -> "SessionView":
-        page = request.query_params.get("page", "1")
-        before = request.query_params.get("before", "")
-        return cls(
-            int(page) if page.isdigit() else 1,
-            int(before) if before.isdigit() and int(before) > 0 else None,
-        )
+        page = _count(request.query_params.get("page", ""))
+        before = _count(request.query_params.get("before", ""))
+        return cls(page or 1, before or None)
 
     def query(self) -> str:
         """This view as a query string: `?page=2&before=40`, defaults left out."""

@@ -66,7 +66,9 @@ class WebSecurity:
         return hmac.new(self.secret, b"nineplan-csrf", hashlib.sha256).hexdigest()
 
     def csrf_ok(self, given: object) -> bool:
-        return isinstance(given, str) and hmac.compare_digest(given, self.csrf_token)
+        return isinstance(given, str) and hmac.compare_digest(
+            given.encode(), self.csrf_token.encode()
+        )
 
     def cookie_value(self) -> str:
         """What the cookie holds: derived from the token, so the token itself is not stored."""
@@ -85,7 +87,7 @@ class WebSecurity:
             return True
         cookie = request.cookies.get(COOKIE, "")
         bearer = request.headers.get("authorization", "")
-        return hmac.compare_digest(cookie, self.cookie_value()) or self.token_ok(
+        return hmac.compare_digest(cookie.encode(), self.cookie_value().encode()) or self.token_ok(
             bearer.removeprefix("Bearer ")
         )
 
