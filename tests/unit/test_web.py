@@ -329,5 +329,5 @@ async def test_a_token_or_cookie_that_is_not_ascii_is_refused_not_a_crash(
     assert (await backend.service.session_state(name)).queue == []
     app = web_app(backend.service, Settings(sessions_path=tmp_path, http_token="t0ken"))
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=ORIGIN) as http:
-        page = await http.get("/", headers={"cookie": "nineplan_token=\u00e9".encode()})
+        page = await http.get("/", headers={b"cookie": "nineplan_token=\u00e9".encode()})
         assert page.status_code == 303
