@@ -227,7 +227,12 @@ class SqliteSessionTx(EventRows):
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
         sql, parameters = event_select(query, SQLITE)
-        bounded = query.last is not None or query.plan_id is not None  # a few rows, by index
+        # A few rows, found through an index: the thread handoff would cost more than the read.
+        bounded = (
+            query.last is not None
+            or query.plan_id is not None
+            or bool(query.kinds and query.plan_ids is not None and len(query.plan_ids) <= 16)
+        )
         run = self.db.run if bounded else self.db.run_in_thread
         return [dict(row) for row in await run(sql, parameters)]
 
