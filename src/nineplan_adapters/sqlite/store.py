@@ -210,6 +210,10 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
             await tx.append(first)
 
 
+#: A journal query for at most this many plans (and some kinds) reads a few indexed rows.
+_FEW_PLANS = 16
+
+
 @attrs.define
 class SqliteSessionTx(EventRows):
     """Reads and writes inside one SQLite transaction (a SessionReader and a SessionTx)."""
@@ -231,7 +235,9 @@ class SqliteSessionTx(EventRows):
         bounded = (
             query.last is not None
             or query.plan_id is not None
-            or bool(query.kinds and query.plan_ids is not None and len(query.plan_ids) <= 16)
+            or bool(
+                query.kinds and query.plan_ids is not None and len(query.plan_ids) <= _FEW_PLANS
+            )
         )
         run = self.db.run if bounded else self.db.run_in_thread
         return [dict(row) for row in await run(sql, parameters)]
