@@ -188,7 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "prime":  # a hook waits for it: no mcp, no container (DESIGN §9)
             from nineplan_adapters.prime import prime  # noqa: PLC0415
 
-            return prime(settings, args.workspace, as_json=args.json)
+            if (text := prime(settings, args.workspace, as_json=args.json)) is not None:
+                print(text)
+            return 0
     except ConfigError as exc:
         error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
                  "suggestion": f"Correct {exc.variable}."}  # fmt: skip

@@ -414,16 +414,11 @@ def find(settings: Settings, folder: str) -> Primer | None:
     return find_sqlite(settings.sessions_path, folder, settings.stuck_defers)
 
 
-def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> int:
-    """Print the block (or JSON) for `workspace` (default: the current directory) and return 0;
-    print nothing when no session is bound to it."""
+def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> str | None:
+    """The block (or JSON) for `workspace` (default: the current directory); None when no
+    session is bound to it (the command then prints nothing)."""
     folder = os.path.realpath(workspace or os.getcwd())  # noqa: PTH109 - a string is compared
     primer = find(settings, folder)
-    if primer is not None:
-        text = (
-            json.dumps(primer.as_json(), indent=2, ensure_ascii=False)
-            if as_json
-            else primer.block()
-        )
-        print(text)  # noqa: T201 - the command's output
-    return 0
+    if primer is None:
+        return None
+    return json.dumps(primer.as_json(), indent=2, ensure_ascii=False) if as_json else primer.block()
