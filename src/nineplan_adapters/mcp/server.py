@@ -36,6 +36,7 @@ from nineplan_adapters.changes import JournalChanges, SessionChanges
 from nineplan_adapters.journal_views import journal_entry
 from nineplan_adapters.mcp import views
 from nineplan_adapters.mcp.clients import CurrentSessions
+from nineplan_adapters.mcp.pipes import claimed_pipes
 from nineplan_adapters.mcp.results import (
     ERROR_SCHEMA,
     ToolDeps,
@@ -166,32 +167,34 @@ class NineplanServer(MCPServer[ToolDeps]):
     async def run_stdio_async(self) -> None:
         """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
         not silence, and the server reads on. Legacy clients are told that
-        resources/list_changed is sent (the notifier sends it when plans come or go)."""
-        async with stdio_server() as (lines, replies):
-            relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        resources/list_changed is sent (the notifier sends it when plans come or go).
+        Pipes are read and written on the event loop (see nineplan_adapters.mcp.pipes)."""
+        with claimed_pipes() as wire:
+            async with stdio_server(*(wire or ())) as (lines, replies):
+                relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
-            async def relay() -> None:
-                async with relayed:
-                    async for item in lines:
-                        if not isinstance(item, Exception):
-                            await relayed.send(item)
-                            continue
-                        log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
-                        error = ErrorData(
-                            code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
-                        )
-                        await replies.send(
-                            SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
-                        )
+                async def relay() -> None:
+                    async with relayed:
+                        async for item in lines:
+                            if not isinstance(item, Exception):
+                                await relayed.send(item)
+                                continue
+                            log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
+                            error = ErrorData(
+                                code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
+                            )
+                            await replies.send(
+                                SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+                            )
 
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(relay)
-                # The SDK has no public way to serve other streams than its own stdio ones.
-                lowlevel = self._lowlevel_server
-                options = lowlevel.create_initialization_options(
-                    NotificationOptions(resources_changed=True)
-                )
-                await lowlevel.run(messages, replies, options)
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(relay)
+                    # The SDK has no public way to serve other streams than its own stdio ones.
+                    lowlevel = self._lowlevel_server
+                    options = lowlevel.create_initialization_options(
+                        NotificationOptions(resources_changed=True)
+                    )
+                    await lowlevel.run(messages, replies, options)
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
