@@ -56,6 +56,26 @@ async def noop() -> str:
 
 server.run()
 """
+#: The same server on nineplan's stdio wire (nineplan_adapters.mcp.pipes) instead of the SDK's.
+MINIMAL_SERVER_ON_PIPES = """\
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from nineplan_adapters.mcp.pipes import claimed_pipes
+server = MCPServer("minimal")
+
+@server.tool()
+async def noop() -> str:
+    return "ok"
+
+async def main():
+    with claimed_pipes() as wire:
+        async with stdio_server(*(wire or ())) as (lines, replies):
+            low = server._lowlevel_server
+            await low.run(lines, replies, low.create_initialization_options())
+
+anyio.run(main)
+"""
 SIZES = {
     "tiny": {
         "repeat": 15,
@@ -309,6 +329,30 @@ async def _cycle(client: Client, name: str) -> None:
     await client.call_tool("9plan_queue_add", {**PLAN, "session_name": name})
     await client.call_tool("9plan_queue_pull", {"session_name": name})
     await client.call_tool("9plan_plan_complete", {"outcome": "done", "session_name": name})
+
+
+async def row_wire(folder: Path, size: dict[str, int]) -> Row:
+    """What nineplan's stdio wire saves per call: the minimal server answering no-op calls
+    on it and on the SDK's own, both fresh processes, calls interleaved."""
+    servers = []
+    for name, script in (("sdk.py", MINIMAL_SERVER), ("pipes.py", MINIMAL_SERVER_ON_PIPES)):
+        (folder / name).write_text(script)
+        servers.append(StdioServerParameters(command=sys.executable, args=[str(folder / name)]))
+    ours: list[float] = []
+    floor: list[float] = []
+    async with (
+        Client(servers[0], mode="legacy") as sdk,
+        Client(servers[1], mode="legacy") as pipes,
+    ):
+        for index in range(size["repeat"] * 3 + 20):
+            first, second = (sdk, pipes) if index % 2 else (pipes, sdk)
+            timings = {id(first): await timed(partial(first.call_tool, "noop", {}))}
+            timings[id(second)] = await timed(partial(second.call_tool, "noop", {}))
+            if index >= 20:
+                ours.append(timings[id(pipes)])
+                floor.append(timings[id(sdk)])
+    return Row(20, "a no-op call: nineplan's stdio wire vs the SDK's", ours, floor,
+               "— (informational: the thread handoffs the wire saves, part of row 1)")  # fmt: skip
 
 
 async def row_handoff(folder: Path, repeat: int) -> Row:
@@ -708,7 +752,8 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
         for number, measure in (
-            (1, row_cycle), (11, row_schema), (3, row_queue), (6, row_sessions), (7, row_resume),
+            (1, row_cycle), (20, row_wire), (11, row_schema), (3, row_queue), (6, row_sessions),
+            (7, row_resume),
         ):  # fmt: skip
             if wanted(number):
                 rows.append(await measure(folder, size))
