@@ -32,6 +32,22 @@ def file_system_error(action: str, exc: OSError) -> FileSystemError:
 PlanFilesFactory = Callable[[Path, Path], PlanFiles]
 
 
+def _read_limited(fd: int, size: int) -> bytes:
+    """The file's bytes up to one past MAX_FILE_BYTES (which tells the reader it is over).
+
+    Reads what `size` says plus one byte (a file that grew since is read on), instead of a
+    buffer the size of the limit: a plan file is small and read on every pull and finish.
+    """
+    left = MAX_FILE_BYTES + 1
+    chunks = []
+    want = min(size + 1, left)
+    while left and (chunk := os.read(fd, min(want, left))):
+        chunks.append(chunk)
+        left -= len(chunk)
+        want = 1 << 16
+    return b"".join(chunks)
+
+
 def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
     """The default PlanFiles: a real folder (and where stray files are moved)."""
     return DirectoryPlanFiles(folder, recovered)
@@ -85,15 +101,14 @@ class DirectoryPlanFiles:
         except OSError:
             return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
         try:
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):  # a directory, a FIFO or a device
+                return None
+            return _read_limited(fd, info.st_size)
         except OSError:
-            regular = False
-        if not regular:  # a directory, a FIFO or a device where a plan file belongs
-            os.close(fd)
             return None
-        with os.fdopen(fd, "rb") as handle:
-            # One byte past the limit tells the reader the file is over it.
-            return handle.read(MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
 
     async def write(self, plan_id: PlanId, data: bytes) -> None:
         target = self._file(plan_id)

@@ -93,6 +93,7 @@ class NineplanServer(MCPServer[ToolDeps]):
         self.service = service
         self.sessions = sessions
         self._tools: list[Tool] | None = None
+        self._arguments: dict[str, frozenset[str]] | None = None  # each tool's argument names
 
     @asynccontextmanager
     async def _lifespan(self, _: object) -> AsyncIterator[ToolDeps]:
@@ -118,9 +119,12 @@ class NineplanServer(MCPServer[ToolDeps]):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
         headers = context.headers if context is not None else None
-        listed = {
-            tool.name: set(tool.input_schema["properties"]) for tool in await self.list_tools()
-        }
+        if self._arguments is None:
+            self._arguments = {
+                tool.name: frozenset(tool.input_schema["properties"])
+                for tool in await self.list_tools()
+            }
+        listed = self._arguments
         if name in listed and (unknown := sorted(set(arguments) - listed[name])):
             return error_result(
                 label_for(arguments.get("session_name"), headers, self.sessions),
