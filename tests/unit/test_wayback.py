@@ -20,6 +20,8 @@ from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
 from nineplan_core.errors import SessionNotFoundError
+from nineplan_core.model import PlanContent
+from nineplan_core.plan_file import PlanText
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, Backend, open_backend
 
@@ -102,6 +104,40 @@ async def test_a_listen_stream_in_memory_hears_of_another_writer(pair: Pair):
             while server.notifier.subscribers.uris():
                 await anyio.sleep(0.01)
         assert server.notifier.subscribers.list_listeners == 0
+
+
+async def test_an_import_of_several_plans_is_heard_once(pair: Pair):
+    """Another writer imports three plans in one transaction (three journal events): the
+    subscriber hears one resources/updated and one list_changed for it, not three of each.
+    A later add is heard on its own, so the count is taken after everything has arrived."""
+    updated: list[str] = []
+    listed: list[str] = []
+    heard_twice = anyio.Event()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+        elif isinstance(message, ResourceListChangedNotification):
+            listed.append("list")
+        if len(updated) >= 2 and len(listed) >= 2:
+            heard_twice.set()
+
+    name = await pair.ours.session()
+    async with Client(pair.server(), mode="legacy", message_handler=handler) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await client.subscribe_resource(state_uri(name))
+        three = [PlanText(PlanContent(**{**PLAN, "goal": goal}), "") for goal in "ABC"]
+        await pair.theirs.import_plans(name, three)
+        with anyio.fail_after(5):
+            while not updated:
+                await anyio.sleep(0.01)
+        await pair.theirs.add_plan(name, **PLAN)
+        with anyio.fail_after(5):
+            await heard_twice.wait()
+        await anyio.sleep(0.3)  # anything more would have come by now
+    assert updated == [state_uri(name)] * 2
+    assert listed == ["list"] * 2
 
 
 async def test_a_current_session_is_followed_for_list_changes(pair: Pair):

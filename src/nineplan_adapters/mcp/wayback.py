@@ -13,6 +13,7 @@ process reaches every subscriber. Sessions are followed only while someone liste
 """
 
 import logging
+import math
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -139,8 +140,7 @@ class Notifier:
                 async with changes.follow(name) as stream:
                     task_status.started()
                     started = True
-                    async for change in stream:
-                        await self.announce(change)
+                    await self._announce_together(stream)
             except NinePlanError as exc:  # no such session (yet), or it cannot be watched
                 log.info("not following session %s: %s", name, exc.message)
             except Exception:  # one session's watch must never end the server
@@ -150,6 +150,34 @@ class Notifier:
                     del self._followed[name]
                 if not started:
                     task_status.started()
+
+    async def _announce_together(self, stream: AsyncIterator[Change]) -> None:
+        """Announce the changes of `stream`, the ones that come together as one.
+
+        The feed yields a commit's events one after another without waiting (an import of
+        N plans is N events), and the announcer runs when the feed waits for the next
+        commit: whatever has come by then is one change, so a subscriber hears once.
+        """
+        came, due = anyio.create_memory_object_stream[Change](math.inf)
+
+        async def announcer() -> None:
+            async with due:
+                async for first in due:
+                    change = first
+                    while True:
+                        try:
+                            more = due.receive_nowait()
+                        except anyio.WouldBlock:
+                            break
+                        listed = change.plans_came_or_went or more.plans_came_or_went
+                        change = Change(change.session, plans_came_or_went=listed)
+                    await self.announce(change)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(announcer)
+            async with came:
+                async for change in stream:
+                    came.send_nowait(change)
 
     async def announce(self, change: Change) -> None:
         """Publish `change` to the listen streams and notify the legacy subscribers."""
