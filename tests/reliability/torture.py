@@ -25,6 +25,8 @@ import anyio
 import attrs
 from mcp import Client, MCPError
 
+from nineplan_adapters import open_nineplan
+from nineplan_adapters.journal_views import journal_entry
 from tests.integration.servers import run_nineplan, stdio_server
 
 SHIM = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
@@ -212,14 +214,20 @@ class Torture:
             )
         return problems
 
-    def verify_whole_journal(self) -> None:
-        """Read all of the journal with `nineplan log --json` and hold it to the model."""
+    async def verify_whole_journal(self) -> None:
+        """Read all of the journal and hold it to the model: the newest events with
+        `nineplan log --json` (it shows at most 10,000), all of them through the library."""
         done = run_nineplan(self.folder / "sessions", "log", str(self.session), "--json",
                             "--limit", "10000")  # fmt: skip
         if done.returncode != 0:
             self.report.losses.append(f"nineplan log failed: {done.stderr[:200]}")
             return
-        events = [json.loads(line) for line in done.stdout.splitlines()]
+        newest = [json.loads(line) for line in done.stdout.splitlines()]
+        async with open_nineplan(self.folder / "sessions") as nineplan:
+            journal = await nineplan.journal(str(self.session))
+        events = [json.loads(json.dumps(journal_entry(event))) for event in journal]
+        if newest != events[-len(newest) :]:
+            self.report.losses.append("end: nineplan log differs from the journal's newest events")
         self.report.journal_events = len(events)
         if events and events[0]["seq"] != 1:
             self.report.losses.append("end: the journal does not start at 1")
@@ -305,7 +313,7 @@ async def torture(rounds: int, folder: Path, seed: int = 0) -> Report:
         if harness.in_flight is not None:
             harness._apply(*harness.in_flight, await harness._call(client, *harness.in_flight))
         await harness._verify(client)
-    harness.verify_whole_journal()
+    await harness.verify_whole_journal()
     harness.report.seconds = time.perf_counter() - started
     return harness.report
 
