@@ -22,10 +22,9 @@ Ends = tuple[int, int, Callable[[], None]]
 
 @contextmanager
 def pipe() -> Iterator[Ends]:
-    """A non-blocking pipe: its read end, its write end and how to end the input."""
+    """A pipe (blocking, as a client hands it over): its read end, its write end and how to
+    end the input."""
     read, write = os.pipe()
-    for fd in (read, write):
-        os.set_blocking(fd, False)
     open_fds = {read, write}
 
     def end_input() -> None:
@@ -41,10 +40,8 @@ def pipe() -> Iterator[Ends]:
 
 @contextmanager
 def socket_pair() -> Iterator[Ends]:
-    """A non-blocking connected socket pair, as a pipe's ends (the way Node spawns children)."""
+    """A connected socket pair, as a pipe's ends (the way Node spawns children)."""
     left, right = socket.socketpair()
-    for end in (left, right):
-        end.setblocking(False)
     with left, right:
         yield left.fileno(), right.fileno(), lambda: right.shutdown(socket.SHUT_WR)
 
@@ -56,10 +53,11 @@ async def read_all(lines: PipeLines) -> list[str]:
 @pytest.mark.parametrize("ends", [pipe, socket_pair])
 async def test_lines_come_whole_however_the_bytes_arrive(ends):
     """Lines written in pieces that split them anywhere (even inside a character) are read
-    whole and in order; the last one at the end of input comes without its newline."""
+    whole and in order, CR LF as LF; the last one at the end of input comes without its
+    newline. The descriptors are never made non-blocking (other processes share them)."""
     with ends() as (read, write, end_input):
         lines = PipeLines(read)
-        wire = '{"a": 1}\n{"b": "é€"}\n\n{"c": 3}\n{"last": true}'.encode()
+        wire = '{"a": 1}\n{"b": "é€"}\n\n{"c": 3}\r\n{"last": true}'.encode()
 
         async def trickle() -> None:
             for start in range(0, len(wire), 3):
@@ -71,6 +69,7 @@ async def test_lines_come_whole_however_the_bytes_arrive(ends):
             group.start_soon(trickle)
             with anyio.fail_after(5):
                 got = await read_all(lines)
+        assert os.get_blocking(read)
     assert got == ['{"a": 1}\n', '{"b": "é€"}\n', "\n", '{"c": 3}\n', '{"last": true}']
     assert await lines.readline() == ""  # and again at the end
 
@@ -109,6 +108,17 @@ async def test_a_reply_larger_than_the_pipe_waits_for_the_reader(ends):
     assert len(big) > CHUNK * 16
 
 
+async def test_a_client_that_resets_the_socket_ends_the_input():
+    """A socket-pair client that closes while a reply is still unread resets the connection;
+    the reader takes that as the end of the input instead of crashing the server."""
+    ours, theirs = socket.socketpair()
+    with ours:
+        await PipeReplies(ours.fileno()).write("{}\n")
+        theirs.close()  # with our reply unread: the kernel resets the connection
+        with anyio.fail_after(5):
+            assert await PipeLines(ours.fileno()).readline() == ""
+
+
 async def test_a_reader_that_went_away_closes_the_stream():
     """Writing after the reading end closed raises ClosedResourceError, which ends the SDK's
     writer quietly, instead of a BrokenPipeError traceback."""
@@ -130,9 +140,9 @@ CLAIM = textwrap.dedent(
         with claimed_pipes() as wire:
             assert wire is not None
             lines, replies = wire
-            print("a stray print")          # fd 1 is stderr while serving
-            sys.stdout.flush()
+            print("a stray print")          # fd 1 is stderr while serving (not flushed here)
             assert os.read(0, 10) == b""      # fd 0 reads /dev/null
+            assert os.get_blocking(lines.fileno()) and os.get_blocking(replies.fileno())
             line = await lines.readline()
             await replies.write("echo " + line)
         assert os.get_blocking(0) and os.get_blocking(1)
@@ -144,13 +154,15 @@ CLAIM = textwrap.dedent(
 
 
 def test_serving_claims_stdin_and_stdout_and_gives_them_back(tmp_path: Path):
-    """While the wire is claimed a stray print goes to stderr and stdin reads nothing, the
-    wire itself carries only what the server writes, and afterwards fd 0 and 1 are the
-    (blocking) pipes again."""
+    """While the wire is claimed a stray print goes to stderr (even block-buffered, flushed
+    before fd 1 is given back) and stdin reads nothing, the wire itself carries only what
+    the server writes and stays blocking, and afterwards fd 0 and 1 are the pipes again."""
     script = tmp_path / "claim.py"
     script.write_text(CLAIM)
+    unbuffered = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     done = subprocess.run(
         [sys.executable, str(script)],
+        env=unbuffered,
         input="ping\n",
         capture_output=True,
         text=True,

@@ -5,36 +5,48 @@ The SDK's stdio transport reads every line and writes every reply through anyio'
 handoffs per call, about 0.2 ms of a no-op call's 0.65 ms on a 2-core machine (benchmark
 row 20). Every MCP client spawns its server with pipes or socket pairs on stdin and stdout,
 and those the event loop can watch. So when both are pipes or sockets, nineplan hands the
-SDK's `stdio_server` streams that wait on the loop (`anyio.wait_readable` / `wait_writable`)
-and do the reads and writes themselves, non-blocking. It claims the descriptors as the SDK
-does: while serving, fd 0 reads /dev/null and fd 1 writes to stderr, so a stray print never
-reaches the wire. Anything else (a file or a terminal on stdin or stdout, Windows) is served
-by the SDK's own transport.
+SDK's `stdio_server` streams that read and write on the loop: a read or a write is made only
+when `poll` says it cannot block, and otherwise the stream waits with `anyio.wait_readable` /
+`wait_writable`. The descriptors stay blocking (their flags are shared with every process
+that holds the same pipe, so they are never changed). A write goes out in pieces of at most
+`PIPE_BUF` bytes, the most a writable pipe always takes at once.
+
+The wire is claimed as the SDK claims it: while serving, fd 0 reads /dev/null and fd 1
+writes to stderr, so a stray print never reaches the wire. Anything else (a file or a
+terminal on stdin or stdout, descriptors that cannot be duplicated, Windows) is served by the
+SDK's own transport.
 """
 
 import os
+import select
 import stat
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 
 import anyio
 
 #: How much one read takes from the pipe at most.
 CHUNK = 1 << 16
+#: The most one write hands a writable pipe (4096 on Linux, 512 on macOS).
+PIECE = getattr(select, "PIPE_BUF", 512)
+_NOW = 0  # poll's timeout: answer at once
 
 
 class PipeLines(anyio.AsyncFile[str]):
-    """The lines of a non-blocking pipe or socket, read when the event loop says it has data.
+    """The lines of a pipe or socket, read when the event loop says it has data.
 
-    A line is decoded as UTF-8 with bad bytes replaced, as the SDK's transport does; a
-    newline byte is never part of a multi-byte character, so lines split cleanly in bytes.
-    At the end of the input the last line comes without its newline, then "".
+    A line is decoded as UTF-8 with bad bytes replaced, as the SDK's transport does, and a
+    line ending in CR LF comes with LF alone (JSON-RPC messages end in LF; a CR never ends
+    one). A newline byte is never part of a multi-byte character, so lines split cleanly in
+    bytes. At the end of the input the last line comes without its newline, then "".
     """
 
     def __init__(self, fd: int) -> None:
         super().__init__(open(fd, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115 - the wire outlives this object
         self._fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
         self._buffer = bytearray()
         self._scanned = 0  # the buffer's first bytes, known to hold no newline
         self._ended = False
@@ -49,22 +61,25 @@ class PipeLines(anyio.AsyncFile[str]):
         line = bytes(self._buffer[: end + 1])
         del self._buffer[: end + 1]
         self._scanned = 0
+        if line.endswith(b"\r\n"):
+            line = line[:-2] + b"\n"
         return line.decode("utf-8", errors="replace")
 
     async def _fill(self) -> bool:
-        """Read what the pipe holds, waiting for it on the loop; False at the end."""
-        while True:
-            try:
-                chunk = os.read(self._fd, CHUNK)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            self._buffer += chunk
-            return bool(chunk)
+        """Read what the pipe holds, waiting for it on the loop; False at the end (a peer
+        that reset the connection has ended it too)."""
+        if not self._poll.poll(_NOW):
+            await anyio.wait_readable(self._fd)
+        try:
+            chunk = os.read(self._fd, CHUNK)
+        except ConnectionResetError:
+            return False
+        self._buffer += chunk
+        return bool(chunk)
 
 
 class PipeReplies(anyio.AsyncFile[str]):
-    """Writes to a non-blocking pipe or socket, waiting on the loop while it is full.
+    """Writes to a pipe or socket, waiting on the loop while it is full.
 
     Nothing is buffered, so `flush` has nothing to do. A peer that closed its end raises
     ClosedResourceError, which ends the SDK's writer quietly, as a closed stream does.
@@ -73,15 +88,17 @@ class PipeReplies(anyio.AsyncFile[str]):
     def __init__(self, fd: int) -> None:
         super().__init__(open(fd, "w", encoding="utf-8", closefd=False))  # noqa: SIM115 - the wire outlives this object
         self._fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLOUT)
 
     async def write(self, text: str) -> int:
         data = memoryview(text.encode("utf-8"))
         while data:
-            try:
-                data = data[os.write(self._fd, data) :]
-            except BlockingIOError:
+            if not self._poll.poll(_NOW):
                 await anyio.wait_writable(self._fd)
-            except BrokenPipeError as exc:
+            try:
+                data = data[os.write(self._fd, data[:PIECE]) :]
+            except ConnectionError as exc:  # the reader has gone (EPIPE, ECONNRESET)
                 raise anyio.ClosedResourceError from exc
         return len(text)
 
@@ -101,35 +118,48 @@ def _loop_watchable(fd: int) -> bool:
 def claimed_pipes() -> Iterator[tuple[PipeLines, PipeReplies] | None]:
     """The wire's streams when stdin and stdout are both pipes or sockets, else None.
 
-    While the block runs, the wire is served from private non-blocking duplicates of fd 0
-    and fd 1, fd 0 reads /dev/null and fd 1 writes to stderr. On exit both descriptors point
-    at the wire again, blocking as they were.
+    While the block runs, the wire is served from private duplicates of fd 0 and fd 1, fd 0
+    reads /dev/null and fd 1 writes to stderr; what was printed meanwhile is flushed there.
+    On exit both descriptors point at the wire again. If the descriptors cannot be claimed
+    (no descriptor left, no /dev/null), nothing is changed and the result is None.
     """
     if sys.platform == "win32" or not (_loop_watchable(0) and _loop_watchable(1)):
         yield None
         return
-    sys.stdout.flush()
-    wire = (_private_copy(0), _private_copy(1))
-    flags = [os.get_blocking(fd) for fd in wire]
-    try:
-        _divert(0, os.devnull, os.O_RDONLY)
-        _divert(1, None, os.O_WRONLY)
-        for fd in wire:
-            os.set_blocking(fd, False)
+    with ExitStack() as undo:
+        try:
+            sys.stdout.flush()
+            wire = [_claim(undo, std) for std in (0, 1)]
+            _divert(0, os.devnull, os.O_RDONLY)
+            _divert(1, None, os.O_WRONLY)
+        except OSError:
+            undo.close()
+            yield None
+            return
+        undo.callback(_flush_stray_output)
         yield PipeLines(wire[0]), PipeReplies(wire[1])
-    finally:
-        for std, fd, blocking in zip((0, 1), wire, flags, strict=True):
-            with suppress(OSError):
-                os.set_blocking(fd, blocking)
-                os.dup2(fd, std)
-            os.close(fd)
 
 
-def _private_copy(fd: int) -> int:
-    """A close-on-exec duplicate of `fd` above the standard descriptors."""
+def _claim(undo: ExitStack, fd: int) -> int:
+    """A close-on-exec duplicate of `fd` above the standard descriptors; on exit of `undo`,
+    `fd` is the wire again and the duplicate is closed."""
     import fcntl  # noqa: PLC0415 - POSIX only, and this runs only there
 
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    undo.callback(os.close, private)
+    undo.callback(_restore, private, fd)
+    return private
+
+
+def _restore(private: int, fd: int) -> None:
+    with suppress(OSError):
+        os.dup2(private, fd)
+
+
+def _flush_stray_output() -> None:
+    """What was printed while serving goes to stderr, where fd 1 points until the restore."""
+    with suppress(Exception):
+        sys.stdout.flush()
 
 
 def _divert(fd: int, path: str | None, flags: int) -> None:
