@@ -1,6 +1,7 @@
 """Subscriptions in process: an in-memory client of each era on a server over real SQLite
 sessions, changed through a second catalog (another connection, as another process would)."""
 
+import logging
 import warnings
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
@@ -250,3 +251,50 @@ async def test_a_session_that_cannot_be_followed_does_not_end_the_server(tmp_pat
                 await client.subscribe_resource(state_uri(name))
             state = await client.call_tool("9plan_admin_state", {"session_name": name})
             assert not state.is_error
+
+
+class VanishingChanges:
+    """A change source whose session goes away after one change (deleted under the server)."""
+
+    @asynccontextmanager
+    async def follow(self, name: str) -> AsyncIterator[AsyncIterator[Change]]:
+        async def feed() -> AsyncIterator[Change]:
+            yield Change(name, plans_came_or_went=True)
+            raise SessionNotFoundError(name)
+
+        yield feed()
+
+
+def quiet(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if "not following session" in record.getMessage()]
+
+
+async def test_a_session_that_goes_away_while_followed_is_let_go_quietly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """A feed that fails with a domain error after its first change (inside the announcer's
+    task group) ends the follow with an info line naming the session, not a warning with a
+    traceback; the change before it was announced, and the server goes on answering."""
+    listed = anyio.Event()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceListChangedNotification):
+            listed.set()
+
+    caplog.set_level("INFO", logger="nineplan")
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        server = build_server(backend.service, changes=VanishingChanges())
+        async with Client(server, mode="legacy", message_handler=handler) as client:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.subscribe_resource(state_uri(name))
+            with anyio.fail_after(5):
+                await listed.wait()
+                while not quiet(caplog):
+                    await anyio.sleep(0.01)
+            assert not (
+                await client.call_tool("9plan_admin_state", {"session_name": name})
+            ).is_error
+    assert name in quiet(caplog)[0].getMessage()
+    assert not [record for record in caplog.records if record.levelname == "WARNING"]

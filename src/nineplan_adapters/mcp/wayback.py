@@ -13,7 +13,6 @@ process reaches every subscriber. Sessions are followed only while someone liste
 """
 
 import logging
-import math
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -141,9 +140,9 @@ class Notifier:
                     task_status.started()
                     started = True
                     await self._announce_together(stream)
-            except NinePlanError as exc:  # no such session (yet), or it cannot be watched
-                log.info("not following session %s: %s", name, exc.message)
-            except Exception:  # one session's watch must never end the server
+            except* NinePlanError as caught:  # no such session (yet), or it cannot be watched
+                log.info("not following session %s: %s", name, _messages(caught))
+            except* Exception:  # one session's watch must never end the server
                 log.warning("stopped following session %s", name, exc_info=True)
             finally:
                 if self._followed.get(name) is scope:
@@ -156,28 +155,40 @@ class Notifier:
 
         The feed yields a commit's events one after another without waiting (an import of
         N plans is N events), and the announcer runs when the feed waits for the next
-        commit: whatever has come by then is one change, so a subscriber hears once.
+        commit: whatever has come by then is one change, so a subscriber hears once. At most
+        one change waits (the others are merged into it), however slow the listeners are.
         """
-        came, due = anyio.create_memory_object_stream[Change](math.inf)
+        waiting: Change | None = None
+        ended = False
+        wake, announced = anyio.Event(), anyio.Event()
 
         async def announcer() -> None:
-            async with due:
-                async for first in due:
-                    change = first
-                    while True:
-                        try:
-                            more = due.receive_nowait()
-                        except anyio.WouldBlock:
-                            break
-                        listed = change.plans_came_or_went or more.plans_came_or_went
-                        change = Change(change.session, plans_came_or_went=listed)
-                    await self.announce(change)
+            nonlocal waiting, wake
+            while waiting is not None or not ended:
+                if waiting is None:
+                    await wake.wait()
+                    wake = anyio.Event()
+                    continue
+                change, waiting = waiting, None
+                await self.announce(change)
+            announced.set()
+
+        def end() -> None:
+            nonlocal ended
+            ended = True
+            wake.set()
 
         async with anyio.create_task_group() as group:
             group.start_soon(announcer)
-            async with came:
+            try:
                 async for change in stream:
-                    came.send_nowait(change)
+                    waiting = change if waiting is None else _merged(waiting, change)
+                    wake.set()
+            except Exception:  # what came before the error is announced, then it goes on
+                end()
+                await announced.wait()
+                raise
+            end()
 
     async def announce(self, change: Change) -> None:
         """Publish `change` to the listen streams and notify the legacy subscribers."""
@@ -356,3 +367,23 @@ def _checked(uri: str) -> str:
 
 
 __all__ = ["Notifier", "Subscribers", "following", "install"]
+
+
+def _merged(first: Change, then: Change) -> Change:
+    """One change for two of the same session: the list changed if either changed it."""
+    return Change(
+        first.session, plans_came_or_went=first.plans_came_or_went or then.plans_came_or_went
+    )
+
+
+def _messages(caught: BaseExceptionGroup[NinePlanError]) -> str:
+    """The messages of the NinePlanErrors in `caught`, however deeply grouped."""
+    found: list[str] = []
+    pending: list[BaseException] = [caught]
+    while pending:
+        error = pending.pop(0)
+        if isinstance(error, BaseExceptionGroup):
+            pending.extend(error.exceptions)
+        elif isinstance(error, NinePlanError):
+            found.append(error.message)
+    return "; ".join(found)
