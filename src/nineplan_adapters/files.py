@@ -35,8 +35,9 @@ PlanFilesFactory = Callable[[Path, Path], PlanFiles]
 def _read_limited(fd: int, size: int) -> bytes:
     """The file's bytes up to one past MAX_FILE_BYTES (which tells the reader it is over).
 
-    Reads what `size` says plus one byte (a file that grew since is read on), instead of a
-    buffer the size of the limit: a plan file is small and read on every pull and finish.
+    The first read asks for what `size` says plus one byte, instead of a buffer the size of
+    the limit (a plan file is small and read on every pull and finish); reading on to the
+    end takes in what a file that grew since holds.
     """
     left = MAX_FILE_BYTES + 1
     chunks = []
@@ -102,11 +103,14 @@ class DirectoryPlanFiles:
             return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):  # a directory, a FIFO or a device
+        except OSError:
+            info = None
+        try:
+            if info is None or not stat.S_ISREG(info.st_mode):  # a directory, a FIFO, a device
                 return None
             return _read_limited(fd, info.st_size)
-        except OSError:
-            return None
+        except OSError as exc:  # a file that is there but cannot be read (EIO, ESTALE)
+            raise file_system_error("read the plan file", exc) from exc
         finally:
             os.close(fd)
 

@@ -24,7 +24,8 @@ class PlanFileView(Protocol):
 
     async def read(self, plan_id: PlanId) -> bytes | None:
         """The bytes of a plan's file (at most MAX_FILE_BYTES + 1 of them); None when it is
-        missing or not a readable regular file (a symlink, a directory)."""
+        missing or not a regular file (a symlink, a directory). Raises FileSystemError for a
+        file that is there but cannot be read."""
         ...
 
     async def names(self) -> list[str]:
@@ -241,7 +242,8 @@ class PlanFiles(Protocol):
     def path(self, plan_id: PlanId) -> str: ...
     async def read(self, plan_id: PlanId) -> bytes | None:
         """The file's bytes (at most MAX_FILE_BYTES + 1); None if missing or not a regular
-        file (a symlink or a directory, say). Never follows a link."""
+        file (a symlink or a directory, say). Never follows a link. Raises FileSystemError
+        for a file that is there but cannot be read (an I/O error)."""
         ...
 
     async def write(self, plan_id: PlanId, data: bytes) -> None:
