@@ -291,8 +291,26 @@ async def row_cycle(folder: Path, size: dict[str, int]) -> Row:
     figures by up to 20% on this machine). Within a run the rounds are interleaved: each times
     the no-op calls, the raw work and nineplan's cycle back to back, so that drift falls on the
     floor and on nineplan alike. The ratio is the median of the runs' ratios."""
+    return await _cycle_row(folder, size, MINIMAL_SERVER)
+
+
+async def row_cycle_same_wire(folder: Path, size: dict[str, int]) -> Row:
+    """Row 1 with the floor's no-op calls made on nineplan's stdio wire as well (row 20's
+    server): what nineplan's own work costs over the cheapest calls and durable writes."""
+    row = await _cycle_row(folder / "same-wire", size, MINIMAL_SERVER_ON_PIPES)
+    return attrs.evolve(
+        row,
+        number=21,
+        measure="add → pull → complete over stdio, the floor's no-op calls on nineplan's wire",
+        target="— (informational: row 1 without the wire's saving)",
+        limit_ratio=None,
+    )
+
+
+async def _cycle_row(folder: Path, size: dict[str, int], minimal_server: str) -> Row:
+    folder.mkdir(parents=True, exist_ok=True)
     minimal = folder / "minimal_server.py"
-    minimal.write_text(MINIMAL_SERVER)
+    minimal.write_text(minimal_server)
     cycles: list[float] = []
     floors: list[float] = []
     ratios: list[float] = []
@@ -752,8 +770,8 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
         for number, measure in (
-            (1, row_cycle), (20, row_wire), (11, row_schema), (3, row_queue), (6, row_sessions),
-            (7, row_resume),
+            (1, row_cycle), (21, row_cycle_same_wire), (20, row_wire), (11, row_schema),
+            (3, row_queue), (6, row_sessions), (7, row_resume),
         ):  # fmt: skip
             if wanted(number):
                 rows.append(await measure(folder, size))
