@@ -2,7 +2,7 @@
 
 The SDK's stdio transport reads every line and writes every reply through anyio's
 `wrap_file`, which runs each `readline`, `write` and `flush` in a worker thread: three thread
-handoffs per call, about 0.2 ms of a no-op call's 0.65 ms on a 2-core machine (benchmark
+handoffs per call, about 0.13 ms of a no-op call's 0.61 ms on a 2-core machine (benchmark
 row 20). Every MCP client spawns its server with pipes or socket pairs on stdin and stdout,
 and those the event loop can watch. So when both are pipes or sockets, nineplan hands the
 SDK's `stdio_server` streams that read and write on the loop: a read or a write is made only
