@@ -16,6 +16,9 @@ from nineplan_core.ports import PlanFiles
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+#: What opening a plan file for reading fails with when there is no plain file to read:
+#: none there, a link (O_NOFOLLOW: ELOOP, or EMLINK on the BSDs) or a socket (ENXIO).
+_ABSENT = {errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EMLINK, errno.ENXIO}
 
 
 def file_system_error(action: str, exc: OSError) -> FileSystemError:
@@ -32,7 +35,7 @@ def file_system_error(action: str, exc: OSError) -> FileSystemError:
 PlanFilesFactory = Callable[[Path, Path], PlanFiles]
 
 
-def _read_limited(fd: int, size: int) -> bytes:
+def _read_limited(calls: "OsCalls", fd: int, size: int) -> bytes:
     """The file's bytes up to one past MAX_FILE_BYTES (which tells the reader it is over).
 
     The first read asks for what `size` says plus one byte, instead of a buffer the size of
@@ -42,7 +45,7 @@ def _read_limited(fd: int, size: int) -> bytes:
     left = MAX_FILE_BYTES + 1
     chunks = []
     want = min(size + 1, left)
-    while left and (chunk := os.read(fd, min(want, left))):
+    while left and (chunk := calls.read(fd, min(want, left))):
         chunks.append(chunk)
         left -= len(chunk)
         want = 1 << 16
@@ -55,7 +58,14 @@ def directory_plan_files(folder: Path, recovered: Path) -> PlanFiles:
 
 
 class OsCalls:
-    """The file-system calls a plan write, delete or recovery makes; tests wrap it to inject faults."""
+    """The file-system calls a plan read, write, delete or recovery makes; tests wrap it to
+    inject faults."""
+
+    def open_to_read(self, path: Path) -> int:
+        return os.open(path, _READ_FLAGS)
+
+    def read(self, fd: int, size: int) -> bytes:
+        return os.read(fd, size)
 
     def create(self, path: Path) -> int:
         return os.open(path, _CREATE_FLAGS, 0o644)
@@ -79,7 +89,9 @@ class DirectoryPlanFiles:
     """Plan files in `{session}/plans/`, named `{plan_id}.txt`.
 
     Paths are built only from validated plan ids. Reads never follow a symlink (an agent's
-    link to a file elsewhere reads as missing), writes go to a temporary file in the same
+    link to a file elsewhere reads as missing); a file that is there but cannot be read
+    (permissions, an I/O error) is a FileSystemError, never "missing", so nothing renders
+    over what the agent wrote. Writes go to a temporary file in the same
     folder and are renamed over the old one, and nothing is fsynced: the database commit
     is the durability point and reconcile re-renders a file a power loss took.
     """
@@ -98,17 +110,16 @@ class DirectoryPlanFiles:
 
     async def read(self, plan_id: PlanId) -> bytes | None:
         try:
-            fd = os.open(self._file(plan_id), _READ_FLAGS)
-        except OSError:
-            return None  # missing, a symlink (ELOOP) or unreadable: the database copy serves
+            fd = self.calls.open_to_read(self._file(plan_id))
+        except OSError as exc:
+            if exc.errno in _ABSENT:  # missing, or a link (never followed) or a socket
+                return None
+            raise file_system_error("read the plan file", exc) from exc
         try:
             info = os.fstat(fd)
-        except OSError:
-            info = None
-        try:
-            if info is None or not stat.S_ISREG(info.st_mode):  # a directory, a FIFO, a device
+            if not stat.S_ISREG(info.st_mode):  # a directory, a FIFO or a device
                 return None
-            return _read_limited(fd, info.st_size)
+            return _read_limited(self.calls, fd, info.st_size)
         except OSError as exc:  # a file that is there but cannot be read (EIO, ESTALE)
             raise file_system_error("read the plan file", exc) from exc
         finally:

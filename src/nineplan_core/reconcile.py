@@ -3,6 +3,7 @@ state on the way (the same reads serve both)."""
 
 import logging
 
+from nineplan_core.errors import FileSystemError
 from nineplan_core.journal import (
     RECENT_EVENTS,
     Actor,
@@ -116,7 +117,7 @@ async def _render_missing(
         # thorough repair): no read of every file on open. A non-empty file stays as it
         # is, however damaged: the next defer, complete or discard salvages it.
         emptied = thorough or (active is not None and plan_id == active.id)
-        missing = name not in names or (emptied and _is_empty(await tx.files.read(plan_id)))
+        missing = name not in names or (emptied and await _reads_empty(tx, plan_id))
         if missing and (plan := await tx.plan(plan_id)) is not None:
             await tx.files.write(plan.id, render(plan.content, plan.notes))
             repairs.append(Repair("rendered", name))
@@ -131,6 +132,16 @@ def _repaired(repairs: list[Repair], clock: Clock) -> NewEvent:
         actor=Actor.SYSTEM,
         detail={"repairs": [repair.describe() for repair in repairs]},
     )
+
+
+async def _reads_empty(tx: SessionTx, plan_id: PlanId) -> bool:
+    """Whether the plan's file reads as empty. One that cannot be read is left as it is
+    (and opening the session goes on): the next pull, defer or finish reports it."""
+    try:
+        return _is_empty(await tx.files.read(plan_id))
+    except FileSystemError as exc:
+        log.warning("plan file %s cannot be read; left as it is: %s", plan_id, exc.message)
+        return False
 
 
 def _is_empty(data: bytes | None) -> bool:

@@ -14,6 +14,7 @@ import attrs
 
 from nineplan_core.errors import (
     DatabaseError,
+    FileSystemError,
     InvalidInputError,
     NinePlanError,
     NoActivePlanError,
@@ -666,7 +667,10 @@ class NinePlan:
             damaged: dict[str, str] = {}
             for row in rows:
                 if row.status in LIVE and file_name(row.id) in present:
-                    problem = unreadable(await reader.files.read(row.id))
+                    try:
+                        problem = unreadable(await reader.files.read(row.id))
+                    except FileSystemError as exc:  # reported, like any other damage
+                        problem = exc.message
                     if problem is not None:
                         damaged[file_name(row.id)] = problem
             journal = journal_issues(await reader.events(EventQuery()), rows)

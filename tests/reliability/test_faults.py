@@ -4,6 +4,7 @@ Faults are injected at the real OS-call boundary of the plan-file directory (`Os
 """
 
 import errno
+import json
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -24,14 +25,16 @@ from tests.fakes import PLAN, make_service
 from tests.mcp_helpers import error, ok, parsed_error, text
 
 ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EIO, errno.EROFS]
-STEPS = ["create", "write", "replace", "unlink", "rename"]
+STEPS = ["open_to_read", "read", "create", "write", "replace", "unlink", "rename"]
+READS = {"open_to_read", "read"}
 # Which OS steps each tool takes before its commit; a fault there must roll everything back.
+# A file that cannot be read is never taken for a missing one (nothing renders over it).
 BEFORE_COMMIT = {
-    "9plan_queue_add": {"create", "write", "replace"},
-    "9plan_queue_pull": set(),  # the plan's file is already there
-    "9plan_plan_defer": {"create", "write", "replace"},
-    "9plan_plan_complete": set(),  # only deletes, after the commit
-    "9plan_plan_discard": set(),
+    "9plan_queue_add": {"open_to_read", "create", "write", "replace"},  # no file to read yet
+    "9plan_queue_pull": READS,  # the plan's file is already there: it is read, not written
+    "9plan_plan_defer": READS | {"create", "write", "replace"},
+    "9plan_plan_complete": READS,  # the agent's edits are read; the file goes after the commit
+    "9plan_plan_discard": READS,
 }
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "9plan_queue_add": PLAN,
@@ -53,6 +56,14 @@ class FaultyCalls(OsCalls):
         if step in self.armed:
             self.injected += 1
             raise OSError(self.armed[step], os.strerror(self.armed[step]))
+
+    def open_to_read(self, path: Path) -> int:
+        self._check("open_to_read")
+        return super().open_to_read(path)
+
+    def read(self, fd: int, size: int) -> bytes:
+        self._check("read")
+        return super().read(fd, size)
 
     def create(self, path: Path) -> int:
         self._check("create")
@@ -161,6 +172,39 @@ async def test_a_stray_file_that_cannot_be_moved_is_retried(tmp_path: Path):
             await ok(client, "9plan_queue_add", **PLAN)
             assert (await ok(client, "9plan_admin_validate"))["valid"]
         assert (tmp_path / name / "recovered" / "stray.txt").read_text() == "x"
+    finally:
+        await catalog.aclose()
+
+
+@pytest.mark.parametrize("number", [errno.EACCES, errno.EIO], ids=errno.errorcode.get)
+async def test_an_unreadable_active_file_is_reported_not_rendered_over(tmp_path: Path, number: int):
+    """The active plan's file cannot be read when a server opens the session: resume still
+    works (reconcile leaves the file alone), validate reports the file instead of failing,
+    complete refuses with FILE_SYSTEM_ERROR, and once the file reads again the agent's edit
+    is in the history."""
+    catalog = SqliteSessionCatalog(tmp_path)
+    service = make_service(catalog, FixedClock())
+    name = (await service.create_session()).session.name
+    await service.add_plan(name, **PLAN)
+    pulled = await service.pull_plan(name)
+    with Path(pulled.path).open("a", encoding="utf-8") as file:
+        file.write("- an edit the agent made\n")
+    await catalog.aclose()
+    faulty = FaultyCalls(armed={"open_to_read": number})
+    catalog = SqliteSessionCatalog(
+        tmp_path, plan_files=lambda f, r: DirectoryPlanFiles(f, r, calls=faulty)
+    )
+    try:
+        async with Client(build_server(make_service(catalog, FixedClock()))) as client:
+            await ok(client, "9plan_session_resume", session_name=name)
+            report = await ok(client, "9plan_admin_validate")
+            assert not report["invariants"]["files_match_database"]
+            refused = await client.call_tool("9plan_plan_complete", {"outcome": "done"})
+            assert parsed_error(refused)[0] == "FILE_SYSTEM_ERROR"
+            faulty.armed = {}
+            await ok(client, "9plan_plan_complete", outcome="done")
+            found = await ok(client, "9plan_history_get", plan_id=pulled.plan.id)
+        assert "an edit the agent made" in json.dumps(found)
     finally:
         await catalog.aclose()
 
