@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -153,26 +154,39 @@ CLAIM = textwrap.dedent(
 )
 
 
-def test_serving_claims_stdin_and_stdout_and_gives_them_back(tmp_path: Path):
-    """While the wire is claimed a stray print goes to stderr (even block-buffered, flushed
-    before fd 1 is given back) and stdin reads nothing, the wire itself carries only what
-    the server writes and stays blocking, and afterwards fd 0 and 1 are the pipes again."""
+def claim_run(tmp_path: Path, **streams: Any) -> subprocess.CompletedProcess[str]:
+    """The CLAIM script in a child whose stdout is block-buffered (PYTHONUNBUFFERED unset)."""
     script = tmp_path / "claim.py"
     script.write_text(CLAIM)
-    unbuffered = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
-    done = subprocess.run(
+    buffered = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    return subprocess.run(
         [sys.executable, str(script)],
-        env=unbuffered,
+        env=buffered,
         input="ping\n",
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
         timeout=60,
         cwd=PROJECT,
         check=False,
+        **streams,
     )
+
+
+def test_serving_claims_stdin_and_stdout_and_gives_them_back(tmp_path: Path):
+    """While the wire is claimed a stray print goes to stderr (even block-buffered, flushed
+    before fd 1 is given back) and stdin reads nothing, the wire itself carries only what
+    the server writes and stays blocking, and afterwards fd 0 and 1 are the pipes again."""
+    done = claim_run(tmp_path, stderr=subprocess.PIPE)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "echo ping\nafter\n"
     assert "a stray print" in done.stderr
+
+
+def test_a_stray_print_misses_the_wire_when_stderr_is_the_wire(tmp_path: Path):
+    """With `2>&1` stderr is the wire itself: the stray print goes to /dev/null instead."""
+    done = claim_run(tmp_path, stderr=subprocess.STDOUT)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout == "echo ping\nafter\n"
 
 
 def test_a_file_on_stdin_is_served_by_the_sdks_transport(tmp_path: Path):

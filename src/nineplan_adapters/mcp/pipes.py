@@ -12,7 +12,8 @@ that holds the same pipe, so they are never changed). A write goes out in pieces
 `PIPE_BUF` bytes, the most a writable pipe always takes at once.
 
 The wire is claimed as the SDK claims it: while serving, fd 0 reads /dev/null and fd 1
-writes to stderr, so a stray print never reaches the wire. Anything else (a file or a
+writes to stderr (to /dev/null when stderr is the wire itself, `2>&1`), so a stray print
+never reaches the wire. Anything else (a file or a
 terminal on stdin or stdout, descriptors that cannot be duplicated, Windows) is served by the
 SDK's own transport.
 """
@@ -68,14 +69,17 @@ class PipeLines(anyio.AsyncFile[str]):
     async def _fill(self) -> bool:
         """Read what the pipe holds, waiting for it on the loop; False at the end (a peer
         that reset the connection has ended it too)."""
-        if not self._poll.poll(_NOW):
-            await anyio.wait_readable(self._fd)
-        try:
-            chunk = os.read(self._fd, CHUNK)
-        except ConnectionResetError:
-            return False
-        self._buffer += chunk
-        return bool(chunk)
+        while True:
+            if not self._poll.poll(_NOW):
+                await anyio.wait_readable(self._fd)
+            try:
+                chunk = os.read(self._fd, CHUNK)
+            except BlockingIOError:  # another holder made the pipe non-blocking, and read first
+                continue
+            except ConnectionResetError:
+                return False
+            self._buffer += chunk
+            return bool(chunk)
 
 
 class PipeReplies(anyio.AsyncFile[str]):
@@ -98,6 +102,8 @@ class PipeReplies(anyio.AsyncFile[str]):
                 await anyio.wait_writable(self._fd)
             try:
                 data = data[os.write(self._fd, data[:PIECE]) :]
+            except BlockingIOError:  # another holder made the pipe non-blocking, and wrote first
+                continue
             except ConnectionError as exc:  # the reader has gone (EPIPE, ECONNRESET)
                 raise anyio.ClosedResourceError from exc
         return len(text)
@@ -146,14 +152,18 @@ def _claim(undo: ExitStack, fd: int) -> int:
     import fcntl  # noqa: PLC0415 - POSIX only, and this runs only there
 
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    undo.callback(os.close, private)
-    undo.callback(_restore, private, fd)
+    undo.callback(_give_back, private, fd)
     return private
 
 
-def _restore(private: int, fd: int) -> None:
-    with suppress(OSError):
+def _give_back(private: int, fd: int) -> None:
+    """Point `fd` at the wire again and close the duplicate; if that cannot be done, the
+    duplicate stays open (as the SDK's claim does) rather than leave `fd` pointing nowhere."""
+    try:
         os.dup2(private, fd)
+    except OSError:
+        return
+    os.close(private)
 
 
 def _flush_stray_output() -> None:
@@ -163,14 +173,21 @@ def _flush_stray_output() -> None:
 
 
 def _divert(fd: int, path: str | None, flags: int) -> None:
-    """Point `fd` at stderr (path None) or at `path`; /dev/null if stderr is gone."""
+    """Point `fd` at stderr (path None) or at `path`; /dev/null if stderr is gone or is the
+    wire itself (`2>&1`)."""
     if path is None:
         with suppress(OSError):
-            os.dup2(2, fd)
-            return
+            if not _same_file(2, fd):
+                os.dup2(2, fd)
+                return
         path = os.devnull
     target = os.open(path, flags)
     try:
         os.dup2(target, fd)
     finally:
         os.close(target)
+
+
+def _same_file(one: int, other: int) -> bool:
+    first, second = os.fstat(one), os.fstat(other)
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
