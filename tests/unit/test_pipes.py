@@ -189,6 +189,40 @@ def test_a_stray_print_misses_the_wire_when_stderr_is_the_wire(tmp_path: Path):
     assert done.stdout == "echo ping\nafter\n"
 
 
+NO_DESCRIPTORS = textwrap.dedent(
+    """
+    import os, resource, stat
+    from nineplan_adapters.mcp.pipes import claimed_pipes
+
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (3, limits[1]))  # no descriptor above 2
+    with claimed_pipes() as wire:
+        got = wire
+        untouched = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (0, 1))
+    resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+    os.write(1, f"{got} {untouched}".encode())
+    """
+)
+
+
+def test_a_claim_that_cannot_be_made_changes_nothing(tmp_path: Path):
+    """With no descriptor left for the private copies, the claim gives None (the SDK's own
+    transport serves) and fd 0 and 1 are still the pipes."""
+    script = tmp_path / "no_descriptors.py"
+    script.write_text(NO_DESCRIPTORS)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=PROJECT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "None True"
+
+
 def test_a_file_on_stdin_is_served_by_the_sdks_transport(tmp_path: Path):
     """`nineplan serve < requests` (a regular file, which the event loop cannot watch) is
     served by the SDK's own transport: the initialize request is answered."""

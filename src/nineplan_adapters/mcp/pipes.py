@@ -27,6 +27,9 @@ from contextlib import ExitStack, contextmanager, suppress
 
 import anyio
 
+if sys.platform != "win32":  # imported now: importing it later can fail when descriptors run out
+    import fcntl
+
 #: How much one read takes from the pipe at most.
 CHUNK = 1 << 16
 #: The most one write hands a writable pipe (4096 on Linux, 512 on macOS).
@@ -149,8 +152,6 @@ def claimed_pipes() -> Iterator[tuple[PipeLines, PipeReplies] | None]:
 def _claim(undo: ExitStack, fd: int) -> int:
     """A close-on-exec duplicate of `fd` above the standard descriptors; on exit of `undo`,
     `fd` is the wire again and the duplicate is closed."""
-    import fcntl  # noqa: PLC0415 - POSIX only, and this runs only there
-
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     undo.callback(_give_back, private, fd)
     return private
