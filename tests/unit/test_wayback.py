@@ -20,7 +20,7 @@ from nineplan_adapters.changes import Change, JournalChanges
 from nineplan_adapters.mcp import build_server
 from nineplan_adapters.mcp.uris import session_of
 from nineplan_adapters.mcp.wayback import Notifier, Subscribers
-from nineplan_core.errors import SessionNotFoundError
+from nineplan_core.errors import DatabaseError, SessionNotFoundError
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import PlanText
 from nineplan_core.service import NinePlan
@@ -298,3 +298,46 @@ async def test_a_session_that_goes_away_while_followed_is_let_go_quietly(
             ).is_error
     assert name in quiet(caplog)[0].getMessage()
     assert not [record for record in caplog.records if record.levelname == "WARNING"]
+
+
+@attrs.define
+class FlakyChanges:
+    """A change source whose first follow breaks off with a storage error; later ones hold."""
+
+    follows: int = 0
+
+    @asynccontextmanager
+    async def follow(self, name: str) -> AsyncIterator[AsyncIterator[Change]]:
+        self.follows += 1
+        first = self.follows == 1
+
+        async def feed() -> AsyncIterator[Change]:
+            if first:
+                raise DatabaseError("the session is busy in another process")
+            await anyio.sleep_forever()
+            yield Change(name, plans_came_or_went=False)  # pragma: no cover - never reached
+
+        yield feed()
+
+
+async def test_a_follow_that_broke_off_announces_the_gap_when_it_resumes(tmp_path: Path):
+    """What changed while a session went unfollowed (its follow broke off on a storage error,
+    until the next refresh followed it again) cannot be known: the new follow announces one
+    change, so a subscriber re-reads rather than missing it."""
+    updated = anyio.Event()
+
+    async def handler(message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updated.set()
+
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        changes = FlakyChanges()
+        server = build_server(backend.service, changes=changes)
+        async with Client(server, mode="legacy", message_handler=handler) as client:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await client.subscribe_resource(state_uri(name))
+            with anyio.fail_after(5):
+                await updated.wait()
+        assert changes.follows >= 2

@@ -101,6 +101,9 @@ class Notifier:
     in_use: Callable[[], set[str]]
     _group: TaskGroup | None = None
     _followed: dict[str, anyio.CancelScope] = attrs.field(factory=dict)
+    #: Sessions whose follow broke off: whatever changed until the next follow began is
+    #: unseen, so that one announces a change as soon as it has its baseline.
+    _interrupted: set[str] = attrs.field(factory=set)
     _refreshing: anyio.Lock = attrs.field(factory=anyio.Lock)  # one refresh at a time
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -139,16 +142,25 @@ class Notifier:
                 async with changes.follow(name) as stream:
                     task_status.started()
                     started = True
+                    if name in self._interrupted:
+                        self._interrupted.discard(name)
+                        await self.announce(Change(name, plans_came_or_went=True))
                     await self._announce_together(stream)
             except* NinePlanError as caught:  # no such session (yet), or it cannot be watched
                 log.info("not following session %s: %s", name, _messages(caught))
+                self._broke_off(name, started=started)
             except* Exception:  # one session's watch must never end the server
                 log.warning("stopped following session %s", name, exc_info=True)
+                self._broke_off(name, started=started)
             finally:
                 if self._followed.get(name) is scope:
                     del self._followed[name]
                 if not started:
                     task_status.started()
+
+    def _broke_off(self, name: str, *, started: bool) -> None:
+        if started:  # the next follow (the refresh takes it up again) announces the gap
+            self._interrupted.add(name)
 
     async def _announce_together(self, stream: AsyncIterator[Change]) -> None:
         """Announce the changes of `stream`, the ones that come together as one.
