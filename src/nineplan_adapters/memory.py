@@ -12,6 +12,7 @@ import anyio
 import attrs
 
 from nineplan_adapters.event_log import EventRows, follow_events, timestamp_text
+from nineplan_adapters.polled import PolledNames
 from nineplan_adapters.retry_log import MemoryRequestRecords, RetryLog
 from nineplan_adapters.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import (
@@ -412,7 +413,13 @@ class MemorySessionWatch:
 
     @asynccontextmanager
     async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
-        yield _CatalogTicks(self.catalog, self.catalog.versions())
+        """The sessions whose commit count moved: a look at a dict every 50 ms (nothing is
+        read but the counters)."""
+
+        async def versions() -> Mapping[str, int]:
+            return self.catalog.versions()
+
+        yield PolledNames(versions, self.catalog.versions(), interval=0.05)
 
 
 @attrs.define
@@ -427,29 +434,3 @@ class _CommitTicks:
         while self.store.version == self.seen:
             await self.store.next_change.wait()
         self.seen = self.store.version
-
-
-@attrs.define
-class _CatalogTicks:
-    """The names whose commit count moved, appeared or went: a look at a dict every
-    `interval` (nothing is read but the counters)."""
-
-    catalog: MemorySessionCatalog
-    seen: dict[str, int]
-    interval: float = 0.05
-
-    def __aiter__(self) -> "_CatalogTicks":
-        return self
-
-    async def __anext__(self) -> frozenset[str]:
-        while True:
-            await anyio.sleep(self.interval)
-            now = self.catalog.versions()
-            changed = frozenset(
-                name
-                for name in now.keys() | self.seen.keys()
-                if now.get(name) != self.seen.get(name)
-            )
-            self.seen = now
-            if changed:
-                return changed

@@ -13,11 +13,13 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 import anyio
 import attrs
 
+from nineplan_adapters.polled import PolledNames
 from nineplan_adapters.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
 from nineplan_core.model import SESSION_NAME, SessionName
@@ -54,7 +56,9 @@ class SqliteSessionWatch:
         the database): a stat of two files per session each `list_interval`, in one worker
         thread handoff, with no connection held. A thousand sessions keep no thousand
         connections (and their descriptors) open."""
-        yield FolderTicks(self.root, self.list_interval, await _signatures(self.root))
+        yield PolledNames(
+            partial(_signatures, self.root), await _signatures(self.root), self.list_interval
+        )
 
 
 def _signature(folder: str) -> tuple[int, ...] | None:
@@ -89,31 +93,6 @@ def _scan(root: Path) -> dict[str, tuple[int, ...]]:
 
 async def _signatures(root: Path) -> dict[str, tuple[int, ...]]:
     return await anyio.to_thread.run_sync(_scan, root)
-
-
-@attrs.define
-class FolderTicks:
-    """An async iterator that yields the names whose signatures moved, appeared or went."""
-
-    root: Path
-    interval: float
-    seen: dict[str, tuple[int, ...]]
-
-    def __aiter__(self) -> "FolderTicks":
-        return self
-
-    async def __anext__(self) -> frozenset[str]:
-        while True:
-            await anyio.sleep(self.interval)
-            now = await _signatures(self.root)
-            changed = frozenset(
-                name
-                for name in now.keys() | self.seen.keys()
-                if now.get(name) != self.seen.get(name)
-            )
-            self.seen = now
-            if changed:
-                return changed
 
 
 def _open_read_only(database: Path) -> sqlite3.Connection:
