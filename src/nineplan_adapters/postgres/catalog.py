@@ -2,7 +2,7 @@
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -252,27 +252,29 @@ class PostgresSessionWatch:
     async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
         await self.catalog.open(name)
         ticks = _NotifiedTicks()
-        channel = changes_channel(name)
-        with database_errors("watch the session"):
-            async with self.catalog.pool.acquire() as connection:  # one listener per follower
-                await connection.add_listener(channel, ticks.notified)
-                try:
-                    yield ticks
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await connection.remove_listener(channel, ticks.notified)
+        async with self._listening(changes_channel(name), ticks.notified, "watch the session"):
+            yield ticks
 
     @asynccontextmanager
     async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
         names = _NotifiedNames()
-        with database_errors("watch the sessions"):
+        async with self._listening(SESSIONS_CHANNEL, names.notified, "watch the sessions"):
+            yield names
+
+    @asynccontextmanager
+    async def _listening(
+        self, channel: str, callback: Callable[..., None], action: str
+    ) -> AsyncIterator[None]:
+        """`callback` hears `channel`'s notifications on a pooled connection of its own (one
+        listener per follower) for as long as the block runs."""
+        with database_errors(action):
             async with self.catalog.pool.acquire() as connection:
-                await connection.add_listener(SESSIONS_CHANNEL, names.notified)
+                await connection.add_listener(channel, callback)
                 try:
-                    yield names
+                    yield
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await connection.remove_listener(SESSIONS_CHANNEL, names.notified)
+                        await connection.remove_listener(channel, callback)
 
 
 @attrs.define
