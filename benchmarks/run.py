@@ -57,16 +57,12 @@ async def noop() -> str:
 server.run()
 """
 #: The same server on nineplan's stdio wire (nineplan_adapters.mcp.pipes) instead of the SDK's.
-MINIMAL_SERVER_ON_PIPES = """\
+MINIMAL_SERVER_ON_PIPES = MINIMAL_SERVER.replace(
+    "server.run()\n",
+    """\
 import anyio
-from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from nineplan_adapters.mcp.pipes import claimed_pipes
-server = MCPServer("minimal")
-
-@server.tool()
-async def noop() -> str:
-    return "ok"
 
 async def main():
     with claimed_pipes() as wire:
@@ -75,7 +71,8 @@ async def main():
             await low.run(lines, replies, low.create_initialization_options())
 
 anyio.run(main)
-"""
+""",
+)
 SIZES = {
     "tiny": {
         "repeat": 15,
