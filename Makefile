@@ -51,11 +51,11 @@ test: lint typecheck wheel-check
 	$(BIN)/coverage run -m pytest
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
-	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/postgres/*')
+	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')
 
 # Regenerate the tool reference from the live server.
 docs: $(STAMP)
-	$(BIN)/python -m nineplan_adapters.tool_reference > docs/tools.md
+	$(BIN)/python -m nineplan_adapters.entrypoints.mcp.reference > docs/tools.md
 
 # Run every command the README and docs show, and check docs/tools.md is current (also in make test).
 docs-check: $(STAMP)

@@ -5,7 +5,7 @@ import json
 from mcp import Client
 
 from nineplan_adapters import open_nineplan
-from nineplan_adapters.mcp import build_server
+from nineplan_adapters.entrypoints.mcp import build_server
 
 #: The budget for tools/list: tokens, taken as characters / 4.
 TOOL_TOKENS = 2_000

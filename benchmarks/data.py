@@ -5,9 +5,9 @@ import random
 import sqlite3
 from pathlib import Path
 
-from nineplan_adapters.clock import utc_now
-from nineplan_adapters.ids import PLAN_ID_ALPHABET
-from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.clock import utc_now
+from nineplan_adapters.storage.ids import PLAN_ID_ALPHABET
+from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import PlanContent, Session, SessionName
 from nineplan_core.plan_file import render

@@ -17,8 +17,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks.run import MINIMAL_SERVER
-from nineplan_adapters.demo import server_command
-from nineplan_adapters.tool_reference import tool_list_tokens
+from nineplan_adapters.entrypoints.cli.demo import server_command
+from nineplan_adapters.entrypoints.mcp.reference import tool_list_tokens
 
 PLAN = {"context": "c", "goal": "g", "approach": "a", "success_criteria": "s"}
 

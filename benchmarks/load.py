@@ -18,7 +18,7 @@ import anyio
 import attrs
 from mcp import Client
 
-from nineplan_adapters.demo import server_command, spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import server_command, spawned_http_server
 
 PLAN = {
     "context": "load test",

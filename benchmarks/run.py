@@ -31,10 +31,10 @@ from benchmarks import web
 from benchmarks.context import INSTRUCTION_BYTES, TOOL_TOKENS, context_cost
 from benchmarks.data import queries, seed_session
 from nineplan_adapters import open_nineplan
-from nineplan_adapters.converters import plan_to_row
-from nineplan_adapters.demo import server_command
-from nineplan_adapters.ids import random_plan_id
-from nineplan_adapters.sqlite.store import (
+from nineplan_adapters.entrypoints.cli.demo import server_command
+from nineplan_adapters.storage.ids import random_plan_id
+from nineplan_adapters.storage.rows import plan_to_row
+from nineplan_adapters.storage.sqlite.store import (
     ACTIVE,
     FRONT,
     INSERT_EVENT,
@@ -56,13 +56,13 @@ async def noop() -> str:
 
 server.run()
 """
-#: The same server on nineplan's stdio wire (nineplan_adapters.mcp.pipes) instead of the SDK's.
+#: The same server on nineplan's stdio wire (nineplan_adapters.entrypoints.mcp.pipes) instead of the SDK's.
 MINIMAL_SERVER_ON_PIPES = MINIMAL_SERVER.replace(
     "server.run()\n",
     """\
 import anyio
 from mcp.server.stdio import stdio_server
-from nineplan_adapters.mcp.pipes import claimed_pipes
+from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
 
 async def main():
     with claimed_pipes() as wire:

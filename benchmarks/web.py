@@ -17,8 +17,8 @@ from mcp import Client
 from benchmarks.data import seed_session
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.config import Settings
-from nineplan_adapters.demo import free_port, server_command
-from nineplan_adapters.web import web_app
+from nineplan_adapters.entrypoints.cli.demo import free_port, server_command
+from nineplan_adapters.entrypoints.web import web_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 PLAN = {"context": "bench", "goal": "a unit of work", "approach": "steps", "success_criteria": "ok"}

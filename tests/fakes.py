@@ -11,11 +11,15 @@ from pathlib import Path
 import attrs
 from dependency_injector import providers
 
-from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
-from nineplan_adapters.files import DirectoryPlanFiles, PlanFilesFactory, file_system_error
-from nineplan_adapters.memory import MemoryPlanFiles
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.memory.store import MemoryPlanFiles
+from nineplan_adapters.storage.plan_files import (
+    DirectoryPlanFiles,
+    PlanFilesFactory,
+    file_system_error,
+)
 from nineplan_core.model import DEFAULT_LIMITS, PlanId, SessionName
 from nineplan_core.ports import PlanFiles, SessionCatalog
 from nineplan_core.service import NinePlan

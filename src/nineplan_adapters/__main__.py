@@ -1,5 +1,5 @@
 """`python -m nineplan_adapters` is the `nineplan` command."""
 
-from nineplan_adapters.cli import main
+from nineplan_adapters.entrypoints.console import main
 
 raise SystemExit(main())

@@ -15,6 +15,10 @@ Durability = Literal["full", "normal"]
 Storage = Literal["sqlite", "memory"]
 
 
+#: Where `nineplan ui` listens unless --port says otherwise (the MCP server's default is 8080).
+UI_PORT = 8765
+
+
 class ConfigError(ValueError):
     """A setting has a bad value; the message names the variable."""
 

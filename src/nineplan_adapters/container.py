@@ -1,17 +1,18 @@
 """The composition root: the one module that names every concrete class."""
 
+import datetime as dt
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from dependency_injector import containers, providers
 
-from nineplan_adapters.clock import utc_now
 from nineplan_adapters.config import Durability, Settings
-from nineplan_adapters.files import PlanFilesFactory, directory_plan_files
-from nineplan_adapters.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
-from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
+from nineplan_adapters.storage.clock import FixedClock, utc_now
+from nineplan_adapters.storage.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
+from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
+from nineplan_adapters.storage.plan_files import PlanFilesFactory, directory_plan_files
+from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.ports import Clock, SessionCatalog
 from nineplan_core.service import NinePlan
 
@@ -43,7 +44,7 @@ async def postgres_catalog(
     url: str, root: Path, plan_files: PlanFilesFactory, remembered: int
 ) -> AsyncIterator[SessionCatalog]:
     # Imported here: asyncpg is only loaded when a database URL asks for it.
-    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool  # noqa: PLC0415
+    from nineplan_adapters.storage.postgres.catalog import PostgresSessionCatalog, connect_pool  # noqa: PLC0415
 
     catalog = PostgresSessionCatalog(
         await connect_pool(url), root, plan_files=plan_files, remembered=remembered
@@ -138,12 +139,15 @@ def build_container(settings: Settings, *, one_client: bool = False) -> App:
     return App(settings=settings, storage=storage)
 
 
-def repeatable(app: App, clock: Clock, *, seed: int = 1) -> App:
+def repeatable(app: App, clock: Clock | dt.datetime, *, seed: int = 1) -> App:
     """Override the clock, plan ids and session names with repeatable ones.
 
     For answers that must come out the same every run: the tool reference's examples and
-    the tests. Plan ids count up from 00001; session names follow `seed`.
+    the tests. `clock` is a clock, or a time that a fixed clock keeps saying. Plan ids count
+    up from 00001; session names follow `seed`.
     """
+    if isinstance(clock, dt.datetime):
+        clock = FixedClock(clock)
     app.clock.override(providers.Object(clock))
     app.plan_ids.override(providers.Singleton(SequentialPlanIds))
     app.session_names.override(providers.Singleton(ThreeWordNames, seed=seed))

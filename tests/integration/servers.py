@@ -14,7 +14,7 @@ import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import StdioServerParameters
 
-from nineplan_adapters.demo import free_port, server_command
+from nineplan_adapters.entrypoints.cli.demo import free_port, server_command
 
 PROJECT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from nineplan_adapters.cli import main
+from nineplan_adapters.entrypoints.console import main
 from tests.fakes import PLAN, open_backend
 from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan
 
@@ -243,7 +243,7 @@ def test_every_command_has_help_with_examples(capsys, command: str):
 
 async def test_the_tool_reference_is_current():
     """docs/tools.md is what the live server says; regenerate it when this fails:
-    python -m nineplan_adapters.tool_reference > docs/tools.md"""
-    from nineplan_adapters.tool_reference import render
+    python -m nineplan_adapters.entrypoints.mcp.reference > docs/tools.md"""
+    from nineplan_adapters.entrypoints.mcp.reference import render
 
     assert (PROJECT / "docs" / "tools.md").read_text() == await render()

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from nineplan_adapters.plan_bundle import END_OF_QUEUE, join_plans, split_plans
+from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, split_plans
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import PlanText
 from tests.fakes import PLAN, open_backend

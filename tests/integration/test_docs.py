@@ -9,10 +9,10 @@ import anyio
 import pytest
 from dependency_injector import providers
 
-from nineplan_adapters.clock import FixedClock
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
-from nineplan_adapters.demo import free_port
+from nineplan_adapters.entrypoints.cli.demo import free_port
+from nineplan_adapters.storage.clock import FixedClock
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import Session, SessionName
 from tests.fakes import PLAN

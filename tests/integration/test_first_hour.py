@@ -12,7 +12,7 @@ import jsonschema  # type: ignore[import-untyped] # installed with mcp, without 
 import pytest
 from mcp import Client, MCPError
 
-from nineplan_adapters.demo import spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, open_backend
 from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan, stdio_server
 from tests.integration.test_http import INITIALIZE as INITIALIZE_CALL

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from nineplan_adapters.demo import free_port, spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import free_port, spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import (
     PROJECT,

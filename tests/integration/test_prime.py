@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from nineplan_adapters.demo import spawned_http_server
-from nineplan_adapters.prime import BUDGET, ActivePrimer, Primer, StuckPlan
+from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
+from nineplan_adapters.entrypoints.cli.prime import BUDGET, ActivePrimer, Primer, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
 from tests.mcp_helpers import ok, text
@@ -214,7 +214,7 @@ async def test_prime_imports_no_mcp(tmp_path: Path, project: Path):
     sessions = tmp_path / "sessions"
     await session_in(sessions, project, ["one"])
     imported = imported_by(sessions, "prime", "--workspace", str(project))
-    assert "nineplan_adapters.prime" in imported
+    assert "nineplan_adapters.entrypoints.cli.prime" in imported
     assert {module for module in imported if module.split(".")[0] in HEAVY} == set()
 
 
@@ -251,7 +251,7 @@ async def test_inspection_commands_import_no_mcp(tmp_path: Path, project: Path):
         ("import", name, str(exported)),
     ):
         imported = imported_by(sessions, *arguments)
-        assert "nineplan_adapters.cli" in imported
+        assert "nineplan_adapters.entrypoints.cli.main" in imported
         assert "mcp" not in {module.split(".")[0] for module in imported}, arguments
 
 

@@ -21,7 +21,7 @@ from mcp.types import (
     ResourceUpdatedNotification,
 )
 
-from nineplan_adapters.demo import spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import stdio_server
 from tests.mcp_helpers import both_eras, ok

@@ -9,7 +9,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from nineplan_adapters.demo import spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, spawned_ui, stdio_server
 from tests.mcp_helpers import ok

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.mcp import build_server
-from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
 from tests.fakes import make_service
 from tests.mcp_helpers import text as result_text
 

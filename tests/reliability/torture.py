@@ -26,7 +26,7 @@ import attrs
 from mcp import Client, MCPError
 
 from nineplan_adapters import open_nineplan
-from nineplan_adapters.journal_views import journal_entry
+from nineplan_adapters.entrypoints.journal_views import journal_entry
 from tests.integration.servers import run_nineplan, stdio_server
 
 SHIM = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"

@@ -11,14 +11,14 @@ import pytest
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.config import ConfigError, Settings, default_sessions_path
 from nineplan_adapters.container import build_container, running
-from nineplan_adapters.ids import (
+from nineplan_adapters.log_setup import configure_logging
+from nineplan_adapters.storage.ids import (
     PLAN_ID_ALPHABET,
     SequentialPlanIds,
     ThreeWordNames,
     random_plan_id,
 )
-from nineplan_adapters.logging import configure_logging
-from nineplan_adapters.memory import MemorySessionCatalog
+from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from nineplan_core.model import PlanId
 from nineplan_core.service import NinePlan
 
@@ -146,7 +146,7 @@ async def test_open_nineplan_runs_a_session_in_a_few_lines(tmp_path: Path):
 
 def test_an_unreadable_recorded_result_reads_as_none():
     """A retried request whose stored answer cannot be read back is not replayed as garbage."""
-    from nineplan_adapters.converters import dump_result, load_result
+    from nineplan_adapters.storage.rows import dump_result, load_result
     from nineplan_core.model import Tally
     from nineplan_core.results import Discarded
 
@@ -159,7 +159,7 @@ def test_an_unreadable_recorded_result_reads_as_none():
 
 async def test_the_bearer_check_answers_401_without_the_token():
     """The ASGI wrapper lets the right token through and stops every other request."""
-    from nineplan_adapters.http import BearerAuth
+    from nineplan_adapters.entrypoints.asgi import BearerAuth
 
     reached: list[str] = []
 
@@ -186,7 +186,7 @@ async def test_the_bearer_check_answers_401_without_the_token():
 def test_results_recorded_before_the_tally_still_replay():
     """A Completion or Discarded recorded with its counts at the top level loads as today's."""
 
-    from nineplan_adapters.converters import converter, load_result
+    from nineplan_adapters.storage.rows import converter, load_result
     from nineplan_core.model import Plan, PlanContent, Tally
     from nineplan_core.results import Completion, Discarded
 
@@ -211,7 +211,7 @@ def test_results_recorded_before_the_tally_still_replay():
 
 def test_stored_times_load_from_text_and_from_driver_datetimes():
     """The row mapping takes SQLite's ISO-8601 text and PostgreSQL's datetime objects alike."""
-    from nineplan_adapters.converters import row_to_session
+    from nineplan_adapters.storage.rows import row_to_session
 
     at = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     for created_at in (at, "2026-01-02T03:04:05.000+00:00", at.replace(tzinfo=None)):
@@ -232,8 +232,8 @@ async def test_a_creation_recorded_by_an_older_version_still_replays(tmp_path: P
     """A `.requests` record that holds the bare session name returns that session again."""
     import hashlib
 
-    from nineplan_adapters.clock import FixedClock
-    from nineplan_adapters.sqlite import SqliteSessionCatalog
+    from nineplan_adapters.storage.clock import FixedClock
+    from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
     from nineplan_core.retries import fingerprint
     from tests.fakes import make_service
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from nineplan_adapters.files import DirectoryPlanFiles
+from nineplan_adapters.storage.plan_files import DirectoryPlanFiles
 from nineplan_core.errors import FileSystemError, InvalidInputError
 from nineplan_core.model import PlanId
 from nineplan_core.plan_file import MAX_FILE_BYTES

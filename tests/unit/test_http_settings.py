@@ -3,7 +3,7 @@
 import pytest
 
 from nineplan_adapters.config import ConfigError, Settings
-from nineplan_adapters.http import check_bind, is_loopback, transport_security
+from nineplan_adapters.entrypoints.asgi import check_bind, is_loopback, transport_security
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_adapters.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
+from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import Session, SessionName
@@ -343,7 +343,7 @@ async def test_an_older_sqlite_session_starts_its_journal_on_open(tmp_path: Path
 @pytest.mark.postgres
 async def test_an_older_postgres_database_starts_each_sessions_journal(tmp_path: Path):
     """A database at schema 1 migrates with one journal_started event per session."""
-    from nineplan_adapters.postgres.catalog import PostgresSessionCatalog, connect_pool
+    from nineplan_adapters.storage.postgres.catalog import PostgresSessionCatalog, connect_pool
 
     async with postgres_schema() as url:
         catalog = PostgresSessionCatalog(await connect_pool(url), tmp_path)

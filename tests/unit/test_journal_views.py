@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from nineplan_adapters.journal_views import event_line, event_view, journal_entry
+from nineplan_adapters.entrypoints.journal_views import event_line, event_view, journal_entry
 from nineplan_core.journal import Actor, Event, EventKind, UnreadableEvent
 
 AT = dt.datetime(2026, 12, 1, 9, 30, 5, 123000, tzinfo=dt.UTC)

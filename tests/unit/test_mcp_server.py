@@ -8,12 +8,12 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import TextResourceContents
 
-from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.mcp import build_server
-from nineplan_adapters.mcp.clients import CurrentSessions, client_key
-from nineplan_adapters.mcp.server import NineplanServer
-from nineplan_adapters.memory import MemorySessionCatalog
-from nineplan_adapters.tool_reference import tool_list_tokens
+from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
+from nineplan_adapters.entrypoints.mcp.reference import tool_list_tokens
+from nineplan_adapters.entrypoints.mcp.server import NineplanServer
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from tests.fakes import PLAN, make_service, open_backend
 from tests.mcp_helpers import READ_ONLY, TOOLS, error, ok, text
 
@@ -277,7 +277,7 @@ def test_client_keys_per_transport():
 
 async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
     """A call with headers but no Mcp-Session-Id (the sessionless HTTP protocol) needs session_name."""
-    from nineplan_adapters.mcp.results import ToolCall, ToolDeps, refusal
+    from nineplan_adapters.entrypoints.mcp.results import ToolCall, ToolDeps, refusal
     from nineplan_core.errors import SessionNameRequiredError
 
     deps = ToolDeps(make_service(MemorySessionCatalog(), FixedClock()), CurrentSessions())

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from nineplan_adapters.mcp.pipes import CHUNK, PipeLines, PipeReplies
+from nineplan_adapters.entrypoints.mcp.pipes import CHUNK, PipeLines, PipeReplies
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +135,7 @@ async def test_a_reader_that_went_away_closes_the_stream():
 CLAIM = textwrap.dedent(
     """
     import os, sys, anyio
-    from nineplan_adapters.mcp.pipes import claimed_pipes
+    from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
 
     async def main():
         with claimed_pipes() as wire:
@@ -192,7 +192,7 @@ def test_a_stray_print_misses_the_wire_when_stderr_is_the_wire(tmp_path: Path):
 NO_DESCRIPTORS = textwrap.dedent(
     """
     import os, resource, stat
-    from nineplan_adapters.mcp.pipes import claimed_pipes
+    from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
 
     limits = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (3, limits[1]))  # no descriptor above 2

@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from nineplan_adapters.cli import main
-from nineplan_adapters.prime import ActivePrimer, Primer, find_postgres, find_sqlite, last_activity
+from nineplan_adapters.entrypoints.cli.prime import (
+    ActivePrimer,
+    Primer,
+    find_postgres,
+    find_sqlite,
+    last_activity,
+)
+from nineplan_adapters.entrypoints.console import main
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from tests.fakes import PLAN, open_backend

@@ -10,9 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-from nineplan_adapters.clock import FixedClock
-from nineplan_adapters.sqlite import SqliteSessionCatalog
-from nineplan_adapters.sqlite.connection import MIGRATIONS
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
@@ -49,7 +49,8 @@ async def test_normal_durability_is_an_opt_in(tmp_path: Path):
         from tests.fakes import make_service
 
         service = make_service(
-            catalog, __import__("nineplan_adapters.clock", fromlist=["FixedClock"]).FixedClock()
+            catalog,
+            __import__("nineplan_adapters.storage.clock", fromlist=["FixedClock"]).FixedClock(),
         )
         name = (await service.create_session()).session.name
         store = await catalog.open(name)
@@ -256,7 +257,7 @@ async def test_open_sessions_are_bounded_and_evicted_ones_still_work(tmp_path: P
     def connection_threads() -> int:  # aiosqlite's, not the worker threads other tests leave
         return sum("_connection_worker_thread" in t.name for t in threading.enumerate())
 
-    from nineplan_adapters.clock import FixedClock
+    from nineplan_adapters.storage.clock import FixedClock
     from tests.fakes import make_service
 
     catalog = SqliteSessionCatalog(tmp_path, max_open=2)
@@ -315,7 +316,7 @@ async def test_a_session_that_fails_half_way_is_removed(tmp_path: Path):
     """If creating a session fails after its folder was made, the folder is removed again."""
     import errno
 
-    from nineplan_adapters.clock import FixedClock
+    from nineplan_adapters.storage.clock import FixedClock
     from tests.fakes import make_service
 
     def failing_files(folder: Path, recovered: Path):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from nineplan_adapters import open_nineplan
-from nineplan_adapters.mcp.results import TOOL_FOR_CALL, for_agents
+from nineplan_adapters.entrypoints.mcp.results import TOOL_FOR_CALL, for_agents
 from nineplan_core.errors import (
     DatabaseError,
     InvalidTransitionError,

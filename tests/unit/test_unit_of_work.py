@@ -7,8 +7,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from nineplan_adapters.memory import MemoryPlanFiles, MemorySessionStore, MemorySessionTx
-from nineplan_adapters.sqlite import SqliteSessionStore
+from nineplan_adapters.storage.memory.store import (
+    MemoryPlanFiles,
+    MemorySessionStore,
+    MemorySessionTx,
+)
+from nineplan_adapters.storage.sqlite import SqliteSessionStore
 from nineplan_core.errors import DatabaseError
 from nineplan_core.model import PlanId, Session, SessionName
 from tests.fakes import FailingPlanFiles, open_backend

@@ -16,10 +16,10 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.types import ResourceListChangedNotification, ResourceUpdatedNotification
 
-from nineplan_adapters.changes import Change, JournalChanges
-from nineplan_adapters.mcp import build_server
-from nineplan_adapters.mcp.uris import session_of
-from nineplan_adapters.mcp.wayback import Notifier, Subscribers
+from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.entrypoints.mcp.changes import Change, JournalChanges
+from nineplan_adapters.entrypoints.mcp.uris import session_of
+from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers
 from nineplan_core.errors import DatabaseError, SessionNotFoundError
 from nineplan_core.model import PlanContent
 from nineplan_core.plan_file import PlanText

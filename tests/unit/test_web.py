@@ -10,8 +10,8 @@ import httpx2
 import pytest
 
 from nineplan_adapters.config import Settings
-from nineplan_adapters.web import web_app
-from nineplan_adapters.web.pages import (
+from nineplan_adapters.entrypoints.web import web_app
+from nineplan_adapters.entrypoints.web.pages import (
     JOURNAL_LIMIT,
     PAGE_SIZE,
     JournalPage,
@@ -21,7 +21,7 @@ from nineplan_adapters.web.pages import (
     duration,
     marked,
 )
-from nineplan_adapters.web.security import WebSecurity, allowed
+from nineplan_adapters.entrypoints.web.security import WebSecurity, allowed
 from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.results import SNIPPET_MARKS
 from tests.fakes import PLAN, Backend

@@ -1,0 +1,1 @@
+"""The `nineplan` command line: reading and steering sessions, prime, and the demo."""

@@ -1,0 +1,427 @@
+"""The `nineplan` command: serve the MCP server, run the demo, inspect sessions."""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import textwrap
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, get_args
+
+import anyio
+
+from nineplan_adapters.config import (
+    UI_PORT,
+    ConfigError,
+    Durability,
+    LogLevel,
+    Settings,
+    Transport,
+)
+from nineplan_adapters.entrypoints.cli.steering import COMMANDS as STEERING_COMMANDS
+from nineplan_adapters.entrypoints.cli.steering import STEERING
+from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
+from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
+from nineplan_adapters.entrypoints.text import indented, one_line
+from nineplan_adapters.log_setup import configure_logging
+from nineplan_core.errors import (
+    InvalidInputError,
+    NinePlanError,
+    PlanHeldByAgentError,
+    PlanNotFoundError,
+    SessionNotFoundError,
+)
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
+from nineplan_core.lifecycle import LIVE
+from nineplan_core.results import SNIPPET_MARKS
+from nineplan_core.service import NinePlan
+
+EXAMPLES = """\
+examples:
+  nineplan serve                          MCP server on stdio (what MCP clients spawn)
+  nineplan serve --transport http         streamable HTTP on 127.0.0.1:8080/mcp
+  nineplan demo                           a whole session through a real MCP client
+  nineplan sessions                       every session
+  nineplan state brave-quiet-otter        one session's queue and active plan
+  nineplan search brave-quiet-otter auth  search its completed plans
+  nineplan log brave-quiet-otter --follow what happened, then each change as it happens
+  nineplan validate brave-quiet-otter --repair
+  nineplan ui                             the web view on http://127.0.0.1:8765/
+  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
+  nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
+"""
+COMMANDS = [
+    ("serve", "run the MCP server (MCP clients spawn this on stdio)",
+     "nineplan serve\n  nineplan serve --transport http --port 8080"),
+    ("demo", "drive a whole session through a freshly spawned server",
+     "nineplan demo\n  nineplan demo --transport http"),
+    ("sessions", "list every session", "nineplan sessions\n  nineplan sessions --json"),
+    ("state", "show a session's queue, active plan and counts", "nineplan state brave-quiet-otter"),
+    ("show", "show one plan of a session in full", "nineplan show brave-quiet-otter a3x9k"),
+    ("search", "search a session's completed plans, best first",
+     'nineplan search brave-quiet-otter "users table" --limit 5'),
+    ("log", "show a session's journal (the last 100 events, newest last)",
+     "nineplan log brave-quiet-otter --limit 20\n  nineplan log brave-quiet-otter --json --follow"),
+    ("validate", "check a session's invariants; exit 1 when invalid",
+     "nineplan validate brave-quiet-otter\n  nineplan validate brave-quiet-otter --repair"),
+    ("ui", "serve the web view of every session (live, and a person can steer)",
+     "nineplan ui\n  NINEPLAN_HTTP_TOKEN=... nineplan ui --host 0.0.0.0 --port 8765"),
+    ("prime", "print where this folder's session stands, for a client's session-start hook",
+     "nineplan prime\n  nineplan prime --workspace ~/project --json"),
+]  # fmt: skip
+SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+# Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
+# or no such session (argparse exits 2 for bad usage itself).
+REFUSED, USAGE = 1, 2
+MAX_LIMIT = 100  # search
+MAX_LOG_LIMIT = 10_000  # log
+SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
+
+
+def _limit(raw: str, high: int = MAX_LIMIT) -> int:
+    """`--limit`: a whole number 1-`high` (argparse names the flag when this raises)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {raw!r}") from None
+    if not 1 <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {high:,}, not {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    from nineplan_adapters.version import package_version  # noqa: PLC0415 - only --version needs it
+
+    parser = argparse.ArgumentParser(
+        prog="nineplan",
+        description="A persistent work queue of self-contained plans for AI agents.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, summary, examples in [*COMMANDS, *STEERING_COMMANDS]:
+        command = commands.add_parser(
+            name,
+            help=summary,
+            description=f"{summary[0].upper()}{summary[1:]}.",
+            epilog=f"examples:\n  {examples}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _command_arguments(name, command)
+    _reading_arguments(commands.choices)
+    add_steering_arguments(commands.choices)
+    return parser
+
+
+def _command_arguments(name: str, command: argparse.ArgumentParser) -> None:
+    """The flags of command `name`: the settings every command but demo and prime takes, then
+    its own."""
+    if name == "demo":
+        command.add_argument("--transport", choices=get_args(Transport), default="stdio")
+        return
+    if name == "prime":
+        from nineplan_adapters.entrypoints.cli.prime import add_arguments  # noqa: PLC0415
+
+        add_arguments(command)
+        return
+    command.add_argument(
+        "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
+    )
+    command.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=[*get_args(LogLevel), "warning"],  # `warning` as Python spells it
+        help="NINEPLAN_LOG_LEVEL",
+    )
+    command.add_argument("--durability", choices=get_args(Durability), help="NINEPLAN_DURABILITY")
+    if name == "serve":
+        command.add_argument(
+            "--transport", choices=get_args(Transport), help="NINEPLAN_TRANSPORT (default stdio)"
+        )
+        command.add_argument(
+            "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
+        )
+        command.add_argument("--port", dest="http_port", help="NINEPLAN_HTTP_PORT (default 8080)")
+    elif name == "ui":
+        command.add_argument(
+            "--host", dest="http_host", help="NINEPLAN_HTTP_HOST (default 127.0.0.1)"
+        )
+        command.add_argument("--port", dest="ui_port", help="default 8765")
+    else:
+        command.add_argument("--json", action="store_true", help="print JSON for scripts")
+        if name != "sessions":
+            command.add_argument("name", help="session name, e.g. brave-quiet-otter")
+
+
+def _reading_arguments(commands: Mapping[str, argparse.ArgumentParser]) -> None:
+    """The arguments of the commands that read a session: show, search, validate and log."""
+    commands["show"].add_argument("plan_id", help="5-character plan id")
+    commands["search"].add_argument("query", help="words to look for")
+    commands["search"].add_argument(
+        "--limit", type=_limit, default=10, help="at most this many (1-100)"
+    )
+    commands["validate"].add_argument("--repair", action="store_true", help="reconcile files first")
+    commands["log"].add_argument(
+        "--limit",
+        type=partial(_limit, high=MAX_LOG_LIMIT),
+        default=100,
+        help="the last this many events (1-10,000)",
+    )
+    commands["log"].add_argument(
+        "--follow", action="store_true", help="keep printing new events until Ctrl-C"
+    )
+
+
+#: How the command line runs the commands that serve a way in of their own (`serve`, `ui`): given
+#: by the `nineplan` command (entrypoints.console), which alone knows the MCP server and the web view.
+Server = Callable[[Settings], int]
+
+
+def main(argv: Sequence[str] | None = None, servers: Mapping[str, Server] | None = None) -> int:
+    """Run one `nineplan` command; returns its exit code. `servers` run `serve` and `ui`."""
+    args = _parser().parse_args(argv)
+    flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
+    try:
+        settings = Settings.load(os.environ, **flags)
+        configure_logging(settings.log_level if args.command in {"serve", "ui"} else "warn")
+        if args.command == "ui":
+            port = args.ui_port if args.ui_port is not None else UI_PORT
+            settings = Settings.load(os.environ, **{**flags, "http_port": port})
+        if args.command in {"serve", "ui"}:
+            if servers is None or args.command not in servers:
+                print(f"nineplan: {args.command} is not available in this program", file=sys.stderr)
+                return USAGE
+            return servers[args.command](settings)
+        if args.command == "prime":  # a hook waits for it: no mcp, no container (docs/wayback.md)
+            from nineplan_adapters.entrypoints.cli.prime import prime  # noqa: PLC0415
+
+            if (text := prime(settings, args.workspace, as_json=args.json)) is not None:
+                print(text)
+            return 0
+    except ConfigError as exc:
+        error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
+                 "suggestion": f"Correct {exc.variable}."}  # fmt: skip
+        return _fail(args, error, f"nineplan: {exc}", USAGE)
+    if args.command == "demo":
+        from nineplan_adapters.entrypoints.cli.demo import run_demo  # noqa: PLC0415
+
+        return int(anyio.run(run_demo, args.transport, print))
+    return int(anyio.run(_inspect, settings, args))
+
+
+async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
+    from nineplan_adapters.container import build_container, running  # noqa: PLC0415
+
+    try:
+        async with running(build_container(settings)) as service:
+            return await INSPECTORS[args.command](service, args)
+    except NinePlanError as exc:
+        missing = isinstance(exc, SessionNotFoundError)
+        suggestion = _cli_suggestion(exc, args)
+        error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
+        human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
+        if isinstance(exc, PlanHeldByAgentError):
+            human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
+        return _fail(args, error, human, USAGE if missing else REFUSED)
+
+
+def _cli_suggestion(exc: NinePlanError, args: argparse.Namespace) -> str:
+    """What to do next, in the terminal's words (the errors' own suggestions name use cases)."""
+    if isinstance(exc, SessionNotFoundError):
+        return "`nineplan sessions` lists every session."
+    if isinstance(exc, PlanNotFoundError):
+        return (
+            f"`nineplan state {getattr(args, 'name', 'NAME')}` shows the queued and active plans."
+        )
+    if isinstance(exc, InvalidInputError):
+        return f"Correct {exc.field} and run the command again."
+    return exc.suggestion
+
+
+def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:
+    """Report `error`: JSON on stdout with --json, `human` on stderr otherwise; return `code`."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
+    else:
+        print(human, file=sys.stderr)
+    return code
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    listing = views.session_list(await service.list_sessions())["sessions"]
+    rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
+        [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
+         "yes" if s["has_active_plan"] else "-", one_line(s["task_description"])[:50]]
+        for s in listing
+    ]  # fmt: skip
+    _emit(args, listing, _table(rows) if listing else "No sessions yet.")
+    return 0
+
+
+async def _state(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    found = await service.session_state(args.name)  # a look only: nothing is repaired
+    state = views.admin_state(found)
+    active = found.active_plan
+    queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [
+        [str(q["queue_position"]), q["id"], _deferred(q["defer_count"], stuck=q["stuck"]),
+         one_line(q["goal"])[:70]]
+        for q in state["queue"]
+    ]  # fmt: skip
+    held = "-"
+    if active is not None:
+        held = f"{active.id}  {one_line(active.goal)}"
+        if found.pulled_at is not None:
+            held += f"  (pulled {minutes_since(found.pulled_at, service.clock())} min ago)"
+        if found.stuck(active.id):
+            held += f"  [STUCK: deferred {found.defer_count(active.id)} times]"
+    lines = [
+        f"Session {state['session_name']}  ({state['session_path']})",
+        f"Task: {one_line(state['task_description']) or '-'}",
+        f"Workspace: {state['workspace'] or '-'}",
+        f"Active: {held}",
+        f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
+        "",
+        _table(queue) if state["queue"] else "The queue is empty.",
+    ]
+    if found.recent:
+        lines += ["", "Recent events:", *(event_line(event) for event in found.recent)]
+    _emit(args, state, "\n".join(lines))
+    return 0
+
+
+def _deferred(count: int, *, stuck: bool) -> str:
+    if not count:
+        return "-"
+    return f"{count} STUCK" if stuck else str(count)
+
+
+async def _log(service: NinePlan, args: argparse.Namespace) -> int:
+    events = await service.journal(args.name, EventQuery(last=args.limit))
+    if not events and not args.json and not args.follow:
+        print("No events yet.")
+    for event in events:
+        _print_event(args, event)
+    if args.follow:
+        await _follow(service, args, events[-1].seq if events else 0)
+    return 0
+
+
+async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -> None:
+    """Print each new event until SIGINT or SIGTERM (then return: exit 0)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with anyio.create_task_group() as group:
+
+            async def stop() -> None:
+                async for _ in signals:
+                    group.cancel_scope.cancel()
+
+            group.start_soon(stop)
+            # Cancelled by stop(): the feed's watch closes as the cancellation passes through it.
+            async for event in service.follow(args.name, after_seq):
+                _print_event(args, event)
+
+
+def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> None:
+    if args.json:
+        print(json.dumps(journal_entry(event), ensure_ascii=False), flush=True)
+    else:
+        print(event_line(event), flush=True)
+
+
+async def _show(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    plan = await service.get_plan(args.name, args.plan_id)
+    file = await service.plan_file_text(args.name, args.plan_id) if plan.status in LIVE else None
+    view: dict[str, Any] = {
+        "status": plan.status.value,
+        **views.completed_plan(plan),
+        "discard_reason": plan.discard_reason,
+        "file": file,
+    }
+    shown = ["status", "id", "goal", "discard_reason", "outcome", "created_at", "completed_at"]
+    lines = [indented(key, view[key]) for key in shown if view[key] is not None]
+    body = (
+        [f"file:\n{textwrap.indent(file, '  ')}"]
+        if file is not None
+        else [indented(key, view[key]) for key in SECTIONS]
+    )
+    _emit(args, view, "\n".join(lines + body))
+    return 0
+
+
+async def _search(service: NinePlan, args: argparse.Namespace) -> int:
+    matches = await service.search_history(args.name, args.query, args.limit, snippets=True)
+    data = [
+        {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank,
+         "snippet": _highlight(m.snippet, colour=False)}
+        for m in matches
+    ]  # fmt: skip
+    colour = _colour()
+    text = "\n".join(
+        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {one_line(m.goal)}\n   {_highlight(m.snippet, colour=colour)}"
+        for m in matches
+    )
+    _emit(args, data, text or "No matches.")
+    return 0
+
+
+async def _validate(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    repairs = await service.repair_session(args.name) if args.repair else []
+    report = await service.validate_session(args.name)
+    data = {**views.validation(report), "repairs": [f"{r.action} {r.file_name}" for r in repairs]}
+    lines = [f"repaired: {r.action} {r.file_name}" for r in repairs]
+    lines.append("valid" if report.valid else "INVALID")
+    lines += [f"  - {issue}" for issue in report.issues]
+    _emit(args, data, "\n".join(lines))
+    return 0 if report.valid else 1
+
+
+INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = {
+    "sessions": _sessions,
+    "state": _state,
+    "show": _show,
+    "search": _search,
+    "log": _log,
+    "validate": _validate,
+    **STEERING,
+}
+
+
+def _colour() -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _bold(text: str, *, colour: bool) -> str:
+    return f"\x1b[1m{text}\x1b[0m" if colour else text
+
+
+def _highlight(snippet: str, *, colour: bool) -> str:
+    """Matched words bold yellow on a terminal, [bracketed] elsewhere."""
+    on, off = ("\x1b[1;33m", "\x1b[0m") if colour else ("[", "]")
+    return snippet.replace(SNIPPET_MARKS[0], on).replace(SNIPPET_MARKS[1], off).replace("\n", " ")
+
+
+def _table(rows: list[list[str]]) -> str:
+    """Aligned columns; the header row bold on a colour terminal."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    lines[0] = _bold(lines[0], colour=_colour())
+    return "\n".join(lines)

@@ -1,0 +1,197 @@
+"""The `nineplan add | move | drop | import | export` commands: a person steers a session."""
+
+import argparse
+import datetime as dt
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, split_plans
+from nineplan_adapters.entrypoints.text import one_line
+from nineplan_core.errors import InvalidInputError, PlanFileFormatError
+from nineplan_core.model import Plan
+from nineplan_core.plan_file import PlanText, read_back
+from nineplan_core.service import NinePlan
+
+COMMANDS = [
+    ("add", "add a plan to a session's queue (at the back, or --front)",
+     'nineplan add brave-quiet-otter --goal "Add the users table" --context "..." --approach "..." --success-criteria "..." --front'),
+    ("move", "move a queued plan to the front or the back",
+     "nineplan move brave-quiet-otter a3x9k --front"),
+    ("drop", "discard a queued plan, saying why",
+     'nineplan drop brave-quiet-otter a3x9k --reason "not needed any more"'),
+    ("export", "print a whole session (queue, active plan, history) as Markdown or JSON",
+     "nineplan export brave-quiet-otter > session.md\n  nineplan export brave-quiet-otter --format json"),
+    ("import", "add the plans of a file (plan files separated by ---), all or none",
+     "nineplan import brave-quiet-otter plans.md\n  nineplan import brave-quiet-otter plans.md --front"),
+]  # fmt: skip
+TEXTS = ("goal", "context", "approach", "success_criteria")
+
+
+def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
+    """The arguments of the steering commands (the session name and --json are there already)."""
+    add = commands["add"]
+    for field in TEXTS:
+        add.add_argument(f"--{field.replace('_', '-')}", required=True, help=f"the plan's {field}")
+    for field in ("inputs", "outputs"):
+        add.add_argument(f"--{field}", default="", help=f"the plan's {field} (optional)")
+    add.add_argument("--front", action="store_true", help="pulled next (default: at the back)")
+    for name in ("move", "drop"):
+        commands[name].add_argument("plan_id", help="5-character plan id")
+    where = commands["move"].add_mutually_exclusive_group(required=True)
+    where.add_argument("--front", action="store_const", dest="position", const="front")
+    where.add_argument("--back", action="store_const", dest="position", const="back")
+    commands["drop"].add_argument("--reason", required=True, help="why it is dropped")
+    commands["export"].add_argument("--format", choices=("md", "json"), default="md")
+    commands["import"].add_argument("file", help="the file of plans (- reads stdin)")
+    commands["import"].add_argument(
+        "--front", action="store_true", help="before the queue, keeping the file's order"
+    )
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+
+
+async def _queue(service: NinePlan, args: argparse.Namespace, said: str) -> int:
+    queue = (await service.session_state(args.name)).queue
+    data = {"queue": [{"queue_position": q.rank, "id": q.id, "goal": q.goal} for q in queue]}
+    lines = [said, *(f"{q.rank:>4}  {q.id}  {one_line(q.goal)[:70]}" for q in queue)]
+    _emit(args, data, "\n".join(lines) if queue else f"{said}\nThe queue is empty.")
+    return 0
+
+
+async def _add(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    placed = await service.add_plan(
+        args.name,
+        **{field: getattr(args, field) for field in (*TEXTS, "inputs", "outputs")},
+        position="front" if args.front else "back",
+        actor="person",
+    )
+    _emit(args, views.plan_added(placed), f"{placed.plan.id}  rank {placed.rank}")
+    return 0
+
+
+async def _move(service: NinePlan, args: argparse.Namespace) -> int:
+    moved = await service.move_plan(args.name, args.plan_id, args.position)
+    return await _queue(service, args, f"Moved {moved.plan.id} to rank {moved.rank}.")
+
+
+async def _drop(service: NinePlan, args: argparse.Namespace) -> int:
+    dropped = await service.drop_plan(args.name, args.plan_id, args.reason)
+    return await _queue(service, args, f"Dropped {dropped.plan.id}.")
+
+
+async def _import(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    text = sys.stdin.read() if args.file == "-" else _read(args.file)
+    try:
+        plans = split_plans(text)
+    except PlanFileFormatError as exc:  # the person's own file: bad input, not a storage fault
+        raise InvalidInputError("file", exc.message.removeprefix(_NOT_A_PLAN)) from exc
+    if not plans:
+        raise InvalidInputError("file", "holds no plan")
+    placed = await service.import_plans(args.name, plans, "front" if args.front else "back")
+    lines = [f"Imported {len(placed)} plans:"] + [f"{p.plan.id}  rank {p.rank}" for p in placed]
+    _emit(args, {"plans": [views.plan_added(p) for p in placed]}, "\n".join(lines))
+    return 0
+
+
+_NOT_A_PLAN = "The plan file is not in the plan format: "
+
+
+async def _as_written(service: NinePlan, name: str, plan_id: str) -> Plan:
+    """A queued or active plan as its file holds it now (the agent's notes and edits), read
+    back tolerantly as defer or complete would read it."""
+    plan = await service.get_plan(name, plan_id)
+    text = await service.plan_file_text(name, plan_id)
+    read = read_back(
+        text.encode("utf-8"),
+        PlanText(plan.content, plan.notes),
+        max_section_chars=service.limits.max_text_chars,
+    )
+    return plan.with_edits(read.text.content, read.text.notes)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError("file", f"cannot be read ({exc})") from exc
+
+
+async def _export(service: NinePlan, args: argparse.Namespace) -> int:
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    state = await service.session_state(args.name)
+    queue = [await _as_written(service, args.name, q.id) for q in state.queue]
+    active = state.active_plan and await _as_written(service, args.name, state.active_plan.id)
+    history = await service.finished_plans(args.name)
+    journal = await service.journal(args.name) if hasattr(service, "journal") else None
+    if args.format == "json" or args.json:
+        data = {
+            **views.admin_state(state),
+            "queue": [_plan(p) for p in queue],
+            "active_plan": _plan(active) if active else None,
+            "history": [_plan(p) for p in history],
+            "journal": journal,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
+        return 0
+    parts = [
+        join_plans([PlanText(p.content, p.notes) for p in queue]) if queue else "",
+        END_OF_QUEUE,
+    ]
+    parts.append(
+        f"\n# Session {state.session.name}\n\nTask: {state.session.task_description or '-'}"
+    )
+    parts.append(f"Completed plans: {state.completed_count}")
+    if active is not None:
+        parts.append(
+            f"\n## Active plan {active.id}\n\n{join_plans([PlanText(active.content, active.notes)])}"
+        )
+    for plan in history:
+        finished = plan.completed_at.isoformat() if plan.completed_at else "-"
+        parts.append(f"\n## {plan.status.value.capitalize()} plan {plan.id} ({finished})\n")
+        parts.append(join_plans([PlanText(plan.content, plan.notes)]))
+        if plan.outcome is not None:
+            parts.append(f"Outcome: {plan.outcome}")
+    if journal is not None:
+        parts.append(
+            f"\n## Journal\n\n{json.dumps(journal, indent=2, ensure_ascii=False, default=_json_default)}"
+        )
+    print("\n".join(parts))
+    return 0
+
+
+def _json_default(value: object) -> object:
+    """JSON for the journal's events (attrs classes, timestamps); anything else as text."""
+    if attrs.has(type(value)):
+        return attrs.asdict(value)  # type: ignore[arg-type] # attrs.has checked it
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _plan(plan: Plan) -> dict[str, Any]:
+    finished = plan.completed_at.isoformat() if plan.completed_at else None
+    return {"id": plan.id, "status": plan.status.value, "notes": plan.notes,
+            "outcome": plan.outcome, "created_at": plan.created_at.isoformat(),
+            "completed_at": finished,
+            **{k: getattr(plan.content, k) for k in (*TEXTS, "inputs", "outputs")}}  # fmt: skip
+
+
+STEERING: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = {
+    "add": _add,
+    "move": _move,
+    "drop": _drop,
+    "import": _import,
+    "export": _export,
+}

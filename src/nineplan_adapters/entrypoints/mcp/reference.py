@@ -1,0 +1,185 @@
+"""The tool reference (docs/tools.md), generated from a live server's schemas and answers.
+
+python -m nineplan_adapters.entrypoints.mcp.reference > docs/tools.md
+"""
+
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.types import TextContent, Tool
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
+from nineplan_adapters.entrypoints.mcp.server import build_server
+
+STORAGE = ["FILE_SYSTEM_ERROR", "DATABASE_ERROR"]
+FINISH = ["SESSION_NOT_FOUND", "NO_ACTIVE_PLAN", "VALIDATION_ERROR", *STORAGE]
+ERRORS = {
+    "9plan_session_create": ["VALIDATION_ERROR", *STORAGE],
+    "9plan_session_resume": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "9plan_queue_add": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "9plan_queue_pull": [
+        "SESSION_NOT_FOUND",
+        "PLAN_ALREADY_ACTIVE",
+        "QUEUE_EMPTY",
+        "VALIDATION_ERROR",
+        *STORAGE,
+    ],
+    "9plan_plan_defer": FINISH,
+    "9plan_plan_complete": FINISH,
+    "9plan_plan_discard": FINISH,
+    "9plan_history_search": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "9plan_history_get": ["SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "9plan_admin_validate": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "9plan_admin_sessions": STORAGE,
+    "9plan_admin_state": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+}
+PLAN = {
+    "context": "The notekeeper app has no accounts yet.",
+    "goal": "Design the users table",
+    "approach": "Write the migration; add a unique index on email.",
+    "success_criteria": "The migration applies to an empty database.",
+    "outputs": "migrations/0002_users.sql",
+}
+# One scripted session: each tool's example is its call in this sequence.
+SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("9plan_session_create", {"task_description": "Add login to notekeeper"}),
+    ("9plan_queue_add", {**PLAN, "position": "back"}),
+    ("9plan_queue_pull", {}),
+    ("9plan_plan_defer", {"reason": "Waiting for the schema review", "position": "front"}),
+    (
+        "9plan_plan_complete",
+        {"outcome": "Created migrations/0002_users.sql (users: id, email, hash)."},
+    ),
+    ("9plan_plan_discard", {"reason": "Superseded by the SSO plan"}),
+    ("9plan_history_search", {"query": "users migration", "max_results": 5}),
+    ("9plan_history_get", {"plan_id": "00001"}),
+    ("9plan_admin_validate", {}),
+    ("9plan_admin_sessions", {}),
+    ("9plan_session_resume", {"session_name": "{name}"}),
+    ("9plan_admin_state", {}),
+]
+
+
+def tool_list_tokens(tools: list[Tool]) -> int:
+    """What the tool list costs a client's context, roughly: the characters of every tool's
+    description and input schema (as JSON), four to a token."""
+    return (
+        sum(len(tool.description or "") + len(json.dumps(tool.input_schema)) for tool in tools) // 4
+    )
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return " \\| ".join(f"`{value}`" for value in schema["enum"])
+    if "anyOf" in schema:
+        return " \\| ".join(_type(option) for option in schema["anyOf"])
+    kind = schema.get("type", "object")
+    return " \\| ".join(kind) if isinstance(kind, list) else str(kind)
+
+
+def _arguments(tool: Tool) -> list[str]:
+    properties: dict[str, Any] = tool.input_schema.get("properties", {})
+    if not properties:
+        return ["No arguments."]
+    required = set(tool.input_schema.get("required", []))
+    rows = ["| argument | type | required | description |", "|---|---|---|---|"]
+    for name, schema in properties.items():
+        default = (
+            f" (default `{schema['default']}`)" if schema.get("default") not in (None, "") else ""
+        )
+        rows.append(
+            f"| `{name}` | {_type(schema)} | {'yes' if name in required else 'no'} | "
+            f"{schema.get('description', '')}{default} |"
+        )
+    return rows
+
+
+def _result(tool: Tool) -> list[str]:
+    success = (tool.output_schema or {}).get("anyOf", [{}])[0]
+    properties: dict[str, Any] = success.get("properties", {})
+    return ["Structured result fields: " + ", ".join(f"`{name}`" for name in properties) + "."]
+
+
+async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
+    examples: dict[str, tuple[dict[str, Any], str]] = {}
+    name = ""
+    for tool, template in SCRIPT:
+        arguments = {
+            key: value.format(name=name) if isinstance(value, str) else value
+            for key, value in template.items()
+        }
+        if tool in {"9plan_plan_complete", "9plan_plan_discard"}:
+            await client.call_tool("9plan_queue_add", {**PLAN, "goal": "Build the login form"})
+            await client.call_tool("9plan_queue_pull", {})
+        result = await client.call_tool(tool, arguments)
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        examples[tool] = (arguments, text)
+        name = name or (result.structured_content or {}).get("session_name", "")
+    return examples
+
+
+async def render() -> str:
+    """The whole tools.md, from a server the container builds over memory storage."""
+    app = build_container(Settings(storage="memory"))
+    clock = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    async with (
+        running(repeatable(app, clock, seed=9)) as service,
+        Client(build_server(service), mode="legacy") as client,
+    ):
+        examples = await _examples(client)
+        tools = (await client.list_tools()).tools
+    lines = [
+        "# MCP tools",
+        "",
+        "Generated from the live server by `python -m nineplan_adapters.entrypoints.mcp.reference > docs/tools.md`;",
+        "a test fails when this file is stale. Every result is a text block starting `[Session: NAME]`",
+        "plus `structuredContent` matching the tool's output schema. Errors are results with `isError`",
+        "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`,",
+        "and `structuredContent` `{category, message, suggestion, session_name}`: each output schema",
+        "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
+        "Session-scoped tools act on the client's current session (set by create and resume) unless",
+        "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
+        "",
+    ]
+    for tool in tools:
+        hints = tool.annotations
+        kind = (
+            "read-only"
+            if hints and hints.read_only_hint
+            else "destructive"
+            if hints and hints.destructive_hint
+            else "changes state"
+        )
+        arguments, text = examples[tool.name]
+        lines += [
+            f"## `{tool.name}`",
+            "",
+            f"{tool.description} *({kind})*",
+            "",
+            *_arguments(tool),
+            "",
+            *_result(tool),
+            "",
+            "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[tool.name]) + ".",
+            "",
+            "Example call and answer:",
+            "",
+            "```json",
+            json.dumps(arguments, ensure_ascii=False),
+            "```",
+            "",
+            "```",
+            text,
+            "```",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(anyio.run(render))  # this module's output is the document

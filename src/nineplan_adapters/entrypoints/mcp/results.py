@@ -1,0 +1,193 @@
+"""A tool call's view of the server, and the one translation of errors into tool results
+(in the reference text format)."""
+
+import functools
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Self
+
+import attrs
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ContentBlock, TextContent
+
+from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
+from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
+from nineplan_core.model import SESSION_NAME
+from nineplan_core.service import NinePlan
+
+log = logging.getLogger("nineplan.mcp")
+
+NO_SESSION = "none"
+
+# Domain errors suggest library calls; an agent on MCP reads the tool that does the same.
+TOOL_FOR_CALL = {
+    "create_session": "9plan_session_create",
+    "session_state": "9plan_session_resume",
+    "list_sessions": "9plan_admin_sessions",
+    "add_plan": "9plan_queue_add",
+    "pull_plan": "9plan_queue_pull",
+    "defer_plan": "9plan_plan_defer",
+    "complete_plan": "9plan_plan_complete",
+    "discard_plan": "9plan_plan_discard",
+    "search_history": "9plan_history_search",
+    "get_history": "9plan_history_get",
+    "validate_session": "9plan_admin_validate",
+}
+_CALL = re.compile(rf"\b({'|'.join(TOOL_FOR_CALL)})\b")
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "category": {"type": "string"},
+        "message": {"type": "string"},
+        "suggestion": {"type": "string"},
+        "session_name": {"type": ["string", "null"]},
+    },
+    "required": ["category", "message", "suggestion", "session_name"],
+}
+
+
+def for_agents(text: str) -> str:
+    """`text` with each library call it names replaced by the MCP tool that does the same."""
+    return _CALL.sub(lambda match: TOOL_FOR_CALL[match[1]], text)
+
+
+def error_text(label: str, category: str, message: str, suggestion: str) -> str:
+    """`[Session: NAME] Error: CATEGORY`, the message, and the suggested action."""
+    return f"[Session: {label}] Error: {category}\n\n{message}\n\nSuggested action: {suggestion}"
+
+
+def error_result(label: str, category: str, message: str, suggestion: str) -> CallToolResult:
+    """The error text, and the same as structured content (ERROR_SCHEMA)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=error_text(label, category, message, suggestion))],
+        structured_content={
+            "category": category,
+            "message": message,
+            "suggestion": suggestion,
+            "session_name": None if label == NO_SESSION else label,
+        },
+        is_error=True,
+    )
+
+
+def label_for(
+    explicit: object, headers: Mapping[str, str] | None, sessions: CurrentSessions
+) -> str:
+    """The breadcrumb for a call: its explicit session if well-formed, else the current one."""
+    if isinstance(explicit, str) and SESSION_NAME.fullmatch(explicit):
+        return explicit
+    key = client_key(headers)
+    return (sessions.current(key) if key else None) or NO_SESSION
+
+
+@attrs.frozen
+class ToolDeps:
+    """What every tool needs, yielded by the server's lifespan: the use cases, the current
+    session of each client, and the workspace the sessions it creates belong to."""
+
+    service: NinePlan
+    sessions: CurrentSessions
+    #: The folder of a stdio server's client (its working directory); None over HTTP.
+    workspace: str | None = None
+
+
+#: The context a tool is given: its lifespan context is the ToolDeps.
+ToolContext = Context[ToolDeps, Any]
+ToolFunction = Callable[..., Awaitable[CallToolResult]]
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool call: the use cases, and the session it addresses."""
+
+    deps: ToolDeps
+    explicit: str | None
+    headers: Mapping[str, str] | None
+
+    @classmethod
+    def of(cls, ctx: ToolContext, explicit: str | None = None) -> Self:
+        """The call `ctx` belongs to; `explicit` is its `session_name` argument."""
+        return cls(ctx.request_context.lifespan_context, explicit, ctx.headers)
+
+    @property
+    def service(self) -> NinePlan:
+        return self.deps.service
+
+    @property
+    def label(self) -> str:
+        return label_for(self.explicit, self.headers, self.deps.sessions)
+
+    @property
+    def session(self) -> str:
+        """The session this call addresses: the explicit name as given (the use case checks
+        it), else the client's current one.
+
+        Raises:
+            SessionNameRequiredError: no name and a transport without client identity.
+            SessionNotFoundError: no name and no current session.
+        """
+        if self.explicit is not None:
+            return self.explicit
+        key = client_key(self.headers)
+        if key is None:
+            raise SessionNameRequiredError
+        if (name := self.deps.sessions.current(key)) is None:
+            raise SessionNotFoundError(None)
+        return name
+
+    def make_current(self, name: str) -> None:
+        """Make `name` this client's current session (create and resume do)."""
+        if (key := client_key(self.headers)) is not None:
+            self.deps.sessions.select(key, name)
+
+    def succeed(
+        self,
+        text: str,
+        structured: Mapping[str, Any],
+        *,
+        label: str | None = None,
+        extra: Sequence[ContentBlock] = (),
+    ) -> CallToolResult:
+        """The result: `[Session: NAME] text`, then `extra` blocks (resource links), and the
+        view as structured content."""
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text=f"[Session: {label or self.label}] {text}"),
+                *extra,
+            ],
+            structured_content=dict(structured),
+        )
+
+
+def domain_errors_as_results(tool: str, function: ToolFunction) -> ToolFunction:
+    """`function` (a tool taking `ctx`) with whatever it raises turned into a result by
+    `refusal`: the only error translation of the tools."""
+
+    @functools.wraps(function)
+    async def translated(**arguments: Any) -> CallToolResult:
+        try:
+            return await function(**arguments)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a result; refusal logs a bug
+            call = ToolCall.of(arguments["ctx"], arguments.get("session_name"))
+            return refusal(tool, call.label, exc)
+
+    return translated
+
+
+def refusal(tool: str, label: str, exc: Exception) -> CallToolResult:
+    """What `tool` returns when it raised `exc`.
+
+    A NinePlanError becomes the reference error text; anything else is a bug, logged with
+    its traceback and reported without one.
+    """
+    if isinstance(exc, NinePlanError):
+        log.info("tool %s refused: %s %s", tool, exc.category, exc.message)
+        return error_result(label, exc.category, exc.message, for_agents(exc.suggestion))
+    log.error("tool %s failed", tool, exc_info=exc)
+    return error_result(
+        label,
+        "INTERNAL_ERROR",
+        f"{tool} failed unexpectedly; the details are in the server log.",
+        "Check the session with 9plan_admin_validate, then retry.",
+    )

@@ -1,0 +1,364 @@
+"""build_server(): the 9plan MCP server over the use cases."""
+
+import json
+import logging
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pydantic
+from mcp import MCPError
+from mcp.server.lowlevel import NotificationOptions
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    Resource,
+    Tool,
+)
+from pydantic import AnyUrl
+
+from nineplan_adapters.entrypoints import views
+from nineplan_adapters.entrypoints.journal_views import journal_entry
+from nineplan_adapters.entrypoints.mcp.changes import JournalChanges, SessionChanges
+from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions
+from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
+from nineplan_adapters.entrypoints.mcp.results import (
+    ERROR_SCHEMA,
+    ToolDeps,
+    error_result,
+    error_text,
+    for_agents,
+    label_for,
+)
+from nineplan_adapters.entrypoints.mcp.text import INSTRUCTIONS, bootstrap_prompt
+from nineplan_adapters.entrypoints.mcp.tools import register_tools
+from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
+from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
+from nineplan_adapters.version import package_version
+from nineplan_core.errors import NinePlanError
+from nineplan_core.journal import EventQuery
+from nineplan_core.service import NinePlan
+
+log = logging.getLogger("nineplan.mcp")
+
+SERVER_NAME = "9plan"
+#: How many events the log resource holds (the newest; as `nineplan log` prints by default).
+LOG_EVENTS = 100
+_NOT_FOUND = {"SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR"}
+# MCP's "resource not found" until 2025-11-25; the 2026-07-28 protocol retires it for -32602.
+RESOURCE_NOT_FOUND = -32002
+SESSIONLESS_ERA = "2026-07-28"
+
+
+class NineplanServer(MCPServer[ToolDeps]):
+    """MCPServer whose argument-validation failures come back in nineplan's error format.
+
+    Its lifespan runs the notifier and yields the ToolDeps (the use cases, each client's
+    current session, the workspace): the tools read them from their context.
+    """
+
+    def __init__(
+        self,
+        service: NinePlan,
+        sessions: CurrentSessions,
+        changes: SessionChanges | None = None,
+        *,
+        workspace: str | None = None,
+    ) -> None:
+        bus = InMemorySubscriptionBus()
+        self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
+        self.deps = ToolDeps(service, sessions, workspace)
+        super().__init__(
+            SERVER_NAME,
+            version=package_version(),
+            instructions=INSTRUCTIONS,
+            subscriptions=bus,
+            lifespan=self._lifespan,
+        )
+        self.service = service
+        self.sessions = sessions
+        self._tools: list[Tool] | None = None
+        self._arguments: dict[str, frozenset[str]] | None = None  # each tool's argument names
+
+    @asynccontextmanager
+    async def _lifespan(self, _: object) -> AsyncIterator[ToolDeps]:
+        """The notifier runs for as long as the server does; the tools get the ToolDeps."""
+        async with following(self.notifier):
+            yield self.deps
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools with strict, compact input schemas and outputs that may be errors."""
+        if self._tools is None:
+            self._tools = [
+                tool.model_copy(
+                    update={
+                        "input_schema": strict_input_schema(tool.input_schema),
+                        "output_schema": success_or_error(tool.output_schema),
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
+        return self._tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        headers = context.headers if context is not None else None
+        if self._arguments is None:
+            self._arguments = {
+                tool.name: frozenset(tool.input_schema["properties"])
+                for tool in await self.list_tools()
+            }
+        listed = self._arguments
+        if name in listed and (unknown := sorted(set(arguments) - listed[name])):
+            return error_result(
+                label_for(arguments.get("session_name"), headers, self.sessions),
+                "VALIDATION_ERROR",
+                f"{', '.join(unknown)}: not an argument of {name}, which takes "
+                f"{', '.join(sorted(listed[name])) or 'none'}",
+                "Correct the named arguments and call again.",
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError):
+                raise
+            label = label_for(arguments.get("session_name"), headers, self.sessions)
+            cause = exc.__cause__
+            if isinstance(cause, pydantic.ValidationError):
+                return error_result(
+                    label,
+                    "VALIDATION_ERROR",
+                    _describe(cause),
+                    "Correct the named arguments and call again.",
+                )
+            return error_result(
+                label, "VALIDATION_ERROR", str(exc), "Call one of the tools that tools/list names."
+            )
+
+    async def list_resources(self) -> list[Resource]:
+        """The static resources, each session's state, and the plan files of current sessions."""
+        listed = await super().list_resources()
+        try:
+            names = [summary.session.name for summary in await self.service.list_sessions()]
+            listed += [_state_resource(name) for name in names]
+            listed += [_log_resource(name) for name in names]
+            for name in sorted(self.sessions.in_use() & set(names)):
+                state = await self.service.session_state(name)
+                plans = [(entry.id, entry.goal) for entry in state.queue]
+                if state.active_plan is not None:
+                    plans.insert(0, (state.active_plan.id, state.active_plan.goal))
+                listed += [_plan_resource(name, plan_id, goal) for plan_id, goal in plans]
+        except NinePlanError:
+            pass  # a listing is best effort; reading a resource reports its own error
+        return listed
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
+        not silence, and the server reads on. Legacy clients are told that
+        resources/list_changed is sent (the notifier sends it when plans come or go).
+        Pipes are read and written on the event loop (see nineplan_adapters.entrypoints.mcp.pipes)."""
+        with claimed_pipes() as wire:
+            async with stdio_server(*(wire or ())) as (lines, replies):
+                relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+                async def relay() -> None:
+                    async with relayed:
+                        async for item in lines:
+                            if not isinstance(item, Exception):
+                                await relayed.send(item)
+                                continue
+                            log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
+                            error = ErrorData(
+                                code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
+                            )
+                            await replies.send(
+                                SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+                            )
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(relay)
+                    # The SDK has no public way to serve other streams than its own stdio ones.
+                    lowlevel = self._lowlevel_server
+                    options = lowlevel.create_initialization_options(
+                        NotificationOptions(resources_changed=True)
+                    )
+                    await lowlevel.run(messages, replies, options)
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """A resource's contents; an unknown one is -32002 for clients before 2026-07-28."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            era = context.protocol_version if context is not None else None
+            if era is not None and era < SESSIONLESS_ERA:
+                raise MCPError(
+                    code=RESOURCE_NOT_FOUND, message=str(exc), data={"uri": str(uri)}
+                ) from exc
+            raise
+
+
+def strict_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` refusing unknown arguments, without the titles and null branches that only
+    cost agents tokens (`{"anyOf": [{"type": "string"}, {"type": "null"}]}` becomes
+    `{"type": ["string", "null"]}`)."""
+    properties = {}
+    for name, listed in schema.get("properties", {}).items():
+        spec = {key: value for key, value in listed.items() if key != "title"}
+        branches = spec.pop("anyOf", None)
+        if branches and all(set(branch) == {"type"} for branch in branches):
+            spec = {"type": [branch["type"] for branch in branches], **spec}
+        elif branches:
+            spec["anyOf"] = branches
+        properties[name] = spec
+    compact = {key: value for key, value in schema.items() if key not in {"title", "properties"}}
+    return {**compact, "properties": properties, "additionalProperties": False}
+
+
+def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The tool's success view or nineplan's error object, under a root `type: object`."""
+    if schema is None:
+        return None
+    success = {key: value for key, value in schema.items() if key != "$defs"}
+    combined: dict[str, Any] = {"type": "object", "anyOf": [success, ERROR_SCHEMA]}
+    if "$defs" in schema:
+        combined["$defs"] = schema["$defs"]
+    return combined
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+
+
+def _describe(error: pydantic.ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()
+    )
+
+
+def _state_resource(name: str) -> Resource:
+    return Resource(
+        uri=STATE_URI.format(session=name),
+        name=f"{name} state",
+        description=f"Queue, active plan and counts of session {name}",
+        mime_type="application/json",
+    )
+
+
+def _log_resource(name: str) -> Resource:
+    return Resource(
+        uri=LOG_URI.format(session=name),
+        name=f"{name} log",
+        description=f"The last {LOG_EVENTS} journal events of session {name}, oldest first",
+        mime_type="application/json",
+    )
+
+
+def _plan_resource(name: str, plan_id: str, goal: str) -> Resource:
+    return Resource(
+        uri=PLAN_URI.format(session=name, plan_id=plan_id),
+        name=f"{name} plan {plan_id}",
+        description=goal[:200],
+        mime_type="text/plain",
+    )
+
+
+def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
+    text = error_text(session, exc.category, exc.message, for_agents(exc.suggestion))
+    return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
+
+
+def build_server(
+    service: NinePlan,
+    sessions: CurrentSessions | None = None,
+    *,
+    workspace: str | None = None,
+    changes: SessionChanges | None = None,
+) -> NineplanServer:
+    """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
+
+    `workspace`: the folder the sessions this server creates belong to (a stdio server's
+    working directory; None over HTTP, where the server's folder says nothing of its clients').
+    `changes`: where subscribers' notifications come from; by default the journal's change
+    feed, which sees every process's changes on every backend.
+    """
+    server = NineplanServer(
+        service,
+        sessions or CurrentSessions(),
+        changes or JournalChanges(service),
+        workspace=workspace,
+    )
+    register_tools(server)
+    _register_prompt_and_resources(server, service)
+    install(server, service, server.notifier)
+    return server
+
+
+def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) -> None:
+    """The bootstrap prompt, and each session's plan, state and log resources."""
+
+    @server.prompt(
+        name="bootstrap",
+        description="Set up a 9plan session for a complex task: the planning workflow.",
+    )
+    def bootstrap(task: str | None = None) -> str:
+        return bootstrap_prompt(task)
+
+    @server.resource(
+        PLAN_URI,
+        name="plan",
+        description="A queued or active plan's file",
+        mime_type="text/plain",
+    )
+    async def plan_file(session: str, plan_id: str) -> str:
+        try:
+            return await service.plan_file_text(session, plan_id)
+        except NinePlanError as exc:
+            raise _resource_error(exc, session) from exc
+
+    @server.resource(
+        STATE_URI,
+        name="state",
+        description="A session's state as JSON",
+        mime_type="application/json",
+    )
+    async def session_state(session: str) -> str:
+        try:
+            return json.dumps(views.admin_state(await service.session_state(session)), indent=2)
+        except NinePlanError as exc:
+            raise _resource_error(exc, session) from exc
+
+    @server.resource(
+        LOG_URI,
+        name="log",
+        description=f"A session's journal as JSON: its last {LOG_EVENTS} events, oldest first",
+        mime_type="application/json",
+    )
+    async def session_log(session: str) -> str:
+        try:
+            events = await service.journal(session, EventQuery(last=LOG_EVENTS))
+        except NinePlanError as exc:
+            raise _resource_error(exc, session) from exc
+        entries = [journal_entry(event) for event in events]
+        return json.dumps({"session_name": session, "events": entries}, indent=2)
+
+
+__all__ = ["CallToolResult", "NineplanServer", "build_server"]

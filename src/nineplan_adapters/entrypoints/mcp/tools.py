@@ -1,0 +1,390 @@
+"""The twelve 9plan tools: each resolves its session, calls one use case, returns text + view.
+
+Each tool is a plain function of its arguments and `ctx`; `TOOLS` is the table that names,
+describes and registers them, each behind the one error translation."""
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+import attrs
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from nineplan_adapters.entrypoints import views
+from nineplan_adapters.entrypoints.journal_views import event_line
+from nineplan_adapters.entrypoints.mcp.results import (
+    ToolCall,
+    ToolContext,
+    ToolFunction,
+    domain_errors_as_results,
+)
+from nineplan_adapters.entrypoints.mcp.uris import plan_link
+from nineplan_adapters.entrypoints.text import indented, one_line
+from nineplan_core.journal import reminder_line, stuck_text
+from nineplan_core.results import SessionState
+
+SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
+RequestArg = Annotated[
+    str | None,
+    Field(description="Retry key: a repeat returns the first result", min_length=1, max_length=128),
+]
+NotesArg = Annotated[str | None, Field(description="Appended to the plan's Notes")]
+PositionArg = Annotated[
+    Literal["front", "back"], Field(description="front = next to pull; back = last")
+]
+
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DESTRUCTIVE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+# Resume may repair plan files on a session's first open in a process: not read-only.
+RESUME = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def _with_salvage(text: str, salvage: str | None) -> str:
+    """A result's text, with the line saying what was salvaged from the plan file, if any."""
+    return f"{text}\n{salvage}" if salvage else text
+
+
+QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
+
+
+def _next(goal: str | None, empty: str) -> str:
+    return f"Next: {one_line(goal)} (9plan_queue_pull)." if goal else empty
+
+
+def _queue_lines(state: SessionState) -> str:
+    lines = [
+        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}{_stuck_mark(state, entry.id)}"
+        for entry in state.queue[:QUEUE_LINES]
+    ]
+    if len(state.queue) > QUEUE_LINES:
+        lines.append(f"  ... and {len(state.queue) - QUEUE_LINES} more")
+    return "\n".join(lines) or "  (empty)"
+
+
+def _stuck_mark(state: SessionState, plan_id: str) -> str:
+    count = state.defer_count(plan_id)
+    return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
+
+
+def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
+    active = state.active_plan
+    active_line = (
+        f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
+        f"{_stuck_mark(state, active.id)}\nFile: {state.active_plan_path}"
+        if active
+        else "Active plan: none"
+    )
+    recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
+    follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
+    if not state.queue and not active:
+        follow = "The queue is empty: add plans with 9plan_queue_add."
+    workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
+    return (
+        f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
+        f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
+        f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
+        f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
+        f"{follow}"
+    )
+
+
+def _with_reminder(text: str, reminder: str | None) -> str:
+    """The result text, and the active-plan line when a plan is active."""
+    return f"{text}\n{reminder}" if reminder else text
+
+
+# -- the tools ---------------------------------------------------------------------
+
+
+async def session_create(
+    ctx: ToolContext,
+    task_description: Annotated[str | None, Field(description="The overall task")] = None,
+    request_id: RequestArg = None,
+) -> Annotated[CallToolResult, views.SessionCreated]:
+    """Start a session (a three-word name) and make it current. Save the name: it resumes the work
+    after compaction. Next: 9plan_queue_add."""
+    call = ToolCall.of(ctx)
+    state = await call.service.create_session(
+        task_description, request_id=request_id, workspace=call.deps.workspace
+    )
+    call.make_current(state.session.name)
+    return call.succeed(
+        f"Created session {state.session.name}.\nPath: {state.path}\n"
+        "Remember this name. Next: add plans with 9plan_queue_add, then 9plan_queue_pull.",
+        views.session_created(state),
+        label=state.session.name,
+    )
+
+
+async def session_resume(
+    ctx: ToolContext, session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")]
+) -> Annotated[CallToolResult, views.SessionStateView]:
+    """Resume a session by name and make it current: its queue, active plan and counts. Use after
+    a new conversation or compaction."""
+    call = ToolCall.of(ctx, session_name)
+    state = await call.service.resume_session(call.session)
+    call.make_current(state.session.name)
+    active = state.active_plan
+    return call.succeed(
+        state_text(state, "Resumed", call.service.clock()),
+        views.session_state(state),
+        extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
+    )
+
+
+async def queue_add(
+    ctx: ToolContext,
+    context: Annotated[str, Field(description="Where it fits in the task")],
+    goal: Annotated[str, Field(description="What it achieves")],
+    approach: Annotated[str, Field(description="Concrete steps")],
+    success_criteria: Annotated[str, Field(description="Observable end conditions")],
+    inputs: Annotated[str | None, Field(description="Needed from other plans")] = None,
+    outputs: Annotated[str | None, Field(description="What it produces")] = None,
+    position: PositionArg = "back",
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+) -> Annotated[CallToolResult, views.PlanAdded]:
+    """Queue a self-contained plan: front for blocking work, back (default) for later. A, B, C
+    added at front give C, B, A."""
+    call = ToolCall.of(ctx, session_name)
+    placed = await call.service.add_plan(
+        call.session,
+        context=context,
+        goal=goal,
+        approach=approach,
+        success_criteria=success_criteria,
+        inputs=inputs or "",
+        outputs=outputs or "",
+        position=position,
+        request_id=request_id,
+    )
+    return call.succeed(
+        _with_reminder(
+            f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+            await call.service.reminder(call.session),
+        ),
+        views.plan_added(placed),
+    )
+
+
+async def queue_pull(
+    ctx: ToolContext, session_name: SessionArg = None, request_id: RequestArg = None
+) -> Annotated[CallToolResult, views.PlanPulled]:
+    """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
+    file or pass notes, then complete, defer or discard it."""
+    call = ToolCall.of(ctx, session_name)
+    placed = await call.service.pull_plan(call.session, request_id=request_id)
+    stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
+    return call.succeed(
+        f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
+        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
+        f"{placed.text}",
+        views.plan_pulled(placed),
+        extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
+    )
+
+
+async def plan_defer(
+    ctx: ToolContext,
+    reason: Annotated[str, Field(description="Why")],
+    position: PositionArg = "back",
+    notes: NotesArg = None,
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+) -> Annotated[CallToolResult, views.PlanDeferred]:
+    """Return the active plan to the queue with a reason: front when blocked, back (default) after
+    splitting it. File edits are kept."""
+    call = ToolCall.of(ctx, session_name)
+    placed = await call.service.defer_plan(
+        call.session, reason, position, notes=notes, request_id=request_id
+    )
+    return call.succeed(
+        _with_salvage(
+            f"Deferred plan {placed.plan.id} to queue position {placed.rank}.", placed.salvage
+        ),
+        views.plan_deferred(placed),
+    )
+
+
+async def plan_complete(
+    ctx: ToolContext,
+    outcome: Annotated[str, Field(description="Summary with the outputs produced")],
+    notes: NotesArg = None,
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+) -> Annotated[CallToolResult, views.PlanCompleted]:
+    """Finish the active plan. The outcome (what was produced, where) and notes become searchable
+    history. Returns what remains."""
+    call = ToolCall.of(ctx, session_name)
+    done = await call.service.complete_plan(
+        call.session, outcome, notes=notes, request_id=request_id
+    )
+    follow = _next(done.next_goal, "The queue is empty. Task complete!")
+    return call.succeed(
+        _with_salvage(
+            f"Completed plan {done.plan.id}. {done.completed_count} completed, "
+            f"{done.queue_length} queued.\n{follow}",
+            done.salvage,
+        ),
+        views.plan_completed(done),
+    )
+
+
+async def plan_discard(
+    ctx: ToolContext,
+    reason: Annotated[str, Field(description="Why")],
+    notes: NotesArg = None,
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+) -> Annotated[CallToolResult, views.PlanDiscarded]:
+    """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
+    9plan_plan_defer if the work is still needed."""
+    call = ToolCall.of(ctx, session_name)
+    gone = await call.service.discard_plan(call.session, reason, notes=notes, request_id=request_id)
+    follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
+    return call.succeed(
+        _with_salvage(
+            f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}", gone.salvage
+        ),
+        views.plan_discarded(gone),
+    )
+
+
+async def history_search(
+    ctx: ToolContext,
+    query: Annotated[str, Field(description="Words to find")],
+    max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
+    session_name: SessionArg = None,
+) -> Annotated[CallToolResult, views.SearchResults]:
+    """Search completed plans (all sections, outcome, notes) by words, best first, to find what
+    earlier plans produced. Plain text, any language."""
+    call = ToolCall.of(ctx, session_name)
+    matches = await call.service.search_history(call.session, query, max_results)
+    lines = [
+        f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}" for m in matches
+    ]
+    found = (
+        f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
+        if matches
+        else f"No completed plan matches {query!r}."
+    )
+    return call.succeed(
+        _with_reminder(found, await call.service.reminder(call.session)),
+        views.search_results(matches),
+    )
+
+
+async def history_get(
+    ctx: ToolContext,
+    plan_id: Annotated[str, Field(description="5 characters, e.g. a3x9k")],
+    session_name: SessionArg = None,
+) -> Annotated[CallToolResult, views.CompletedPlan]:
+    """A completed plan in full by id: all sections, notes, outcome, times."""
+    call = ToolCall.of(ctx, session_name)
+    view = views.completed_plan(await call.service.get_history(call.session, plan_id))
+    body = "\n".join(indented(key, value) for key, value in view.items())
+    return call.succeed(
+        _with_reminder(
+            f"Completed plan {plan_id}:\n{body}", await call.service.reminder(call.session)
+        ),
+        view,
+    )
+
+
+async def admin_validate(
+    ctx: ToolContext, session_name: SessionArg = None
+) -> Annotated[CallToolResult, views.Validation]:
+    """Check the session's invariants (one active plan, distinct queue positions, a readable file
+    per live plan, no stray files, a journal that replays to the state). Reports only."""
+    call = ToolCall.of(ctx, session_name)
+    report = await call.service.validate_session(call.session)
+    issues = "\n".join(f"- {issue}" for issue in report.issues)
+    return call.succeed(
+        "Session is valid." if report.valid else f"Session is INVALID:\n{issues}",
+        views.validation(report),
+    )
+
+
+async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.SessionList]:
+    """Every session with its task, queue length, completed count and whether a plan is active:
+    find one to resume."""
+    call = ToolCall.of(ctx)
+    view = views.session_list(await call.service.list_sessions())
+    lines = [
+        f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
+        f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
+        f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
+        for s in view["sessions"]
+    ]
+    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
+
+
+async def admin_state(
+    ctx: ToolContext, session_name: SessionArg = None
+) -> Annotated[CallToolResult, views.AdminState]:
+    """The session's queue, active plan, counts, plan files on disk and whether they match the
+    database. Reads only."""
+    call = ToolCall.of(ctx, session_name)
+    state = await call.service.session_state(call.session)
+    return call.succeed(
+        f"{state_text(state, 'State of', call.service.clock())}\n"
+        f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
+        f"Files match database: {state.file_db_match}",
+        views.admin_state(state),
+    )
+
+
+# -- the table ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class Tool:
+    """One row of the tool table: the function, and how tools/list presents it. The
+    description an agent reads is the function's docstring, on one line."""
+
+    function: ToolFunction
+    name: str
+    title: str
+    annotations: ToolAnnotations
+
+    @property
+    def description(self) -> str:
+        return " ".join((self.function.__doc__ or "").split())
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(session_create, "9plan_session_create", "Create session", WRITE),
+    Tool(session_resume, "9plan_session_resume", "Resume session", RESUME),
+    Tool(queue_add, "9plan_queue_add", "Add plan", WRITE),
+    Tool(queue_pull, "9plan_queue_pull", "Pull next plan", WRITE),
+    Tool(plan_defer, "9plan_plan_defer", "Defer plan", WRITE),
+    Tool(plan_complete, "9plan_plan_complete", "Complete plan", WRITE),
+    Tool(plan_discard, "9plan_plan_discard", "Discard plan", DESTRUCTIVE),
+    Tool(history_search, "9plan_history_search", "Search history", READ_ONLY),
+    Tool(history_get, "9plan_history_get", "Get completed plan", READ_ONLY),
+    Tool(admin_validate, "9plan_admin_validate", "Validate session", READ_ONLY),
+    Tool(admin_sessions, "9plan_admin_sessions", "List sessions", READ_ONLY),
+    Tool(admin_state, "9plan_admin_state", "Session state", READ_ONLY),
+)
+
+
+def register_tools(server: MCPServer[Any]) -> None:
+    """Add every tool of `TOOLS` to `server`, each behind the one error translation."""
+    for tool in TOOLS:
+        server.add_tool(
+            domain_errors_as_results(tool.name, tool.function),
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            annotations=tool.annotations,
+        )

@@ -1,0 +1,39 @@
+"""`nineplan serve`: the MCP server on a transport until it is told to stop; over HTTP the web
+view answers beside `/mcp` (the one place that puts two ways in on one port)."""
+
+import logging
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, running
+from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.entrypoints.workspace import process_workspace
+
+log = logging.getLogger("nineplan.serve")
+
+
+async def serve(settings: Settings) -> int:
+    """Serve MCP on the configured transport; returns the exit code.
+
+    Raises:
+        ConfigError: an HTTP bind the settings do not allow, or a port in use.
+    """
+    if settings.transport == "stdio":
+        async with running(build_container(settings, one_client=True)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            server = build_server(service, workspace=process_workspace())
+            await server.run_stdio_async()
+            return 0
+    # uvicorn, starlette and the web view only for HTTP
+    from nineplan_adapters.entrypoints.asgi import BesideMcp, bind, check_bind, serve_asgi  # noqa: PLC0415
+    from nineplan_adapters.entrypoints.mcp.http import mcp_app  # noqa: PLC0415
+    from nineplan_adapters.entrypoints.web import web_app  # noqa: PLC0415
+
+    check_bind(settings)
+    # Bound before anything starts: a busy port is one line, not a started-then-stopped server.
+    with bind(settings) as listener:
+        async with running(build_container(settings, one_client=False)) as service:
+            log.info("9plan serving", extra={"transport": settings.transport})
+            app = BesideMcp(mcp_app(build_server(service), settings), web_app(service, settings))
+            await serve_asgi(app, settings, listener)
+    log.info("9plan HTTP server stopped")
+    return 0

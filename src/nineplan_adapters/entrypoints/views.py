@@ -1,0 +1,277 @@
+"""The published result shapes (output schemas) and their builders from domain objects.
+
+These TypedDicts are the contract with clients: they change only on purpose, never because
+the domain did.
+"""
+
+from typing_extensions import TypedDict
+
+from nineplan_adapters.entrypoints.journal_views import (
+    EventView,
+    UnreadableEventView,
+    journal_entry,
+)
+from nineplan_core.model import Plan, format_timestamp
+from nineplan_core.results import (
+    Completion,
+    Discarded,
+    HistoryMatch,
+    PlacedPlan,
+    SessionState,
+    SessionSummary,
+    ValidationReport,
+)
+
+
+class SessionCreated(TypedDict):
+    session_name: str
+    session_path: str
+
+
+class QueueItem(TypedDict):
+    id: str
+    goal: str
+    queue_position: int
+    defer_count: int
+    stuck: bool
+
+
+class ActivePlan(TypedDict):
+    id: str
+    goal: str
+    file_path: str
+    pulled_at: str | None
+    defer_count: int
+    stuck: bool
+
+
+class SessionStateView(TypedDict):
+    session_name: str
+    session_path: str
+    task_description: str | None
+    workspace: str | None
+    queue: list[QueueItem]
+    active_plan: ActivePlan | None
+    completed_count: int
+    recent: list[EventView | UnreadableEventView]
+
+
+class AdminState(SessionStateView):
+    plan_files: list[str]
+    file_db_match: bool
+
+
+class PlanAdded(TypedDict):
+    plan_id: str
+    plan_path: str
+    queue_position: int
+
+
+class PlanPulled(TypedDict):
+    plan_id: str
+    plan_path: str
+    goal: str
+    plan_text: str
+
+
+class PlanDeferred(TypedDict):
+    plan_id: str
+    queue_position: int
+
+
+class PlanCompleted(TypedDict):
+    plan_id: str
+    completed_count: int
+    queue_length: int
+    next_goal: str | None
+
+
+class PlanDiscarded(TypedDict):
+    plan_id: str
+    queue_length: int
+
+
+class Match(TypedDict):
+    id: str
+    goal: str
+    outcome: str | None
+    relevance_rank: int
+
+
+class SearchResults(TypedDict):
+    matches: list[Match]
+
+
+class CompletedPlan(TypedDict):
+    id: str
+    goal: str
+    context: str
+    inputs: str
+    outputs: str
+    approach: str
+    success_criteria: str
+    notes: str
+    outcome: str | None
+    created_at: str
+    completed_at: str | None
+
+
+class Invariants(TypedDict):
+    single_active_plan: bool
+    queue_order_preserved: bool
+    files_match_database: bool
+    no_orphaned_files: bool
+    journal_matches_state: bool
+
+
+class Validation(TypedDict):
+    valid: bool
+    invariants: Invariants
+    issues: list[str]
+
+
+class SessionListItem(TypedDict):
+    name: str
+    created: str
+    task_description: str | None
+    queue_length: int
+    completed_count: int
+    has_active_plan: bool
+    workspace: str | None
+
+
+class SessionList(TypedDict):
+    sessions: list[SessionListItem]
+
+
+def session_created(state: SessionState) -> SessionCreated:
+    return {"session_name": state.session.name, "session_path": state.path}
+
+
+def session_state(state: SessionState) -> SessionStateView:
+    active = state.active_plan
+    return {
+        "session_name": state.session.name,
+        "session_path": state.path,
+        "task_description": state.session.task_description,
+        "workspace": state.session.workspace,
+        "queue": [
+            {
+                "id": e.id,
+                "goal": e.goal,
+                "queue_position": e.rank,
+                "defer_count": state.defer_count(e.id),
+                "stuck": state.stuck(e.id),
+            }
+            for e in state.queue
+        ],
+        "active_plan": (
+            {
+                "id": active.id,
+                "goal": active.goal,
+                "file_path": state.active_plan_path or "",
+                "pulled_at": format_timestamp(state.pulled_at) if state.pulled_at else None,
+                "defer_count": state.defer_count(active.id),
+                "stuck": state.stuck(active.id),
+            }
+            if active
+            else None
+        ),
+        "completed_count": state.completed_count,
+        "recent": [journal_entry(event) for event in state.recent],
+    }
+
+
+def admin_state(state: SessionState) -> AdminState:
+    return {
+        **session_state(state),
+        "plan_files": state.plan_files,
+        "file_db_match": state.file_db_match,
+    }
+
+
+def plan_added(placed: PlacedPlan) -> PlanAdded:
+    return {"plan_id": placed.plan.id, "plan_path": placed.path, "queue_position": placed.rank or 0}
+
+
+def plan_pulled(placed: PlacedPlan) -> PlanPulled:
+    return {
+        "plan_id": placed.plan.id,
+        "plan_path": placed.path,
+        "goal": placed.plan.goal,
+        "plan_text": placed.text or "",
+    }
+
+
+def plan_deferred(placed: PlacedPlan) -> PlanDeferred:
+    return {"plan_id": placed.plan.id, "queue_position": placed.rank or 0}
+
+
+def plan_completed(completion: Completion) -> PlanCompleted:
+    return {
+        "plan_id": completion.plan.id,
+        "completed_count": completion.completed_count,
+        "queue_length": completion.queue_length,
+        "next_goal": completion.next_goal,
+    }
+
+
+def plan_discarded(discarded: Discarded) -> PlanDiscarded:
+    return {"plan_id": discarded.plan.id, "queue_length": discarded.queue_length}
+
+
+def search_results(matches: list[HistoryMatch]) -> SearchResults:
+    return {
+        "matches": [
+            {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
+            for m in matches
+        ]
+    }
+
+
+def completed_plan(plan: Plan) -> CompletedPlan:
+    content = plan.content
+    return {
+        "id": plan.id,
+        "goal": content.goal,
+        "context": content.context,
+        "inputs": content.inputs,
+        "outputs": content.outputs,
+        "approach": content.approach,
+        "success_criteria": content.success_criteria,
+        "notes": plan.notes,
+        "outcome": plan.outcome,
+        "created_at": format_timestamp(plan.created_at),
+        "completed_at": format_timestamp(plan.completed_at) if plan.completed_at else None,
+    }
+
+
+def validation(report: ValidationReport) -> Validation:
+    return {
+        "valid": report.valid,
+        "invariants": {
+            "single_active_plan": report.single_active_plan,
+            "queue_order_preserved": report.queue_order_preserved,
+            "files_match_database": report.files_match_database,
+            "no_orphaned_files": report.no_orphaned_files,
+            "journal_matches_state": report.journal_matches_state,
+        },
+        "issues": report.issues,
+    }
+
+
+def session_list(summaries: list[SessionSummary]) -> SessionList:
+    return {
+        "sessions": [
+            {
+                "name": s.session.name,
+                "created": format_timestamp(s.session.created_at),
+                "task_description": s.session.task_description,
+                "queue_length": s.queue_length,
+                "completed_count": s.completed_count,
+                "has_active_plan": s.has_active_plan,
+                "workspace": s.session.workspace,
+            }
+            for s in summaries
+        ]
+    }

@@ -1,0 +1,218 @@
+"""Server-Sent Events for an open session page: re-rendered fragments whenever it changes.
+
+Two sources wake the stream: the session's change ticks (the watch port: any process's
+commit) and the active plan's file (watchfiles: the agent's notes as it writes them). Each wake
+re-renders the page's fragments and sends those that differ from what the page has.
+"""
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import attrs
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from watchfiles import Change, awatch
+
+from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
+from nineplan_core.errors import NinePlanError, SessionNotFoundError
+from nineplan_core.model import SessionName
+from nineplan_core.ports import SessionWatch
+from nineplan_core.results import SessionSummary
+
+log = logging.getLogger("nineplan.web")
+
+#: A comment line this often keeps proxies from closing an idle stream, and finds gone clients.
+KEEP_ALIVE = 15.0
+#: How long the file watcher gathers events before it wakes the stream (milliseconds).
+FILE_DEBOUNCE_MS = 50
+
+
+def _wake(wakes: MemoryObjectSendStream[None]) -> None:
+    """Ask for a re-render; one pending wake is enough (changes coalesce)."""
+    with contextlib.suppress(anyio.WouldBlock):
+        wakes.send_nowait(None)
+
+
+async def _forward(ticks: AsyncIterator[None], wakes: MemoryObjectSendStream[None]) -> None:
+    async for _ in ticks:
+        _wake(wakes)
+
+
+@attrs.define
+class FileFollower:
+    """Watches the folder of the active plan's file and wakes the stream when that file changes.
+
+    The folder, not the file: plan files are replaced by rename, which a watch on the file
+    itself would lose.
+    """
+
+    tasks: TaskGroup
+    wakes: MemoryObjectSendStream[None]
+    path: str | None = None
+    _stop: anyio.Event | None = None
+
+    def follow(self, path: str | None) -> None:
+        if path == self.path:
+            return
+        if self._stop is not None:
+            self._stop.set()  # the watcher's thread sees it within a step
+            self._stop = None
+        self.path = path
+        if path is not None and Path(path).parent.is_dir():
+            self._stop = anyio.Event()
+            self.tasks.start_soon(self._watch, Path(path), self._stop)
+
+    async def _watch(self, path: Path, stop: anyio.Event) -> None:
+        def this_file(_: Change, changed: str) -> bool:
+            return Path(changed).name == path.name
+
+        async for _ in awatch(
+            path.parent,
+            watch_filter=this_file,
+            debounce=FILE_DEBOUNCE_MS,
+            step=20,
+            stop_event=stop,
+            rust_timeout=1000,
+            recursive=False,
+        ):
+            _wake(self.wakes)
+
+    def close(self) -> None:
+        self.follow(None)
+
+
+class EventStream(Response):
+    """A `text/event-stream` response that runs `stream` until the client goes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # A stream: no content-length (Response would declare the empty body's 0).
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"x-accel-buffering", b"no"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG002 - the ASGI signature
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._until_gone, receive, tasks)
+            try:
+                await self.stream(send, tasks)
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    async def _until_gone(receive: Receive, tasks: TaskGroup) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        tasks.cancel_scope.cancel()
+
+
+class LiveResponse(EventStream):
+    """`fragments` events for one session page: the parts that changed, at each change."""
+
+    def __init__(
+        self, pages: Pages, watch: SessionWatch, name: SessionName, view: SessionView
+    ) -> None:
+        super().__init__()
+        self.pages = pages
+        self.watch = watch
+        self.name = name
+        self.view = view
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+        wakes, woken = anyio.create_memory_object_stream[None](1)
+        async with self.watch.changes(self.name) as ticks:
+            tasks.start_soon(_forward, ticks, wakes)
+            follower = FileFollower(tasks, wakes)
+            try:
+                await self._stream(send, woken, follower)
+            finally:
+                follower.close()
+
+    async def _stream(
+        self, send: Send, woken: MemoryObjectReceiveStream[None], follower: FileFollower
+    ) -> None:
+        shown: dict[str, str] = {}
+        while True:
+            try:
+                fragments, state = await self.pages.fragments(self.name, self.view)
+            except SessionNotFoundError:
+                return  # the session went away: the page's next reload says so
+            except NinePlanError as exc:  # busy or failing storage: try again at the next wake
+                log.warning("could not re-render a live page: %s", exc.message)
+                fragments, state = {}, None
+            if state is not None:
+                follower.follow(state.active_plan_path if state.active_plan else None)
+            changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
+            if changed:
+                await _event(send, "fragments", changed)
+                shown.update(changed)
+            with anyio.move_on_after(KEEP_ALIVE) as idle:
+                await woken.receive()
+            if idle.cancelled_caught:
+                await _send(send, ": still here\n\n")
+
+
+class SessionsLiveResponse(EventStream):
+    """Live updates for the session list: at each change, only the changed sessions are read.
+
+    The first event (and any change to which sessions there are) brings the whole table body
+    as the `sessions` fragment; after that a `rows` event brings each changed row by name.
+    """
+
+    def __init__(self, pages: Pages, watch: SessionWatch) -> None:
+        super().__init__()
+        self.pages = pages
+        self.watch = watch
+
+    async def stream(self, send: Send, tasks: TaskGroup) -> None:  # noqa: ARG002 - nothing to start
+        async with self.watch.sessions() as changes:
+            rows = await self._read(None) or {}
+            shown = {name: self.pages.row_html(summary) for name, summary in rows.items()}
+            await _event(send, "fragments", {"sessions": self.pages.rows_html(rows.values())})
+            while True:
+                changed: frozenset[str] | None = None
+                with anyio.move_on_after(KEEP_ALIVE):
+                    changed = await anext(changes)
+                if changed is None:
+                    await _send(send, ": still here\n\n")
+                    continue
+                if (fresh := await self._read(sorted(changed))) is None:
+                    continue  # the rows stay as they were until the next change
+                names = (rows.keys() - changed) | fresh.keys()
+                rows = {name: fresh.get(name) or rows[name] for name in sorted(names)}
+                html = {name: self.pages.row_html(rows[name]) for name in fresh}
+                if names != shown.keys():  # a session came or went: the whole body, in order
+                    shown = {name: html.get(name) or shown[name] for name in rows}
+                    await _event(
+                        send, "fragments", {"sessions": self.pages.rows_html(rows.values())}
+                    )
+                elif moved := {name: row for name, row in html.items() if shown[name] != row}:
+                    shown.update(moved)
+                    await _event(send, "rows", moved)
+
+    async def _read(self, names: list[str] | None) -> dict[str, SessionSummary] | None:
+        """The lines of `names` (every session for None); None when storage fails."""
+        try:
+            return await self.pages.session_rows(names)
+        except NinePlanError as exc:  # busy or failing storage: try again at the next change
+            log.warning("could not read the session list: %s", exc.message)
+            return None
+
+
+async def _event(send: Send, kind: str, data: dict[str, str]) -> None:
+    await _send(send, f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
+
+
+async def _send(send: Send, text: str) -> None:
+    await send({"type": "http.response.body", "body": text.encode(), "more_body": True})

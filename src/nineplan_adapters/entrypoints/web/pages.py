@@ -1,0 +1,427 @@
+"""The pages: sessions, one session, one plan; and the forms a person steers with.
+
+Every read goes through `Reads` (inspection: nothing is reconciled or written); every change
+goes through the NinePlan use cases. Templates autoescape: whatever an agent wrote is text.
+"""
+
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import attrs
+import jinja2
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from nineplan_adapters.entrypoints.web.security import WebSecurity
+from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import Plan, QueueEntry, format_timestamp
+from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionState, SessionSummary
+from nineplan_core.service import NinePlan
+
+#: Queue entries per page: a session of 10,000 queued plans stays one quick page.
+PAGE_SIZE = 200
+#: Matches a history search shows.
+SEARCH_RESULTS = 20
+#: Journal entries a session page shows, newest first.
+JOURNAL_LIMIT = 100
+_STATUS_CODES = {"SESSION_NOT_FOUND": 404, "PLAN_NOT_FOUND": 404, "VALIDATION_ERROR": 400}
+
+
+def templates() -> jinja2.Environment:
+    """The page templates, shipped as package data; every value is escaped unless marked safe."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("nineplan_adapters.entrypoints.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["stamp"] = format_timestamp
+    environment.filters["iso"] = lambda at: at.astimezone(dt.UTC).isoformat()
+    environment.filters["duration"] = duration
+    environment.filters["marked"] = marked
+    return environment
+
+
+def duration(then: dt.datetime, now: dt.datetime) -> str:
+    """How long from `then` to `now`, for people: `4 min`, `2 h 5 min`, `3 d 4 h` (live.js
+    writes the same as time passes)."""
+    hour, two_days = 60, 48
+    minutes = minutes_since(then, now)
+    if minutes < 1:
+        return "under a minute"
+    if minutes < hour:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, hour)
+    if hours < two_days:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def marked(snippet: str) -> Iterator[tuple[str, bool]]:
+    """Split a search snippet into (text, matched) parts, so the template can escape each."""
+    start, end = SNIPPET_MARKS
+    for index, part in enumerate(snippet.replace(end, start).split(start)):
+        if part:
+            yield part, index % 2 == 1
+
+
+@attrs.frozen
+class QueuePage:
+    """One page of the queue: `number` of `count`, ranks `first` to `last`."""
+
+    entries: Sequence[QueueEntry]
+    number: int
+    count: int
+
+    @classmethod
+    def of(cls, queue: list[QueueEntry], number: int) -> "QueuePage":
+        count = max(1, math.ceil(len(queue) / PAGE_SIZE))
+        number = min(max(1, number), count)
+        return cls(queue[(number - 1) * PAGE_SIZE : number * PAGE_SIZE], number, count)
+
+    @property
+    def first(self) -> int:
+        return self.entries[0].rank if self.entries else 1
+
+    @property
+    def last(self) -> int:
+        return self.entries[-1].rank if self.entries else 0
+
+
+@attrs.frozen
+class JournalPage:
+    """Up to JOURNAL_LIMIT events, newest first: the newest ones, or those before `before`."""
+
+    events: Sequence[Event | UnreadableEvent]
+    before: int | None = None
+
+    @property
+    def older(self) -> int | None:
+        """The `before` of the next older page, or None when this page reaches event 1."""
+        return self.events[-1].seq if self.events and self.events[-1].seq > 1 else None
+
+    @property
+    def newer(self) -> int | None:
+        """The `before` of the next newer page (None: this is the newest page, or that one
+        is)."""
+        if self.before is None or not self.events:
+            return None
+        return self.events[0].seq + 1 + JOURNAL_LIMIT
+
+
+@attrs.define
+class Reads:
+    """Every read the view makes, in one place (so each can switch to a better call)."""
+
+    service: NinePlan
+
+    async def sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
+        return await self.service.list_sessions(names)
+
+    async def state(self, name: str) -> SessionState:
+        return await self.service.session_state(name)
+
+    async def search(self, name: str, query: str) -> list[HistoryMatch]:
+        return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
+
+    async def plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan, whatever its status, as stored."""
+        return await self.service.get_plan(name, plan_id)
+
+    async def file_text(self, name: str, plan_id: str) -> str:
+        return await self.service.plan_file_text(name, plan_id)
+
+    async def active_file(self, name: str, state: SessionState) -> str:
+        if state.active_plan is None:
+            return ""
+        try:
+            return await self.file_text(name, state.active_plan.id)
+        except PlanNotFoundError:  # finished between the two reads: the next tick shows it
+            return ""
+
+    async def journal(self, name: str, before: int | None = None) -> JournalPage:
+        """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
+        query = EventQuery(last=JOURNAL_LIMIT, before_seq=before)
+        return JournalPage((await self.service.journal(name, query))[::-1], before)
+
+
+@attrs.define
+class Pages:
+    """The handlers, over the use cases, the reads and the guard's tokens."""
+
+    service: NinePlan
+    security: WebSecurity
+    environment: jinja2.Environment = attrs.field(factory=templates)
+
+    def clock(self) -> dt.datetime:
+        return self.service.clock()
+
+    @property
+    def reads(self) -> Reads:
+        return Reads(self.service)
+
+    def render(self, template: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+        values.setdefault("live_url", None)
+        body = self.environment.get_template(template).render(**values)
+        return HTMLResponse(body, status_code=status_code)
+
+    def fragment(self, macro: str, *arguments: object) -> str:
+        module = self.environment.get_template("fragments.html").module
+        return str(getattr(module, macro)(*arguments))
+
+    async def fragments(
+        self, name: str, view: "SessionView"
+    ) -> tuple[dict[str, str], SessionState]:
+        """The parts of a session page that change, rendered as the page renders them."""
+        state = await self.reads.state(name)
+        queue = QueuePage.of(state.queue, view.page)
+        parts = {
+            "summary": self.fragment("summary", state),
+            "active": self.fragment(
+                "active", state, await self.reads.active_file(name, state), name
+            ),
+            "queue": self.fragment("queue", state, queue, name, self.security.csrf_token, view),
+            "journal": self.fragment("journal", await self.reads.journal(name, view.before), view),
+        }
+        return parts, state
+
+    async def session_rows(self, names: list[str] | None = None) -> dict[str, SessionSummary]:
+        """The session list's lines (of `names`, or every session), by name."""
+        return {s.session.name: s for s in await self.reads.sessions(names)}
+
+    def rows_html(self, summaries: Iterable[SessionSummary]) -> str:
+        return self.fragment("session_rows", list(summaries), self.clock())
+
+    def row_html(self, summary: SessionSummary) -> str:
+        return self.fragment("session_row", summary, self.clock())
+
+    def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
+        return self.render(
+            "error.html",
+            status_code or _STATUS_CODES.get(exc.category, 500),
+            title="Refused" if exc.category == "VALIDATION_ERROR" else "Not available",
+            category=exc.category,
+            message=exc.message,
+            suggestion=exc.suggestion,
+            back=back,
+        )
+
+    # -- pages -----------------------------------------------------------------------
+
+    async def sessions(self, _: Request) -> Response:
+        return self.render(
+            "sessions.html",
+            sessions=await self.reads.sessions(),
+            now=self.clock(),
+            live_url="/live",
+        )
+
+    async def session(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        view = SessionView.of(request)
+        query = request.query_params.get("q", "")
+        try:
+            state = await self.reads.state(name)
+            matches: list[HistoryMatch] | None = None
+            search_error = None
+            if query.strip():
+                try:
+                    matches = await self.reads.search(name, query)
+                except NinePlanError as exc:
+                    search_error = exc.message
+            return self.render(
+                "session.html",
+                name=name,
+                state=state,
+                file_text=await self.reads.active_file(name, state),
+                page=QueuePage.of(state.queue, view.page),
+                view=view,
+                csrf=self.security.csrf_token,
+                journal=await self.reads.journal(name, view.before),
+                query=query,
+                matches=matches,
+                search_error=search_error,
+                live_url=f"/sessions/{name}/live{view.query()}",
+            )
+        except NinePlanError as exc:
+            return self.error(exc, back="/")
+
+    async def plan(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        try:
+            plan = await self.reads.plan(name, plan_id)
+            text = await self.reads.file_text(name, plan_id) if plan.status in LIVE else None
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}")
+        finished = "Discarded" if plan.status is PlanStatus.DISCARDED else "Completed"
+        fields = [
+            ("Goal", plan.content.goal),
+            ("Context", plan.content.context),
+            ("Inputs", plan.content.inputs),
+            ("Outputs", plan.content.outputs),
+            ("Approach", plan.content.approach),
+            ("Success criteria", plan.content.success_criteria),
+            ("Notes", plan.notes),
+            ("Outcome", plan.outcome or ""),
+            ("Created", format_timestamp(plan.created_at)),
+            (finished, format_timestamp(plan.completed_at) if plan.completed_at else ""),
+        ]
+        return self.render(
+            "plan.html",
+            name=name,
+            plan_id=plan_id,
+            status=plan.status,
+            fields=fields,
+            file_text=text,
+        )
+
+    # -- steering (POST, CSRF-checked) ---------------------------------------------------
+
+    async def add(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        fields = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+        try:
+            await self.service.add_plan(
+                name,
+                **{field: _text(form, field) for field in fields},
+                position=_text(form, "position") or "back",
+                actor="person",
+            )
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}")
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def move(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            await self.service.move_plan(name, plan_id, _text(form, "position"))
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def drop(self, request: Request) -> Response:
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            await self.service.drop_plan(name, plan_id, _text(form, "reason"))
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    # -- the token -----------------------------------------------------------------------
+
+    async def login_page(self, request: Request) -> Response:
+        if self.security.token is None:
+            return RedirectResponse("/", status_code=303)
+        return self.render(
+            "login.html",
+            csrf=self.security.csrf_token,
+            next=_local(request.query_params.get("next")),
+            wrong=False,
+        )
+
+    async def login(self, request: Request) -> Response:
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        target = _local(_text(form, "next"))
+        if not self.security.token_ok(form.get("token")):
+            return self.render(
+                "login.html", 401, csrf=self.security.csrf_token, next=target, wrong=True
+            )
+        response = RedirectResponse(target, status_code=303)
+        self.security.sign_in(response)
+        return response
+
+    async def _form(self, request: Request) -> FormData | Response:
+        """The posted form, or the refusal when it lacks this server's CSRF token."""
+        form = await request.form()
+        if not self.security.csrf_ok(form.get("csrf")):
+            return self.render(
+                "error.html",
+                403,
+                title="Refused",
+                category="FORBIDDEN",
+                message="The form did not carry this server's CSRF token; nothing was changed.",
+                suggestion="Reload the page and submit the form again.",
+                back=_local(request.url.path.rsplit("/plans", 1)[0]),
+            )
+        return form
+
+
+def _text(form: FormData, field: str) -> str:
+    value = form.get(field)
+    return value if isinstance(value, str) else ""
+
+
+#: A page number or a seq as a query parameter: ASCII digits, at most 18 (below 2**63).
+_COUNT = re.compile(r"[0-9]{1,18}")
+
+
+def _count(text: str) -> int:
+    """A query parameter's count; 0 for anything else (the default view is shown)."""
+    return int(text) if _COUNT.fullmatch(text) else 0
+
+
+@attrs.frozen
+class SessionView:
+    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
+
+    page: int = 1
+    before: int | None = None
+
+    @classmethod
+    def of(cls, request: Request) -> "SessionView":
+        page = _count(request.query_params.get("page", ""))
+        before = _count(request.query_params.get("before", ""))
+        return cls(page or 1, before or None)
+
+    def query(self) -> str:
+        """This view as a query string: `?page=2&before=40`, defaults left out."""
+        return self.link(self.page, self.before)
+
+    @staticmethod
+    def link(page: int, before: int | None) -> str:
+        """The query string of the view with queue `page` and journal `before`."""
+        parts = [f"page={page}"] if page != 1 else []
+        parts += [f"before={before}"] if before is not None else []
+        return "?" + "&".join(parts)
+
+
+def _local(target: str | None) -> str:
+    """Only a path on this server: never a redirect to somewhere else."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+def _steer_status(exc: NinePlanError) -> int | None:
+    """The plan the agent holds is a conflict with the session's state; the rest as usual."""
+    return 409 if isinstance(exc, PlanHeldByAgentError) else None
+
+
+__all__ = [
+    "JOURNAL_LIMIT",
+    "PAGE_SIZE",
+    "JournalPage",
+    "Pages",
+    "QueuePage",
+    "Reads",
+    "SessionView",
+]

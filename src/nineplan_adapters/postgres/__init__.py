@@ -1,5 +1,0 @@
-"""PostgreSQL storage: every session in one database, plan files as a local mirror."""
-
-from nineplan_adapters.postgres.catalog import PostgresSessionCatalog
-
-__all__ = ["PostgresSessionCatalog"]

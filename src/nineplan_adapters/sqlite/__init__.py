@@ -1,6 +1,0 @@
-"""SQLite storage: one `session.db` (aiosqlite, WAL) and a `plans/` folder per session."""
-
-from nineplan_adapters.sqlite.catalog import SqliteSessionCatalog
-from nineplan_adapters.sqlite.store import SqliteSessionStore
-
-__all__ = ["SqliteSessionCatalog", "SqliteSessionStore"]

@@ -1,0 +1,116 @@
+"""The memory backend's catalog: every session of the process, by name."""
+
+from collections.abc import AsyncIterator
+
+import attrs
+
+from nineplan_adapters.storage.journal_rows import follow_events
+from nineplan_adapters.storage.memory.store import MemoryPlanFiles, MemorySessionStore
+from nineplan_adapters.storage.memory.watch import MemorySessionWatch
+from nineplan_adapters.storage.retry_log import MemoryRequestRecords, RetryLog
+from nineplan_adapters.storage.unit_of_work import FileChanges
+from nineplan_core.errors import (
+    NinePlanError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
+from nineplan_core.journal import (
+    Event,
+    EventQuery,
+    NewEvent,
+    UnreadableEvent,
+    defer_counts,
+    deferrals,
+    last_pull,
+    pulled_at,
+    readable,
+)
+from nineplan_core.model import (
+    DEFAULT_LIMITS,
+    Session,
+    SessionName,
+)
+from nineplan_core.results import SessionSummary
+
+
+@attrs.define
+class MemorySessionCatalog:
+    """Every session in a dict; nothing touches the disk."""
+
+    stores: dict[SessionName, MemorySessionStore] = attrs.field(factory=dict)
+    #: How many recent request ids each session, and the catalog, remembers.
+    remembered: int = DEFAULT_LIMITS.remembered_requests
+    creations: RetryLog = attrs.field(init=False)
+
+    @creations.default
+    def _creations(self) -> RetryLog:
+        return RetryLog(MemoryRequestRecords(), self.remembered)
+
+    async def create(self, session: Session, first: NewEvent) -> MemorySessionStore:
+        if session.name in self.stores:
+            raise SessionExistsError(session.name)
+        store = MemorySessionStore(
+            session, MemoryPlanFiles(session.name), remembered=self.remembered
+        )
+        tx = store._tx(FileChanges(store.files))
+        await tx.append(first)
+        store.event_rows.extend(tx.new_events)  # the session and its first event come together
+        self.stores[session.name] = store
+        return store
+
+    async def open(self, name: SessionName) -> MemorySessionStore:
+        if (store := self.stores.get(name)) is None:
+            raise SessionNotFoundError(name)
+        return store
+
+    async def names(self) -> list[SessionName]:
+        return sorted(self.stores)
+
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
+        results: list[SessionSummary | NinePlanError] = []
+        for name in names:
+            try:
+                results.append(await self.summary(name))
+            except NinePlanError as exc:
+                results.append(exc)
+        return results
+
+    async def summary(self, name: SessionName) -> SessionSummary:
+        store = await self.open(name)
+        async with store.reading() as reader:
+            tally = await reader.tally()
+            active = await reader.active_plan()
+            live = {entry.id for entry in await reader.queue()} | ({active.id} if active else set())
+            newest = await reader.events(EventQuery(last=1))
+            return SessionSummary(
+                session=store.session,
+                queue_length=tally.queued,
+                completed_count=tally.completed,
+                active_plan_id=active.id if active else None,
+                active_goal=active.goal if active else None,
+                pulled_at=(
+                    pulled_at(await reader.events(last_pull(active.id)), active.id)
+                    if active
+                    else None
+                ),
+                defer_counts=dict(defer_counts(await reader.events(deferrals(live)))),
+                last_activity=readable(newest)[-1].at if readable(newest) else None,
+            )
+
+    async def follow(
+        self, name: SessionName, after_seq: int = 0
+    ) -> AsyncIterator[Event | UnreadableEvent]:
+        store = await self.open(name)
+        async for event in follow_events(store, MemorySessionWatch(self).changes(name), after_seq):
+            yield event
+
+    def watch(self) -> MemorySessionWatch:
+        """Change ticks for these sessions (commits in this process: the only one there is)."""
+        return MemorySessionWatch(self)
+
+    def versions(self) -> dict[str, int]:
+        """Each session's commit count: what the session list's watch compares."""
+        return {name: store.version for name, store in self.stores.items()}
+
+    async def aclose(self) -> None:
+        """Nothing to release; present so every catalog closes alike."""

@@ -1,5 +1,0 @@
-"""The web view for the people around the agents: `nineplan ui`, and `/` beside `/mcp`."""
-
-from nineplan_adapters.web.app import web_app
-
-__all__ = ["web_app"]
