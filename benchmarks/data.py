@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nineplan_adapters.storage.clock import utc_now
 from nineplan_adapters.storage.ids import PLAN_ID_ALPHABET
-from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import PlanContent, Session, SessionName
 from nineplan_core.plan_file import render

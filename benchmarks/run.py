@@ -34,7 +34,7 @@ from nineplan_adapters import open_nineplan
 from nineplan_adapters.entrypoints.cli.demo import server_command
 from nineplan_adapters.storage.ids import random_plan_id
 from nineplan_adapters.storage.rows import plan_to_row
-from nineplan_adapters.storage.sqlite.store import (
+from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE,
     FRONT,
     INSERT_EVENT,

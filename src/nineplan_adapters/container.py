@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dependency_injector import containers, providers
 
+from nineplan_adapters.backends import BackendName, chosen
 from nineplan_adapters.config import Durability, Settings
 from nineplan_adapters.storage.clock import FixedClock, utc_now
 from nineplan_adapters.storage.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
@@ -121,6 +122,14 @@ class App(containers.DeclarativeContainer):
     )
 
 
+#: The storage container of each backend (nineplan_adapters.backends) but SQLite, which also
+#: takes `one_client`.
+STORAGES: dict[BackendName, type[containers.DeclarativeContainer]] = {
+    "postgres": PostgresStorage,
+    "memory": MemoryStorage,
+}
+
+
 def build_container(settings: Settings, *, one_client: bool = False) -> App:
     """An App container over the storage backend the settings choose.
 
@@ -129,12 +138,11 @@ def build_container(settings: Settings, *, one_client: bool = False) -> App:
     SqliteSessionCatalog.commit_on_loop).
     """
     storage: containers.DeclarativeContainer
-    if settings.database_url:
-        storage = PostgresStorage(settings=settings)
-    elif settings.storage == "memory":
-        storage = MemoryStorage(settings=settings)
-    else:
+    backend = chosen(settings).name
+    if backend == "sqlite":
         storage = SqliteStorage(settings=settings, one_client=one_client)
+    else:
+        storage = STORAGES[backend](settings=settings)
     storage.check_dependencies()
     return App(settings=settings, storage=storage)
 

@@ -194,3 +194,35 @@ class Repair:
         if self.action == "recovered":
             return f"moved {self.file_name} to recovered/"
         return f"{self.action} {self.file_name}"
+
+
+@attrs.frozen
+class PrimedPlan:
+    """The active plan as `nineplan prime` shows it: the last lines of its notes."""
+
+    id: str
+    goal: str
+    file_path: str
+    notes_tail: list[str]
+
+
+@attrs.frozen
+class StuckPlan:
+    """A live plan deferred often enough to be stuck, with its defer count."""
+
+    id: str
+    goal: str
+    defers: int
+
+
+@attrs.frozen(kw_only=True)
+class PrimedSession:
+    """What a backend's primer found for a folder: the session to go back to and where its
+    work stands (docs/clients.md)."""
+
+    session_name: str
+    task_description: str | None
+    workspace: str
+    active_plan: PrimedPlan | None
+    next: list[str]
+    stuck: list[StuckPlan]

@@ -9,7 +9,7 @@ from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` br
 """
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
@@ -36,7 +36,8 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import Position
+from nineplan_core.model import STUCK_DEFERS, Position
+from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
 
 T = TypeVar("T")
@@ -82,9 +83,18 @@ class QueueConformance(RuleBasedStateMachine):
         self.words = 0
         self.events: list[tuple[EventKind, str | None]] = []  # what the journal must hold
 
+    #: The folder the session is created in: what a primer is asked about.
+    workspace = "/conformance/project"
+
     def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
         """Open the adapter set under test; closed when the example ends."""
         raise NotImplementedError
+
+    def primer(self) -> Callable[[str], PrimedSession | None] | None:
+        """The backend's read for `nineplan prime` (folder -> what it finds), held to the
+        session's state after every step; None (the default) leaves it out. Called after
+        `service_context` is open."""
+        return None
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.runner.run(coroutine)
@@ -104,7 +114,8 @@ class QueueConformance(RuleBasedStateMachine):
 
     @initialize()
     def create(self) -> None:
-        self.name = self.run(self.service.create_session("conformance")).session.name
+        created = self.service.create_session("conformance", workspace=self.workspace)
+        self.name = self.run(created).session.name
         self.events.append((EventKind.SESSION_CREATED, None))
 
     def _insert(self, plan_id: str, where: Position, rank: int | None) -> None:
@@ -234,6 +245,27 @@ class QueueConformance(RuleBasedStateMachine):
         assert (state.active_plan.id if state.active_plan else None) == self.active
         assert state.completed_count == len(self.completed)
         assert state.file_db_match
+
+    @invariant()
+    def primer_matches_state(self) -> None:
+        """The primer finds the session while it has work, with its active plan and the
+        front of its queue; nothing once it has none."""
+        find = self.primer()
+        if not self.name or find is None:
+            return
+        primed = find(self.workspace)
+        if not self.queue and self.active is None:
+            assert primed is None, primed
+            return
+        assert primed is not None
+        state = self.run(self.service.session_state(self.name))
+        assert primed.session_name == self.name
+        assert primed.workspace == self.workspace
+        assert primed.task_description == "conformance"
+        assert (primed.active_plan.id if primed.active_plan else None) == self.active
+        assert primed.next == [entry.goal for entry in state.queue][:3]
+        live = {*self.queue, *([self.active] if self.active else [])}
+        assert all(p.id in live and p.defers >= STUCK_DEFERS for p in primed.stuck), primed
 
     @invariant()
     def journal_matches_model(self) -> None:

@@ -10,7 +10,9 @@ import pytest
 from mcp import Client
 
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
-from nineplan_adapters.entrypoints.cli.prime import BUDGET, ActivePrimer, Primer, StuckPlan
+from nineplan_adapters.entrypoints.cli.prime import BUDGET
+from nineplan_adapters.entrypoints.cli.prime import block as prime_block
+from nineplan_core.results import PrimedPlan, PrimedSession, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
 from tests.mcp_helpers import ok, text
@@ -174,15 +176,15 @@ def test_a_block_never_exceeds_its_budget():
     """However long the texts, the block stays within 2,000 characters and keeps the session
     name and the resume call; the lines it keeps are the most important ones."""
     long = "word " * 2_000
-    primer = Primer(
+    primer = PrimedSession(
         session_name="brave-quiet-otter",
         task_description=long,
         workspace="/p/" + "d" * 5_000,
-        active_plan=ActivePrimer("a3x9k", long, "/f/" + "x" * 5_000, [long] * 5),
+        active_plan=PrimedPlan("a3x9k", long, "/f/" + "x" * 5_000, [long] * 5),
         next=[long] * 3,
         stuck=[StuckPlan(f"s{n}xyz", long, 4) for n in range(10)],
     )
-    block = primer.block()
+    block = prime_block(primer)
     assert len(block) <= BUDGET
     assert block.startswith("[9plan] This folder's session is brave-quiet-otter.")
     assert block.endswith(

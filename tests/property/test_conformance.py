@@ -3,50 +3,66 @@
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import settings
 
+from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, repeatable, running
+from nineplan_adapters.storage.clock import FixedClock
+from nineplan_adapters.storage.priming import Primer
+from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
 from nineplan_core.testing import QueueConformance
-from tests.fakes import open_service, postgres_schema
+from tests.fakes import postgres_schema
 
 EXAMPLES = 2000 if os.environ.get("NINEPLAN_SOAK") else 200
 
 
-@asynccontextmanager
-async def container_service(**options: Any) -> AsyncIterator[NinePlan]:
-    """The use cases as the container builds them, over a scratch sessions folder."""
-    root = Path(tempfile.mkdtemp(prefix="nineplan-conformance-"))
-    try:
-        async with open_service(
-            Settings(sessions_path=root, durability="normal", **options)
-        ) as service:
-            yield service
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+class ContainerConformance(QueueConformance):
+    """The use cases as the container builds them over a scratch sessions folder, with the
+    backend's primer (nineplan_adapters.backends) held to the state too."""
 
+    options: ClassVar[dict[str, Any]] = {}
+    found: Primer | None = None
 
-class MemoryConformance(QueueConformance):
     def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
-        return container_service(storage="memory")
+        return self.opened(**self.options)
+
+    @asynccontextmanager
+    async def opened(self, **options: Any) -> AsyncIterator[NinePlan]:
+        root = Path(tempfile.mkdtemp(prefix="nineplan-conformance-"))
+        settings = Settings(sessions_path=root, durability="normal", **options)
+        app = repeatable(build_container(settings), FixedClock())
+        try:
+            async with running(app) as service:
+                self.found = chosen(settings).primer(settings, app.catalog())
+                yield service
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+    def primer(self) -> Callable[[str], PrimedSession | None] | None:
+        return self.found.find if self.found is not None else None
 
 
-class SqliteConformance(QueueConformance):
-    def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
-        return container_service()
+class MemoryConformance(ContainerConformance):
+    options: ClassVar[dict[str, Any]] = {"storage": "memory"}
 
 
-class PostgresConformance(QueueConformance):
+class SqliteConformance(ContainerConformance):
+    pass
+
+
+class PostgresConformance(ContainerConformance):
     def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
         @asynccontextmanager
         async def opened() -> AsyncIterator[NinePlan]:
-            async with postgres_schema() as url, container_service(database_url=url) as service:
+            async with postgres_schema() as url, self.opened(database_url=url) as service:
                 yield service
 
         return opened()

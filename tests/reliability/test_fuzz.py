@@ -19,7 +19,7 @@ from mcp import Client
 
 from nineplan_adapters.entrypoints.mcp import build_server
 from nineplan_adapters.storage.clock import FixedClock
-from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from tests.fakes import make_service
 from tests.mcp_helpers import text as result_text
 

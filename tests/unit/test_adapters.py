@@ -233,7 +233,7 @@ async def test_a_creation_recorded_by_an_older_version_still_replays(tmp_path: P
     import hashlib
 
     from nineplan_adapters.storage.clock import FixedClock
-    from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+    from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
     from nineplan_core.retries import fingerprint
     from tests.fakes import make_service
 

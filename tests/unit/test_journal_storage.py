@@ -10,7 +10,7 @@ import pytest
 
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
-from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import Session, SessionName

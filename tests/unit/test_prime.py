@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from nineplan_adapters.entrypoints.cli.prime import (
-    ActivePrimer,
-    Primer,
-    find_postgres,
-    find_sqlite,
-    last_activity,
-)
+from nineplan_adapters.entrypoints.cli.prime import block
 from nineplan_adapters.entrypoints.console import main
+from nineplan_adapters.storage.postgres.primer import find_postgres
+from nineplan_adapters.storage.sqlite.primer import find_sqlite, last_activity
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
+from nineplan_core.results import PrimedPlan, PrimedSession
 from tests.fakes import PLAN, open_backend
 
 
@@ -218,14 +215,14 @@ async def test_one_damaged_session_never_hides_another(tmp_path: Path, damage: s
 def test_the_active_plans_notes_are_shown_under_it():
     """The block reads top to bottom: the active plan, its file and its last notes, then the
     queue, whatever order the lines are kept in when the budget is short."""
-    primer = Primer(
+    primer = PrimedSession(
         session_name="brave-quiet-otter",
         task_description="a task",
         workspace="/p",
-        active_plan=ActivePrimer("a3x9k", "the goal", "/f/a3x9k.txt", ["did one", "did two"]),
+        active_plan=PrimedPlan("a3x9k", "the goal", "/f/a3x9k.txt", ["did one", "did two"]),
         next=["next one"],
         stuck=[],
     )
-    lines = primer.block().splitlines()
+    lines = block(primer).splitlines()
     assert lines.index("    did two") < lines.index("Next in the queue:")
     assert lines.index("  File: /f/a3x9k.txt") < lines.index("  Last notes:")

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from nineplan_adapters.storage.clock import FixedClock
-from nineplan_adapters.storage.sqlite import SqliteSessionCatalog
+from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName

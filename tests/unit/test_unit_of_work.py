@@ -12,7 +12,7 @@ from nineplan_adapters.storage.memory.store import (
     MemorySessionStore,
     MemorySessionTx,
 )
-from nineplan_adapters.storage.sqlite import SqliteSessionStore
+from nineplan_adapters.storage.sqlite.store import SqliteSessionStore
 from nineplan_core.errors import DatabaseError
 from nineplan_core.model import PlanId, Session, SessionName
 from tests.fakes import FailingPlanFiles, open_backend

@@ -9,7 +9,8 @@ import pytest
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints import views
 from nineplan_adapters.entrypoints.web import web_app
-from nineplan_adapters.entrypoints.workspace import covers, process_workspace
+from nineplan_adapters.entrypoints.workspace import process_workspace
+from nineplan_adapters.storage.priming import covers
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import InvalidInputError
 from tests.fakes import Backend, open_backend

@@ -1,6 +1,5 @@
-"""Workspaces: the folder a session belongs to, and which folders a workspace covers."""
+"""Workspaces: the folder a session belongs to (which folders it covers: storage.priming)."""
 
-import os
 from pathlib import Path
 
 
@@ -25,9 +24,3 @@ def _home(home: str | None) -> Path | None:
         return Path(home if home is not None else Path.home()).resolve()
     except (RuntimeError, KeyError, OSError):
         return None
-
-
-def covers(workspace: str, folder: str) -> bool:
-    """Whether `folder` is `workspace` or lies inside it (both absolute, `folder` resolved)."""
-    base = workspace.rstrip(os.sep) or os.sep
-    return folder == base or folder.startswith(base if base.endswith(os.sep) else base + os.sep)

@@ -1,5 +1,4 @@
-"""PostgreSQL storage: every session in one database, plan files as a local mirror."""
+"""PostgreSQL storage: every session in one database, plan files as a local mirror.
 
-from nineplan_adapters.storage.postgres.catalog import PostgresSessionCatalog
-
-__all__ = ["PostgresSessionCatalog"]
+catalog, store and watch are the backend; primer is `nineplan prime`'s read.
+"""

@@ -10,6 +10,7 @@ import asyncpg
 import attrs
 
 from nineplan_adapters.storage.journal_rows import follow_events
+from nineplan_adapters.storage.layout import plans_folder, recovered_folder
 from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
     directory_plan_files,
@@ -106,10 +107,10 @@ class PostgresSessionCatalog:
         if (store := self._stores.get(name)) is None:
             folder = self.mirror_root / name
             try:
-                (folder / "plans").mkdir(parents=True, exist_ok=True)
+                plans_folder(folder).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise file_system_error("create the local plan folder", exc) from exc
-            files = self.plan_files(folder / "plans", folder / "recovered")
+            files = self.plan_files(plans_folder(folder), recovered_folder(folder))
             store = self._stores[name] = PostgresSessionStore(
                 name, folder, files, self.pool, self.remembered
             )

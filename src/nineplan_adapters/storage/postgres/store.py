@@ -46,6 +46,8 @@ from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 log = logging.getLogger("nineplan.postgres")
 
 _COLUMNS = ", ".join(PLAN_COLUMNS)
+#: Every plan column, as row_to_plan reads them (add WHERE and ORDER BY).
+PLAN_SELECT = f"SELECT {_COLUMNS} FROM nineplan_plans"  # noqa: S608 - constants only
 _INSERT = (
     f"INSERT INTO nineplan_plans (session_name, {_COLUMNS}) VALUES ("  # noqa: S608 - constants only
     + ", ".join(f"${number}" for number in range(1, len(PLAN_COLUMNS) + 2))
@@ -234,7 +236,7 @@ class PostgresSessionTx(EventRows):
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
         record = await self.connection.fetchrow(
-            f"SELECT {_COLUMNS} FROM nineplan_plans WHERE session_name = $1 AND {condition}",  # noqa: S608 - fixed fragments
+            f"{PLAN_SELECT} WHERE session_name = $1 AND {condition}",
             self.session_name,
             *arguments,
         )
@@ -261,7 +263,7 @@ class PostgresSessionTx(EventRows):
 
     async def finished(self) -> list[Plan]:
         records = await self.connection.fetch(
-            f"SELECT {_COLUMNS} FROM nineplan_plans WHERE session_name = $1 "  # noqa: S608 - fixed fragments
+            f"{PLAN_SELECT} WHERE session_name = $1 "
             "AND status IN ('completed', 'discarded') ORDER BY completed_at, id",
             self.session_name,
         )

@@ -1,6 +1,5 @@
-"""SQLite storage: one `session.db` (aiosqlite, WAL) and a `plans/` folder per session."""
+"""SQLite storage: one `session.db` (aiosqlite, WAL) and a `plans/` folder per session.
 
-from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
-from nineplan_adapters.storage.sqlite.store import SqliteSessionStore
-
-__all__ = ["SqliteSessionCatalog", "SqliteSessionStore"]
+catalog, store and watch are the backend; queries holds its statements; primer is `nineplan
+prime`'s read with the standard library's sqlite3 (importing this package loads none of them).
+"""

@@ -16,6 +16,13 @@ import attrs
 
 from nineplan_adapters.config import Durability
 from nineplan_adapters.storage.journal_rows import follow_events
+from nineplan_adapters.storage.layout import (
+    CREATIONS,
+    DATABASE,
+    WORKSPACE,
+    plans_folder,
+    recovered_folder,
+)
 from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
     directory_plan_files,
@@ -43,13 +50,6 @@ from nineplan_core.ports import PlanFiles
 from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.sqlite")
-
-DATABASE = "session.db"
-#: A copy of the session's workspace beside its database, so that `nineplan prime` can tell
-#: which sessions belong to a folder without opening every database (the database's copy is
-#: the one that counts).
-WORKSPACE = "workspace"
-CREATIONS = ".requests"  # not a three-word name, so never taken for a session
 
 
 @attrs.define
@@ -86,7 +86,7 @@ class SqliteSessionCatalog:
         return self.root / name
 
     def _files(self, folder: Path) -> PlanFiles:
-        return self.plan_files(folder / "plans", folder / "recovered")
+        return self.plan_files(plans_folder(folder), recovered_folder(folder))
 
     async def create(self, session: Session, first: NewEvent) -> SqliteSessionStore:
         folder = self._folder(session.name)
@@ -101,7 +101,7 @@ class SqliteSessionCatalog:
         except OSError as exc:
             raise file_system_error("create the session folder", exc) from exc
         try:
-            (folder / "plans").mkdir()
+            plans_folder(folder).mkdir()
             store = await self._store(session.name, folder, create=True)
             try:
                 await store.initialise(session, first)

@@ -12,8 +12,6 @@ import attrs
 from nineplan_adapters.storage.journal_rows import SQLITE, EventRows, event_select, timestamp_text
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import (
-    CHANGEABLE_COLUMNS,
-    PLAN_COLUMNS,
     plan_to_row,
     row_to_plan,
     row_to_session,
@@ -22,6 +20,18 @@ from nineplan_adapters.storage.sqlite.connection import (
     SessionConnection,
     database_error,
     database_errors,
+)
+from nineplan_adapters.storage.sqlite.queries import (
+    ACTIVE,
+    BY_ID,
+    FINISHED,
+    FRONT,
+    INSERT_EVENT,
+    INSERT_PLAN,
+    QUEUE,
+    SAVE_PLAN,
+    SESSION_ROW,
+    TALLY,
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
@@ -75,35 +85,7 @@ _SCAN = (
     "SELECT id, goal, outcome, '' FROM plans WHERE status = 'completed' AND ({}) "
     "ORDER BY ({}) DESC, seq DESC LIMIT ?"
 )
-#: The session row with its workspace (schema v6), as row_to_session reads it.
-SESSION_ROW = (
-    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
-    "FROM sessions"
-)
 _STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
-# Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
-_QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
-_COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
-_FRONT_OF = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
-_BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
-_PLAN_COLUMNS = ", ".join(PLAN_COLUMNS)
-_PLACEHOLDERS = ", ".join(f":{column}" for column in PLAN_COLUMNS)
-_UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS)
-# The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
-INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
-SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
-FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
-_BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
-ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
-FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
-TALLY = (
-    f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
-    f"{_FRONT_OF.format('goal')}"
-)
-INSERT_EVENT = (
-    "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
-    "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
-)
 
 
 @attrs.define
@@ -263,7 +245,7 @@ class SqliteSessionTx(EventRows):
         return await self._plan(FRONT)
 
     async def plan(self, plan_id: PlanId) -> Plan | None:
-        return await self._plan(_BY_ID, (plan_id,))
+        return await self._plan(BY_ID, (plan_id,))
 
     async def finished(self) -> list[Plan]:
         rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
@@ -271,7 +253,7 @@ class SqliteSessionTx(EventRows):
 
     async def queue(self) -> list[QueueEntry]:
         rows = await self.db.run_in_thread(  # grows with the queue: in the thread
-            "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
+            QUEUE
         )
         return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
 

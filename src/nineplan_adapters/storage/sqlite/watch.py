@@ -19,14 +19,13 @@ from pathlib import Path
 import anyio
 import attrs
 
+from nineplan_adapters.storage.layout import DATABASE
 from nineplan_adapters.storage.polled import PolledNames
 from nineplan_adapters.storage.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
 from nineplan_core.model import SESSION_NAME, SessionName
 
 log = logging.getLogger("nineplan.sqlite")
-
-DATABASE = "session.db"
 
 
 @attrs.define

@@ -1,0 +1,87 @@
+"""The memory backend's primer: `nineplan prime`'s read of the sessions of one process.
+
+Memory sessions live as long as their process, so a primer over a fresh catalog (a new
+`nineplan prime` process) finds nothing; over a running catalog, it finds what the others do.
+"""
+
+import datetime as dt
+
+import attrs
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.storage.journal_rows import row_event
+from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
+from nineplan_adapters.storage.memory.store import MemorySessionStore
+from nineplan_adapters.storage.priming import NEXT_GOALS, covers, primed_plan, stuck_from_events
+from nineplan_core.journal import Event
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import file_name
+from nineplan_core.results import PrimedSession
+
+
+@attrs.frozen
+class MemoryPrimer:
+    """Finds a folder's session among `catalog`'s."""
+
+    catalog: MemorySessionCatalog
+    stuck_defers: int
+
+    def find(self, folder: str) -> PrimedSession | None:
+        found = [
+            (_last_activity(store), name)
+            for name, store in self.catalog.stores.items()
+            if store.session.workspace is not None
+            and covers(store.session.workspace, folder)
+            and any(
+                plan.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
+                for plan in store.plans.values()
+            )
+        ]
+        if not found:
+            return None
+        _, name = max(found)
+        return self._primed(self.catalog.stores[name])
+
+    def _primed(self, store: MemorySessionStore) -> PrimedSession:
+        plans = store.plans.values()
+        queue = sorted(
+            (plan for plan in plans if plan.status is PlanStatus.QUEUED),
+            key=lambda plan: plan.position or 0,
+        )
+        active = next((plan for plan in plans if plan.status is PlanStatus.ACTIVE), None)
+        live: dict[str, str] = {
+            plan.id: plan.goal
+            for plan in plans
+            if plan.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
+        }
+        events = [row_event(row) for row in store.event_rows]
+        workspace = store.session.workspace
+        assert workspace is not None  # noqa: S101 - find() chose a bound session
+        return PrimedSession(
+            session_name=store.name,
+            task_description=store.session.task_description,
+            workspace=workspace,
+            active_plan=(
+                primed_plan(
+                    active, store.plan_path(active.id), store.files.texts.get(file_name(active.id))
+                )
+                if active is not None
+                else None
+            ),
+            next=[plan.goal for plan in queue][:NEXT_GOALS],
+            stuck=stuck_from_events(live, events, self.stuck_defers),
+        )
+
+
+def _last_activity(store: MemorySessionStore) -> dt.datetime:
+    """When the session's newest event happened (its creation without a readable one)."""
+    times = [event.at for event in map(row_event, store.event_rows) if isinstance(event, Event)]
+    return max(times, default=store.session.created_at)
+
+
+def primer(settings: Settings, catalog: object = None) -> MemoryPrimer:
+    """The primer over `catalog`, the process's open memory catalog; over an empty one (that
+    finds nothing) without it."""
+    if not isinstance(catalog, MemorySessionCatalog):
+        catalog = MemorySessionCatalog()
+    return MemoryPrimer(catalog, settings.stuck_defers)

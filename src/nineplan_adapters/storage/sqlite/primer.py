@@ -1,0 +1,181 @@
+"""The SQLite backend's primer: `nineplan prime`'s read of a folder of session databases, with
+the standard library's sqlite3, read-only, through the store's own statements (queries.py)."""
+
+import datetime as dt
+import os
+import sqlite3
+from pathlib import Path
+
+import attrs
+
+from nineplan_adapters.config import Settings
+from nineplan_adapters.storage.journal_rows import SQLITE, event_select
+from nineplan_adapters.storage.layout import DATABASE, WORKSPACE, plans_folder
+from nineplan_adapters.storage.priming import (
+    NEXT_GOALS,
+    covers,
+    primed_plan,
+    read_file,
+    stuck_from_rows,
+)
+from nineplan_adapters.storage.rows import row_to_plan
+from nineplan_adapters.storage.sqlite.queries import (
+    ACTIVE,
+    COUNTS,
+    LAST_EVENT_AT,
+    LIVE_GOALS,
+    SESSION_ROW,
+)
+from nineplan_adapters.storage.sqlite.queries import NEXT_GOALS as NEXT_GOALS_SQL
+from nineplan_core.journal import deferrals
+from nineplan_core.model import SESSION_NAME, file_name
+from nineplan_core.results import PrimedSession
+
+WORKSPACE_BYTES = 8192  # a path, with room to spare
+#: How far a database file's mtime may lag the time of the last event it holds (the file
+#: system's coarse clock); within this, a session whose files are older may still be newer.
+MTIME_SLACK = dt.timedelta(seconds=1)
+
+
+@attrs.frozen
+class SqlitePrimer:
+    """Finds a folder's session among the session folders under `root`."""
+
+    root: Path
+    stuck_defers: int
+
+    def find(self, folder: str) -> PrimedSession | None:
+        return find_sqlite(self.root, folder, self.stuck_defers)
+
+
+def last_activity(folder: Path) -> dt.datetime | None:
+    """When a session's files last changed: its database's mtime, or its WAL's while the WAL
+    holds commits not yet checkpointed. None when the folder holds no session. Never earlier
+    than the session's last journal event (but for MTIME_SLACK): a commit writes the file."""
+    try:
+        when = (folder / DATABASE).stat().st_mtime_ns
+    except OSError:
+        return None
+    try:
+        wal = (folder / f"{DATABASE}-wal").stat()
+    except OSError:
+        pass
+    else:
+        when = max(when, wal.st_mtime_ns) if wal.st_size else when
+    return dt.datetime.fromtimestamp(when / 1e9, dt.UTC)
+
+
+def find_sqlite(root: Path, folder: str, stuck_defers: int) -> PrimedSession | None:
+    """The most recently active session under `root` bound to `folder` (or a parent of it)
+    that still has work; None when there is none.
+
+    Most recently active: the latest last journal event (the file's mtime for a session
+    without events). The sessions are opened newest file first, and the search stops at a
+    file older than the best event found, which it cannot beat.
+    """
+    try:
+        entries = [entry for entry in os.scandir(root) if SESSION_NAME.fullmatch(entry.name)]
+    except OSError:
+        return None
+    candidates = []
+    for entry in entries:
+        session = Path(entry.path)
+        # Opening a WAL database costs about half a millisecond; its workspace file, a fiftieth.
+        if (
+            entry.is_dir(follow_symlinks=False)
+            and _bound(session, folder)
+            and (when := last_activity(session)) is not None
+        ):
+            candidates.append((when, entry.name))
+    best: tuple[dt.datetime, PrimedSession] | None = None
+    for when, name in sorted(candidates, reverse=True):
+        if best is not None and when + MTIME_SLACK < best[0]:
+            break
+        found = _primed(root / name, folder, stuck_defers)
+        if found is not None:
+            active_at = found[0] or when
+            if best is None or active_at > best[0]:
+                best = (active_at, found[1])
+    return best[1] if best else None
+
+
+def _bound(session: Path, folder: str) -> bool:
+    data = read_file(session / WORKSPACE, WORKSPACE_BYTES)
+    try:
+        return data is not None and covers(data.decode("utf-8"), folder)
+    except UnicodeDecodeError:  # not a workspace this version wrote
+        return False
+
+
+def _primed(
+    session: Path, folder: str, stuck_defers: int
+) -> tuple[dt.datetime | None, PrimedSession] | None:
+    """The session's last event time (None without one) and what prime shows of it; None
+    when it is not bound to `folder`, has no work, or cannot be read."""
+    try:
+        db = sqlite3.connect(f"{(session / DATABASE).as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return None
+    db.row_factory = sqlite3.Row
+    try:
+        row = db.execute(SESSION_ROW).fetchone()
+        if row is None or row["workspace"] is None or not covers(row["workspace"], folder):
+            return None
+        primed = _read(db, session, row, stuck_defers)
+        if primed is None:
+            return None
+        last = db.execute(LAST_EVENT_AT).fetchone()
+        return _timestamp(last[0] if last else None), primed
+    except sqlite3.Error:  # an older schema (no workspace), a damaged or busy database
+        return None
+    except Exception:  # noqa: BLE001 - one damaged session must never hide the others
+        return None
+    finally:
+        db.close()
+
+
+def _timestamp(text: object) -> dt.datetime | None:
+    """A journal row's `at`, or None when it is not a time (a damaged row)."""
+    try:
+        at = dt.datetime.fromisoformat(str(text)) if text is not None else None
+        return (
+            None
+            if at is None
+            else at.astimezone(dt.UTC)
+            if at.tzinfo
+            else at.replace(tzinfo=dt.UTC)
+        )
+    except (ValueError, OverflowError):  # not a time, or one past the calendar's end in UTC
+        return None
+
+
+def _read(
+    db: sqlite3.Connection, session: Path, row: sqlite3.Row, stuck_defers: int
+) -> PrimedSession | None:
+    counts = dict(db.execute(COUNTS).fetchall())
+    if not counts.get("queued") and not counts.get("active"):
+        return None
+    active_row = db.execute(ACTIVE).fetchone()
+    goals = db.execute(NEXT_GOALS_SQL, (NEXT_GOALS,)).fetchall()
+    live = dict(db.execute(LIVE_GOALS).fetchall())
+    sql, parameters = event_select(deferrals(live), SQLITE)
+    deferred = [dict(values) for values in db.execute(sql, parameters)]
+    active = None
+    if active_row is not None:
+        plan = row_to_plan(dict(active_row))
+        path = plans_folder(session) / file_name(plan.id)
+        active = primed_plan(plan, path, read_file(path))
+    return PrimedSession(
+        session_name=row["name"],
+        task_description=row["task_description"],
+        workspace=row["workspace"],
+        active_plan=active,
+        next=[goal for (goal,) in goals],
+        stuck=stuck_from_rows(live, deferred, stuck_defers),
+    )
+
+
+def primer(settings: Settings, _catalog: object = None) -> SqlitePrimer:
+    """The primer over the session folders under the settings' sessions path (what an open
+    catalog wrote is on disk, so it is not needed)."""
+    return SqlitePrimer(settings.sessions_path, settings.stuck_defers)

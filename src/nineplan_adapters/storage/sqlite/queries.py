@@ -1,0 +1,44 @@
+"""The statements a SQLite session database is read and written with, shared by its store
+and its primer (which reads with the standard library's sqlite3, without aiosqlite)."""
+
+from nineplan_adapters.storage.rows import CHANGEABLE_COLUMNS, PLAN_COLUMNS
+
+#: The session row with its workspace (schema v6), as row_to_session reads it.
+SESSION_ROW = (
+    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
+    "FROM sessions"
+)
+# Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
+_QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
+_COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
+_FRONT_OF = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
+_BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
+_PLAN_COLUMNS = ", ".join(PLAN_COLUMNS)
+_PLACEHOLDERS = ", ".join(f":{column}" for column in PLAN_COLUMNS)
+_UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_COLUMNS)
+# The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
+INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
+SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
+FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
+BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
+ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
+FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
+TALLY = (
+    f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
+    f"{_FRONT_OF.format('goal')}"
+)
+INSERT_EVENT = (
+    "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
+    "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
+)
+
+#: The queue, front first: (id, goal) rows.
+QUEUE = "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
+#: The first `?` goals of the queue.
+NEXT_GOALS = "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?"
+#: The queued and active plans, (id, goal).
+LIVE_GOALS = "SELECT id, goal FROM plans WHERE status IN ('queued', 'active')"
+#: Each status's count (the trigger-kept plan_counts).
+COUNTS = "SELECT status, n FROM plan_counts"
+#: When the newest journal event happened.
+LAST_EVENT_AT = "SELECT at FROM journal ORDER BY seq DESC LIMIT 1"
