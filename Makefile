@@ -9,7 +9,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
 WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test wheel-check lint typecheck docs docs-check soak load bench torture fuzz clean
+.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check soak load bench torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -52,6 +52,11 @@ test: lint typecheck wheel-check
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
 	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')
+
+# The inner loop: unit and property tests (fewer hypothesis examples), no process started, no
+# browser, no PostgreSQL.
+test-fast: $(STAMP)
+	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -m "not slow and not browser and not postgres" tests
 
 # Regenerate the tool reference from the live server.
 docs: $(STAMP)

@@ -19,8 +19,16 @@ settings.register_profile(
 settings.register_profile(
     "soak", deadline=None, max_examples=2000, suppress_health_check=list(HealthCheck)
 )
+# `make test-fast`: fewer examples for the inner loop; `make test` runs the full count.
+settings.register_profile("fast", parent=settings.get_profile("dev"), max_examples=25)
 settings.load_profile(
-    "soak" if os.environ.get("NINEPLAN_SOAK") else "ci" if os.environ.get("CI") else "dev"
+    "soak"
+    if os.environ.get("NINEPLAN_SOAK")
+    else "ci"
+    if os.environ.get("CI")
+    else "fast"
+    if os.environ.get("NINEPLAN_FAST")
+    else "dev"
 )
 
 
@@ -29,9 +37,24 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+#: Folders whose tests start processes (servers, CLIs, browsers) or run long: `slow`.
+SLOW_FOLDERS = {"integration", "reliability", "smoke", "browser"}
+#: Files elsewhere whose tests start processes too.
+SLOW_FILES = {"test_watch.py"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Without a test PostgreSQL server the postgres-marked tests are skipped, with the reason
+    """Marks each test by what it needs (`browser`, `slow`: `make test-fast` leaves them out).
+
+    Without a test PostgreSQL server the postgres-marked tests are skipped, with the reason
     shown; under CI (CI=true) a missing server fails the run instead of skipping silently."""
+    tests = Path(__file__).parent
+    for item in items:
+        where = item.path.relative_to(tests).parts
+        if where[0] == "browser":
+            item.add_marker(pytest.mark.browser)
+        if where[0] in SLOW_FOLDERS or where[-1] in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
     if postgres_url():
         return
     if os.environ.get("CI") == "true" and any("postgres" in item.keywords for item in items):

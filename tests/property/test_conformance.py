@@ -21,7 +21,9 @@ from nineplan_core.service import NinePlan
 from nineplan_core.testing import QueueConformance
 from tests.fakes import postgres_schema
 
-EXAMPLES = 2000 if os.environ.get("NINEPLAN_SOAK") else 200
+EXAMPLES = (
+    2000 if os.environ.get("NINEPLAN_SOAK") else 40 if os.environ.get("NINEPLAN_FAST") else 200
+)
 
 
 class ContainerConformance(QueueConformance):

@@ -27,7 +27,9 @@ from nineplan_core.plan_file import SECTIONS
 from tests.fakes import PLAN, Backend, open_backend
 
 T = TypeVar("T")
-EXAMPLES = 2000 if os.environ.get("NINEPLAN_SOAK") else 500
+EXAMPLES = (
+    2000 if os.environ.get("NINEPLAN_SOAK") else 100 if os.environ.get("NINEPLAN_FAST") else 500
+)
 _HEADINGS = {f"# {title}".lower() for _, title in SECTIONS}
 
 # Lines an agent writes: any text without line breaks, plus lines that look like headings.
