@@ -56,23 +56,6 @@ async def noop() -> str:
 
 server.run()
 """
-#: The same server on nineplan's stdio wire (nineplan_adapters.entrypoints.mcp.pipes) instead of the SDK's.
-MINIMAL_SERVER_ON_PIPES = MINIMAL_SERVER.replace(
-    "server.run()\n",
-    """\
-import anyio
-from mcp.server.stdio import stdio_server
-from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
-
-async def main():
-    with claimed_pipes() as wire:
-        async with stdio_server(*(wire or ())) as (lines, replies):
-            low = server._lowlevel_server
-            await low.run(lines, replies, low.create_initialization_options())
-
-anyio.run(main)
-""",
-)
 SIZES = {
     "tiny": {
         "repeat": 15,
@@ -288,26 +271,9 @@ async def row_cycle(folder: Path, size: dict[str, int]) -> Row:
     figures by up to 20% on this machine). Within a run the rounds are interleaved: each times
     the no-op calls, the raw work and nineplan's cycle back to back, so that drift falls on the
     floor and on nineplan alike. The ratio is the median of the runs' ratios."""
-    return await _cycle_row(folder, size, MINIMAL_SERVER)
-
-
-async def row_cycle_same_wire(folder: Path, size: dict[str, int]) -> Row:
-    """Row 1 with the floor's no-op calls made on nineplan's stdio wire as well (row 20's
-    server): what nineplan's own work costs over the cheapest calls and durable writes."""
-    row = await _cycle_row(folder / "same-wire", size, MINIMAL_SERVER_ON_PIPES)
-    return attrs.evolve(
-        row,
-        number=21,
-        measure="add → pull → complete over stdio, the floor's no-op calls on nineplan's wire",
-        target="— (informational: row 1 without the wire's saving)",
-        limit_ratio=None,
-    )
-
-
-async def _cycle_row(folder: Path, size: dict[str, int], minimal_server: str) -> Row:
     folder.mkdir(parents=True, exist_ok=True)
     minimal = folder / "minimal_server.py"
-    minimal.write_text(minimal_server)
+    minimal.write_text(MINIMAL_SERVER)
     cycles: list[float] = []
     floors: list[float] = []
     ratios: list[float] = []
@@ -344,30 +310,6 @@ async def _cycle(client: Client, name: str) -> None:
     await client.call_tool("9plan_queue_add", {**PLAN, "session_name": name})
     await client.call_tool("9plan_queue_pull", {"session_name": name})
     await client.call_tool("9plan_plan_complete", {"outcome": "done", "session_name": name})
-
-
-async def row_wire(folder: Path, size: dict[str, int]) -> Row:
-    """What nineplan's stdio wire saves per call: the minimal server answering no-op calls
-    on it and on the SDK's own, both fresh processes, calls interleaved."""
-    servers = []
-    for name, script in (("sdk.py", MINIMAL_SERVER), ("pipes.py", MINIMAL_SERVER_ON_PIPES)):
-        (folder / name).write_text(script)
-        servers.append(StdioServerParameters(command=sys.executable, args=[str(folder / name)]))
-    ours: list[float] = []
-    floor: list[float] = []
-    async with (
-        Client(servers[0], mode="legacy") as sdk,
-        Client(servers[1], mode="legacy") as pipes,
-    ):
-        for index in range(size["repeat"] * 3 + 20):
-            first, second = (sdk, pipes) if index % 2 else (pipes, sdk)
-            timings = {id(first): await timed(partial(first.call_tool, "noop", {}))}
-            timings[id(second)] = await timed(partial(second.call_tool, "noop", {}))
-            if index >= 20:
-                ours.append(timings[id(pipes)])
-                floor.append(timings[id(sdk)])
-    return Row(20, "a no-op call: nineplan's stdio wire vs the SDK's", ours, floor,
-               "— (informational: the thread handoffs the wire saves, part of row 1)")  # fmt: skip
 
 
 async def row_handoff(folder: Path, repeat: int) -> Row:
@@ -767,8 +709,7 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
         folder = Path(temporary)
         for number, measure in (
-            (1, row_cycle), (21, row_cycle_same_wire), (20, row_wire), (11, row_schema),
-            (3, row_queue), (6, row_sessions), (7, row_resume),
+            (1, row_cycle), (11, row_schema), (3, row_queue), (6, row_sessions), (7, row_resume),
         ):  # fmt: skip
             if wanted(number):
                 rows.append(await measure(folder, size))

@@ -2,10 +2,12 @@
 
 import json
 import subprocess
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 
 from tests.fakes import PLAN
@@ -212,3 +214,69 @@ async def test_a_retry_after_a_restart_is_still_applied_once(tmp_path: Path, mod
         state = await ok(client, "9plan_admin_state", session_name=name)
         assert (state["queue"], state["completed_count"]) == ([], 1)
         assert len((await ok(client, "9plan_admin_sessions"))["sessions"]) == 1
+
+
+STRAY = textwrap.dedent(
+    """
+    import os, anyio
+    from mcp.server.mcpserver import MCPServer
+    from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
+
+    server = MCPServer("stray")
+
+    @server.tool()
+    async def shout() -> str:
+        print("a stray print")              # block-buffered: left in sys.stdout's buffer
+        os.write(1, b"a stray write\\n")     # straight to fd 1
+        return f"stdin gave {os.read(0, 10)!r}"
+
+    low = server._lowlevel_server
+    anyio.run(serve_stdio, low, low.create_initialization_options())
+    os.write(1, b"after\\n")                 # fd 1 is the wire again
+    """
+)
+
+
+def stray_run(tmp_path: Path, stderr: int) -> tuple[list[dict[str, Any]], str, str]:
+    """The STRAY server in a child with a block-buffered stdout, driven over raw pipes: its
+    two replies, the rest of its stdout once stdin is closed, and its stderr ("" with 2>&1)."""
+    script = tmp_path / "stray.py"
+    script.write_text(STRAY)
+    process = subprocess.Popen(
+        [PYTHON, str(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=child_env(tmp_path),
+        cwd=PROJECT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}  # fmt: skip
+    for message in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout"}},
+    ]:
+        process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+    replies = [json.loads(process.stdout.readline()) for _ in range(2)]
+    rest, errors = process.communicate(timeout=30)
+    assert process.returncode == 0, errors
+    return replies, rest, errors or ""
+
+
+@pytest.mark.parametrize("stderr", [subprocess.PIPE, subprocess.STDOUT], ids=["apart", "2>&1"])
+def test_a_stray_print_never_reaches_the_wire(tmp_path: Path, stderr: int):
+    """A tool's block-buffered print and its write to fd 1 miss the wire: they go to stderr
+    (the print flushed before fd 1 is given back), or to /dev/null when stderr is the wire
+    itself (`2>&1`). Meanwhile stdin reads nothing, the wire carries only the replies, and
+    after serving fd 1 is the wire again."""
+    replies, rest, errors = stray_run(tmp_path, stderr)
+    assert [reply["id"] for reply in replies] == [1, 2]
+    assert replies[1]["result"]["content"][0]["text"] == "stdin gave b''"
+    assert rest == "after\n"
+    if stderr == subprocess.PIPE:
+        assert "a stray print" in errors
+        assert "a stray write" in errors

@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import pydantic
 from mcp import MCPError
 from mcp.server.lowlevel import NotificationOptions
@@ -18,15 +17,10 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.message import SessionMessage
 from mcp.types import (
-    PARSE_ERROR,
     CallToolResult,
-    ErrorData,
     InputRequiredResult,
-    JSONRPCError,
     Resource,
     Tool,
 )
@@ -36,7 +30,6 @@ from nineplan_adapters.entrypoints import views
 from nineplan_adapters.entrypoints.journal_views import journal_entry
 from nineplan_adapters.entrypoints.mcp.changes import JournalChanges, SessionChanges
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions
-from nineplan_adapters.entrypoints.mcp.pipes import claimed_pipes
 from nineplan_adapters.entrypoints.mcp.results import (
     ERROR_SCHEMA,
     ToolDeps,
@@ -45,6 +38,7 @@ from nineplan_adapters.entrypoints.mcp.results import (
     for_agents,
     label_for,
 )
+from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
 from nineplan_adapters.entrypoints.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.entrypoints.mcp.tools import register_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
@@ -169,36 +163,14 @@ class NineplanServer(MCPServer[ToolDeps]):
         return listed
 
     async def run_stdio_async(self) -> None:
-        """Serve on stdio; a line that is not JSON-RPC gets a parse error (-32700, id null),
-        not silence, and the server reads on. Legacy clients are told that
-        resources/list_changed is sent (the notifier sends it when plans come or go).
-        Pipes are read and written on the event loop (see nineplan_adapters.entrypoints.mcp.pipes)."""
-        with claimed_pipes() as wire:
-            async with stdio_server(*(wire or ())) as (lines, replies):
-                relayed, messages = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-                async def relay() -> None:
-                    async with relayed:
-                        async for item in lines:
-                            if not isinstance(item, Exception):
-                                await relayed.send(item)
-                                continue
-                            log.warning("stdio: a line that is not JSON-RPC: %s", _first_line(item))
-                            error = ErrorData(
-                                code=PARSE_ERROR, message=f"Parse error: {_first_line(item)}"
-                            )
-                            await replies.send(
-                                SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
-                            )
-
-                async with anyio.create_task_group() as tasks:
-                    tasks.start_soon(relay)
-                    # The SDK has no public way to serve other streams than its own stdio ones.
-                    lowlevel = self._lowlevel_server
-                    options = lowlevel.create_initialization_options(
-                        NotificationOptions(resources_changed=True)
-                    )
-                    await lowlevel.run(messages, replies, options)
+        """Serve on stdio (nineplan_adapters.entrypoints.mcp.stdio: a line that is not JSON-RPC
+        gets a parse error, a stray print misses the wire). Legacy clients are told that
+        resources/list_changed is sent (the notifier sends it when plans come or go)."""
+        lowlevel = self._lowlevel_server  # MCPServer's own run_stdio_async announces no changes
+        options = lowlevel.create_initialization_options(
+            NotificationOptions(resources_changed=True)
+        )
+        await serve_stdio(lowlevel, options)
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -241,10 +213,6 @@ def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     if "$defs" in schema:
         combined["$defs"] = schema["$defs"]
     return combined
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
 def _describe(error: pydantic.ValidationError) -> str:
