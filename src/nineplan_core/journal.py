@@ -14,9 +14,8 @@ from typing import Any
 
 import attrs
 
-from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import STUCK_DEFERS, is_stuck
+from nineplan_core.model import STUCK_DEFERS, PlanRow, is_stuck
 
 __all__ = [
     "Actor",

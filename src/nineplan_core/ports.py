@@ -11,9 +11,8 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.model import Plan, PlanId, QueueEntry, Session, SessionName, Tally
+from nineplan_core.model import Plan, PlanId, PlanRow, QueueEntry, Session, SessionName, Tally
 from nineplan_core.results import HistoryMatch, SessionSummary
 
 T = TypeVar("T")
