@@ -222,18 +222,6 @@ class SessionCatalog(Protocol):
         PRAGMA data_version, PostgreSQL's LISTEN/NOTIFY, memory's in-process signal)."""
         ...
 
-    def follow(
-        self, name: SessionName, after_seq: int = 0
-    ) -> AsyncIterator[Event | UnreadableEvent]:
-        """The session's events after `after_seq`, then each new one as it is committed, by
-        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
-
-        Raises:
-            SessionNotFoundError: no session of that name.
-            StorageError: the session cannot be read or watched.
-        """
-        ...
-
 
 class PlanFiles(Protocol):
     """The folder of plan files of one session: the agent's working copies."""

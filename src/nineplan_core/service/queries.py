@@ -5,7 +5,8 @@ A read checks its input, opens the session and reads; it never reconciles or wri
 """
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractAsyncContextManager, aclosing
 
 import attrs
 
@@ -30,7 +31,7 @@ from nineplan_core.model import (
     file_name,
 )
 from nineplan_core.plan_file import decode, render, unreadable
-from nineplan_core.ports import SessionReader
+from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
@@ -185,12 +186,21 @@ class Queries(Envelope):
             return await reader.events(query or EventQuery())
 
     def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
-        """The session's events after `after_seq`, then every new one, from any process.
+        """The session's events after `after_seq`, then each new one as it is committed, by
+        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
+
+        Raises:
+            InvalidInputError: `name` is not a session name (at once, not when iterated).
 
         Raises (when iterated):
-            InvalidInputError, SessionNotFoundError, StorageError.
+            SessionNotFoundError, StorageError: the session cannot be read or watched.
         """
-        return self.catalog.follow(check_session_name(name), after_seq)
+        return self._follow(check_session_name(name), after_seq)
+
+    def watch(self) -> SessionWatch:
+        """Change ticks for the sessions, from commits made by any process: what a live view
+        of a session or of the session list waits on."""
+        return self.catalog.watch()
 
     async def reminder(self, name: str) -> str | None:
         """`Active plan: {id} {goal} (pulled N min ago)` while a plan is active, else None.
@@ -204,6 +214,41 @@ class Queries(Envelope):
                 return None
             pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
         return reminder_line(active.id, active.goal, pulled, self.clock())
+
+    async def _follow(
+        self, name: SessionName, after_seq: int
+    ) -> AsyncIterator[Event | UnreadableEvent]:
+        # Opened before it is watched: opening an older session starts its journal.
+        store = await self.catalog.open(name)
+        feed = follow_events(store, self.catalog.watch().changes(name), after_seq)
+        async with aclosing(feed):
+            async for event in feed:
+                yield event
+
+
+#: A session's change ticks: one soon after each commit, for as long as the context is open.
+Ticks = AbstractAsyncContextManager[AsyncIterator[None]]
+
+
+async def follow_events(
+    store: SessionStore, ticks: Ticks, after_seq: int
+) -> AsyncGenerator[Event | UnreadableEvent, None]:
+    """Every event of `store` after `after_seq`, then the new ones each time `ticks` says the
+    session changed. Watching starts before the first read, so no commit falls between the
+    two; a tick that brings nothing new (changes close together share reads) yields nothing.
+
+    Raises:
+        StorageError: the events cannot be read, or the session cannot be watched.
+    """
+    seen = after_seq
+    async with ticks as changes:
+        while True:
+            async with store.reading(snapshot=False) as reader:
+                new = await reader.events(EventQuery(after_seq=seen))
+            for event in new:
+                seen = event.seq
+                yield event
+            await anext(changes)
 
 
 async def _damaged_files(
