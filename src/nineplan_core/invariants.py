@@ -4,20 +4,9 @@ journal's replay, the fifth, is checked in `journal` and its issues passed in he
 from collections import Counter
 from collections.abc import Sequence
 
-import attrs
-
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import PlanId, file_name
+from nineplan_core.model import PlanRow, file_name
 from nineplan_core.results import ValidationReport
-
-
-@attrs.frozen
-class PlanRow:
-    """The part of a stored plan the invariants look at."""
-
-    id: PlanId
-    status: PlanStatus
-    position: int | None
 
 
 def check(

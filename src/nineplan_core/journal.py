@@ -14,9 +14,8 @@ from typing import Any
 
 import attrs
 
-from nineplan_core.invariants import PlanRow
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import STUCK_DEFERS, is_stuck
+from nineplan_core.model import STUCK_DEFERS, Plan, PlanRow, Position, is_stuck
 
 __all__ = [
     "Actor",
@@ -29,6 +28,7 @@ __all__ = [
     "deferrals",
     "journal_issues",
     "minutes_since",
+    "plan_event",
     "pulled_at",
     "reminder_line",
     "started",
@@ -159,6 +159,23 @@ def started(at: dt.datetime, queue: Sequence[str], active_plan: str | None) -> N
         actor=Actor.SYSTEM,
         detail={"queue": list(queue), "active_plan": active_plan},
     )
+
+
+def plan_event(
+    at: dt.datetime, actor: Actor, kind: EventKind, plan: Plan, **detail: object
+) -> NewEvent:
+    """The journal's record of a change to `plan` (a position in `detail` kept as its name)."""
+    return NewEvent(
+        kind=kind,
+        at=at,
+        actor=actor,
+        plan_id=plan.id,
+        detail={key: _plain(value) for key, value in detail.items()},
+    )
+
+
+def _plain(value: object) -> Any:
+    return value.value if isinstance(value, Position) else value
 
 
 @attrs.define

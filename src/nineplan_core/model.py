@@ -15,6 +15,7 @@ __all__ = [
     "Plan",
     "PlanContent",
     "PlanId",
+    "PlanRow",
     "PlanStatus",
     "Position",
     "QueueEntry",
@@ -287,6 +288,15 @@ class QueueEntry:
     id: PlanId
     goal: str
     rank: int
+
+
+@attrs.frozen
+class PlanRow:
+    """The part of a stored plan the invariants and the journal's replay look at."""
+
+    id: PlanId
+    status: PlanStatus
+    position: int | None
 
 
 #: A plan deferred this many times or more is stuck (DESIGN §7; NINEPLAN_STUCK_DEFERS).

@@ -11,9 +11,8 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.model import Plan, PlanId, QueueEntry, Session, SessionName, Tally
+from nineplan_core.model import Plan, PlanId, PlanRow, QueueEntry, Session, SessionName, Tally
 from nineplan_core.results import HistoryMatch, SessionSummary
 
 T = TypeVar("T")
@@ -221,18 +220,6 @@ class SessionCatalog(Protocol):
     def watch(self) -> "SessionWatch":
         """Change ticks for these sessions, from commits made by any process (SQLite's
         PRAGMA data_version, PostgreSQL's LISTEN/NOTIFY, memory's in-process signal)."""
-        ...
-
-    def follow(
-        self, name: SessionName, after_seq: int = 0
-    ) -> AsyncIterator[Event | UnreadableEvent]:
-        """The session's events after `after_seq`, then each new one as it is committed, by
-        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
-
-        Raises:
-            SessionNotFoundError: no session of that name.
-            StorageError: the session cannot be read or watched.
-        """
         ...
 
 

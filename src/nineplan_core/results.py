@@ -2,10 +2,10 @@
 match, a validation report and a repair. Every result type lives here."""
 
 import datetime as dt
-from typing import TYPE_CHECKING
 
 import attrs
 
+from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import (
     STUCK_DEFERS,
     Plan,
@@ -16,9 +16,6 @@ from nineplan_core.model import (
     file_name,
     is_stuck,
 )
-
-if TYPE_CHECKING:  # the journal reads plan rows, which import from the model
-    from nineplan_core.journal import Event, UnreadableEvent
 
 __all__ = [
     "SNIPPET_MARKS",
@@ -62,7 +59,7 @@ class SessionState:
     completed_count: int
     plan_files: list[str]
     #: The last few journal events, oldest first.
-    recent: "list[Event | UnreadableEvent]" = attrs.field(factory=list)
+    recent: list[Event | UnreadableEvent] = attrs.field(factory=list)
     #: How often each queued or active plan was deferred (absent: never).
     defer_counts: dict[str, int] = attrs.field(factory=dict)
     #: When the active plan was pulled (its current activation).

@@ -6,12 +6,13 @@ import pytest
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.history import MAX_TERMS, search_terms
-from nineplan_core.invariants import PlanRow, check
+from nineplan_core.invariants import check
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     Plan,
     PlanContent,
     PlanId,
+    PlanRow,
     Position,
     QueueEntry,
     Session,

@@ -5,7 +5,6 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import (
     Actor,
     Event,
@@ -18,7 +17,7 @@ from nineplan_core.journal import (
     started,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import PlanId
+from nineplan_core.model import PlanId, PlanRow
 
 AT = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 

@@ -1,12 +1,11 @@
 """The session journal's storage, shared by every store: seq assignment, `detail` as JSON,
-stored rows read back into events (a damaged row into an UnreadableEvent), and the change
-feed that follows a session. A store adds only its database half: the last seq, an insert,
-a select (`EventRows`), and change ticks for the feed."""
+and stored rows read back into events (a damaged row into an UnreadableEvent). A store adds
+only its database half: the last seq, an insert and a select (`EventRows`). The change feed
+that follows a session is the core's (`NinePlan.follow`), over the store's watch."""
 
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -15,7 +14,6 @@ from cattrs import ClassValidationError, transform_error
 from nineplan_adapters.storage.rows import converter
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.ports import SessionStore
 
 _KINDS = frozenset(kind.value for kind in EventKind)
 _ACTORS = frozenset(actor.value for actor in Actor)
@@ -163,22 +161,3 @@ class EventRows:
 
     async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
         return [row_event(row) for row in await self._select_events(query)]
-
-
-Ticks = AbstractAsyncContextManager[AsyncIterator[None]]
-
-
-async def follow_events(
-    store: SessionStore, ticks: Ticks, after_seq: int
-) -> AsyncIterator[Event | UnreadableEvent]:
-    """Every event after `after_seq`, then the new ones each time `ticks` says the session
-    changed. Watching starts before the first read, so no commit falls between the two."""
-    seen = after_seq
-    async with ticks as changes:
-        while True:
-            async with store.reading(snapshot=False) as reader:
-                new = await reader.events(EventQuery(after_seq=seen))
-            for event in new:
-                seen = event.seq
-                yield event
-            await anext(changes)

@@ -19,10 +19,11 @@ from nineplan_core.service import NinePlan
 def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     """The web view of every session the service reaches, guarded as DESIGN §8 says.
 
-    Every page is live: every catalog has a watch (the journal's change feed rides on it).
+    Every page is live: the service's watch ticks on every commit (the journal's change feed
+    rides on it too).
     """
     security = WebSecurity.from_settings(settings)
-    watch = service.catalog.watch()
+    watch = service.watch()
     pages = Pages(service, security)
 
     async def live(request: Request) -> Response:

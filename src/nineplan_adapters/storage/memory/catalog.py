@@ -1,10 +1,7 @@
 """The memory backend's catalog: every session of the process, by name."""
 
-from collections.abc import AsyncIterator
-
 import attrs
 
-from nineplan_adapters.storage.journal_rows import follow_events
 from nineplan_adapters.storage.memory.store import MemoryPlanFiles, MemorySessionStore
 from nineplan_adapters.storage.memory.watch import MemorySessionWatch
 from nineplan_adapters.storage.retry_log import MemoryRequestRecords, RetryLog
@@ -15,10 +12,8 @@ from nineplan_core.errors import (
     SessionNotFoundError,
 )
 from nineplan_core.journal import (
-    Event,
     EventQuery,
     NewEvent,
-    UnreadableEvent,
     defer_counts,
     deferrals,
     last_pull,
@@ -96,13 +91,6 @@ class MemorySessionCatalog:
                 defer_counts=dict(defer_counts(await reader.events(deferrals(live)))),
                 last_activity=readable(newest)[-1].at if readable(newest) else None,
             )
-
-    async def follow(
-        self, name: SessionName, after_seq: int = 0
-    ) -> AsyncIterator[Event | UnreadableEvent]:
-        store = await self.open(name)
-        async for event in follow_events(store, MemorySessionWatch(self).changes(name), after_seq):
-            yield event
 
     def watch(self) -> MemorySessionWatch:
         """Change ticks for these sessions (commits in this process: the only one there is)."""

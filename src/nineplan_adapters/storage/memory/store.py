@@ -18,7 +18,6 @@ from nineplan_core.errors import (
     DatabaseError,
 )
 from nineplan_core.history import WORD
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import (
     EventQuery,
 )
@@ -27,6 +26,7 @@ from nineplan_core.model import (
     DEFAULT_LIMITS,
     Plan,
     PlanId,
+    PlanRow,
     QueueEntry,
     Session,
     SessionName,

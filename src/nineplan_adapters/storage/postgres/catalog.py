@@ -2,14 +2,12 @@
 
 import json
 import logging
-from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
 
 import asyncpg
 import attrs
 
-from nineplan_adapters.storage.journal_rows import follow_events
 from nineplan_adapters.storage.layout import plans_folder, recovered_folder
 from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
@@ -28,7 +26,7 @@ from nineplan_core.errors import (
     NinePlanError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, NewEvent, UnreadableEvent
+from nineplan_core.journal import NewEvent
 from nineplan_core.model import DEFAULT_LIMITS, Session, SessionName
 from nineplan_core.results import SessionSummary
 
@@ -154,13 +152,6 @@ class PostgresSessionCatalog:
     def watch(self) -> PostgresSessionWatch:
         """Change ticks for these sessions, from commits made on any machine."""
         return PostgresSessionWatch(self)
-
-    async def follow(
-        self, name: SessionName, after_seq: int = 0
-    ) -> AsyncIterator[Event | UnreadableEvent]:
-        store = await self.open(name)
-        async for event in follow_events(store, self.watch().changes(name), after_seq):
-            yield event
 
     async def aclose(self) -> None:
         """Close the pool."""

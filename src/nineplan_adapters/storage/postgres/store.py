@@ -28,13 +28,13 @@ from nineplan_adapters.storage.rows import (
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError, SessionExistsError
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     Plan,
     PlanId,
+    PlanRow,
     QueueEntry,
     Session,
     SessionName,

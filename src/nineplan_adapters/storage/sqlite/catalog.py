@@ -8,14 +8,12 @@ import secrets
 import shutil
 import sqlite3
 from collections import OrderedDict
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import attrs
 
 from nineplan_adapters.config import Durability
-from nineplan_adapters.storage.journal_rows import follow_events
 from nineplan_adapters.storage.layout import (
     CREATIONS,
     DATABASE,
@@ -44,7 +42,7 @@ from nineplan_core.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from nineplan_core.journal import Event, NewEvent, UnreadableEvent
+from nineplan_core.journal import NewEvent
 from nineplan_core.model import DEFAULT_LIMITS, SESSION_NAME, Session, SessionName
 from nineplan_core.ports import PlanFiles
 from nineplan_core.results import SessionSummary
@@ -195,13 +193,6 @@ class SqliteSessionCatalog:
     def watch(self) -> SqliteSessionWatch:
         """Change ticks for these sessions, from commits made by any process."""
         return SqliteSessionWatch(self.root)
-
-    async def follow(
-        self, name: SessionName, after_seq: int = 0
-    ) -> AsyncIterator[Event | UnreadableEvent]:
-        store = await self.open(name)  # migrates an older session first: it gets its journal
-        async for event in follow_events(store, self.watch().changes(name), after_seq):
-            yield event
 
     async def aclose(self) -> None:
         """Close every open session."""

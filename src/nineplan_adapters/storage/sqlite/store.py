@@ -36,13 +36,13 @@ from nineplan_adapters.storage.sqlite.queries import (
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
 from nineplan_core.history import needs_scan, trigram_terms
-from nineplan_core.invariants import PlanRow
 from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     Plan,
     PlanId,
+    PlanRow,
     QueueEntry,
     Session,
     SessionName,

@@ -1,0 +1,319 @@
+"""The agent's commands: create or resume a session, and add, pull, defer, complete or
+discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
+
+import logging
+
+import attrs
+
+from nineplan_core.edits import active_with_edits, working_copy
+from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
+from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
+from nineplan_core.model import (
+    Plan,
+    PlanContent,
+    Position,
+    check_position,
+    check_session_name,
+    check_text,
+    is_stuck,
+)
+from nineplan_core.plan_file import render
+from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.queue import insert_position, insert_rank
+from nineplan_core.reconcile import reconcile_level
+from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
+from nineplan_core.retries import request
+from nineplan_core.service.checks import (
+    MAX_WORKSPACE_CHARS,
+    check_actor,
+    check_notes,
+    check_sections,
+    check_task_description,
+)
+from nineplan_core.service.envelope import Applied, Envelope
+
+log = logging.getLogger("nineplan.service")
+
+
+class Commands(Envelope):
+    """The use cases an agent calls (through MCP, or an embedding program)."""
+
+    __slots__ = ()
+
+    async def create_session(
+        self,
+        task_description: str | None = None,
+        *,
+        request_id: str | None = None,
+        workspace: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+    ) -> SessionState:
+        """Create a session with a fresh three-word name.
+
+        `workspace` is the folder the session belongs to (the stdio server's working
+        directory), recorded for `nineplan prime`; it is not part of a retry's fingerprint.
+        A repeat with the same `request_id` returns the session the first call created.
+
+        Raises:
+            InvalidInputError: task_description or workspace is too long or contains NUL;
+                request_id reused.
+            StorageError: the session could not be created.
+        """
+        who = check_actor(actor)
+        if workspace is not None:
+            check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
+        task_description = check_task_description(task_description, self.limits)
+        call = request(request_id, str, "create_session", task_description=task_description)
+        if call is not None and (created := await self._created(call)) is not None:
+            return await self._state(await self.catalog.open(check_session_name(created)))
+        store = await self._new_session(task_description, workspace, who)
+        if call is not None:
+            await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
+        log.info("session created", extra={"session": store.name})
+        return await self._state(store)
+
+    async def resume_session(self, name: str) -> SessionState:
+        """The state of a session an agent picks back up; the first resume in a process
+        reconciles its files (re-renders missing or empty ones, moves strays aside).
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        session = check_session_name(name)
+        store = await self.catalog.open(session)
+        if session in self._reconciled and not store.files_mirror:
+            return await self._state(store)
+        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
+        _, state = await self._reconcile(store, level=reconcile_level(store))
+        self._reconciled.add(session)
+        return state
+
+    async def add_plan(
+        self,
+        name: str,
+        *,
+        context: str,
+        goal: str,
+        approach: str,
+        success_criteria: str,
+        inputs: str = "",
+        outputs: str = "",
+        position: Position | str = Position.BACK,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+    ) -> PlacedPlan:
+        """Add a plan at the front or the back of the queue and write its file.
+
+        Raises:
+            QueueFullError: the queue holds as many plans as it may.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        texts = {
+            "context": context,
+            "goal": goal,
+            "approach": approach,
+            "success_criteria": success_criteria,
+        }
+        check_sections({**texts, "inputs": inputs, "outputs": outputs}, self.limits)
+        where = check_position(position)
+        content = PlanContent(**texts, inputs=inputs, outputs=outputs)
+        call = request(
+            request_id, PlacedPlan, "add_plan", content=attrs.asdict(content), position=where
+        )
+        who = check_actor(actor)
+
+        async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            tally = await tx.tally()
+            if tally.queued >= self.limits.max_queue:
+                raise QueueFullError(self.limits.max_queue)
+            plan = await self._insert(tx, content, insert_position(tally, where))
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
+            rank = insert_rank(tally, where)
+            added = plan_event(
+                plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
+            )
+            return Applied(
+                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+                events=[added],
+                said="plan added",
+                about={"plan_id": plan.id, "rank": rank},
+            )
+
+        return await self._apply(name, add, retry=call)
+
+    async def pull_plan(
+        self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
+    ) -> PlacedPlan:
+        """Make the front of the queue the active plan.
+
+        Raises:
+            PlanAlreadyActiveError: a plan is active already.
+            QueueEmptyError: nothing is queued (the task is complete).
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        call = request(request_id, PlacedPlan, "pull_plan")
+        who = check_actor(actor)
+
+        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            if (active := await tx.active_plan()) is not None:
+                raise PlanAlreadyActiveError(active.id)
+            if (queued := await tx.front_of_queue()) is None:
+                raise QueueEmptyError(completed_count=(await tx.tally()).completed)
+            plan = queued.pull()
+            await tx.save(plan)
+            text = await working_copy(tx, plan)
+            deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan,
+                    path=store.plan_path(plan.id),
+                    text=text,
+                    defer_count=deferred,
+                    stuck=is_stuck(deferred, self.stuck_defers),
+                ),
+                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan)],
+                said="plan pulled",
+                about={"plan_id": plan.id},
+            )
+
+        return await self._apply(name, pull, retry=call, refresh=True)
+
+    async def defer_plan(
+        self,
+        name: str,
+        reason: str,
+        position: Position | str = Position.BACK,
+        *,
+        notes: str | None = None,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+    ) -> PlacedPlan:
+        """Put the active plan back in the queue, noting why; the agent's file edits are kept,
+        and `notes` appended after them.
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        where = check_position(position)
+        check_notes(notes)
+        call = request(
+            request_id, PlacedPlan, "defer_plan", reason=reason, position=where, notes=notes
+        )
+        who = check_actor(actor)
+
+        async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            tally = await tx.tally()
+            plan = active.defer(
+                reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
+            )
+            await tx.save(plan)
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
+            rank = insert_rank(tally, where)
+            deferred = plan_event(
+                self.clock(),
+                who,
+                EventKind.PLAN_DEFERRED,
+                plan,
+                position=where,
+                rank=rank,
+                reason=reason.strip(),
+            )
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan, path=store.plan_path(plan.id), rank=rank, salvage=salvage
+                ),
+                events=[deferred],
+                said="plan deferred",
+                about={"plan_id": plan.id, "rank": rank},
+            )
+
+        return await self._apply(name, defer, retry=call)
+
+    async def complete_plan(
+        self,
+        name: str,
+        outcome: str,
+        *,
+        notes: str | None = None,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+    ) -> Completion:
+        """Finish the active plan: its outcome goes into searchable history, its file goes away
+        (its edits read back first, `notes` appended after them).
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
+        check_notes(notes)
+        call = request(request_id, Completion, "complete_plan", outcome=outcome, notes=notes)
+        who = check_actor(actor)
+
+        async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
+            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            plan = active.complete(outcome=outcome, at=self.clock())
+            await tx.save(plan)
+            tx.files.remove_after_commit(plan.id)
+            at = plan.completed_at or self.clock()
+            completed = plan_event(
+                at, who, EventKind.PLAN_COMPLETED, plan, outcome=excerpt(outcome)
+            )
+            return Applied(
+                result=Completion(plan=plan, tally=await tx.tally(), salvage=salvage),
+                events=[completed],
+                said="plan completed",
+                about={"plan_id": plan.id},
+            )
+
+        return await self._apply(name, complete, retry=call)
+
+    async def discard_plan(
+        self,
+        name: str,
+        reason: str,
+        *,
+        notes: str | None = None,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+    ) -> Discarded:
+        """Abandon the active plan; it is kept (file edits and `notes` too) but never searchable.
+
+        Raises:
+            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        check_notes(notes)
+        call = request(request_id, Discarded, "discard_plan", reason=reason, notes=notes)
+        who = check_actor(actor)
+
+        async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
+            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            plan = active.discard(reason=reason.strip(), at=self.clock())
+            await tx.save(plan)
+            tx.files.remove_after_commit(plan.id)
+            discarded = plan_event(
+                self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            )
+            return Applied(
+                result=Discarded(plan=plan, tally=await tx.tally(), salvage=salvage),
+                events=[discarded],
+                said="plan discarded",
+                about={"plan_id": plan.id},
+            )
+
+        return await self._apply(name, discard, retry=call)
+
+    async def _active_with_edits(
+        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor
+    ) -> tuple[Plan, str | None]:
+        """The active plan with the agent's file edits read back, then `notes` (`edits`)."""
+        return await active_with_edits(
+            tx,
+            store.name,
+            notes,
+            who,
+            clock=self.clock,
+            max_section_chars=self.limits.max_text_chars,
+        )

@@ -1,0 +1,180 @@
+"""The envelope every change runs in, `Envelope._apply`, and what it is made of.
+
+Check the session name, open the session (reconciled once per process), replay a repeated
+request, make the change in one transaction, journal it, remember its result for a retry, and
+log it. Fresh plan ids and session names are drawn here too, again on a collision.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+import attrs
+
+from nineplan_core.errors import DatabaseError, SessionExistsError
+from nineplan_core.journal import Actor, EventKind, NewEvent
+from nineplan_core.model import (
+    DEFAULT_LIMITS,
+    STUCK_DEFERS,
+    Limits,
+    Plan,
+    PlanContent,
+    Session,
+    SessionName,
+    check_plan_id,
+    check_session_name,
+)
+from nineplan_core.ports import (
+    Clock,
+    PlanIds,
+    SessionCatalog,
+    SessionNames,
+    SessionStore,
+    SessionTx,
+)
+from nineplan_core.reconcile import reconcile, state_of
+from nineplan_core.results import Repair, SessionState
+from nineplan_core.retries import Request, check_replay, replayed
+
+log = logging.getLogger("nineplan.service")
+T = TypeVar("T")
+
+#: How often a fresh id or name is drawn before giving up on finding a free one.
+_ATTEMPTS = 20
+
+
+@attrs.frozen(kw_only=True)
+class Applied(Generic[T]):
+    """What a change did: its result, the journal events that record it, and its log line."""
+
+    result: T
+    events: list[NewEvent]
+    said: str
+    #: What the log line adds to the session name (the plan id, its rank).
+    about: dict[str, object] = attrs.field(factory=dict)
+
+
+#: A change inside the envelope: given the open session and its transaction, do the work.
+Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T]]]
+
+
+@attrs.define
+class Envelope:
+    """What every use case shares: the ports, the limits, the sessions this process has
+    reconciled, and the one envelope a change runs in."""
+
+    catalog: SessionCatalog
+    clock: Clock
+    plan_ids: PlanIds
+    session_names: SessionNames
+    limits: Limits = DEFAULT_LIMITS
+    #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
+    stuck_defers: int = STUCK_DEFERS
+    _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
+
+    async def _apply(
+        self,
+        name: str,
+        change: Change[T],
+        *,
+        retry: Request[T] | None = None,
+        refresh: bool = False,
+    ) -> T:
+        """Run `change` in the envelope every change shares.
+
+        Check the name, open the session (reconciled once per process; with `refresh`, a
+        mirror's files brought up to date), return the first result of a repeated request,
+        else run the change in one transaction with its journal events, remembering its
+        result for a retry, and log it.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
+        """
+        session = check_session_name(name)
+        store = await self._open(session)
+        if refresh and store.files_mirror:
+            await self._reconcile(store, level=logging.INFO)
+        async with store.transaction() as tx:
+            if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
+                return first
+            applied = await change(store, tx)
+            for event in applied.events:
+                await tx.append(event)
+            if retry is not None:
+                await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
+        log.info(applied.said, extra={"session": session, **applied.about})
+        return applied.result
+
+    async def _open(self, name: SessionName) -> SessionStore:
+        """Open a session, reconciling it the first time this process opens it."""
+        store = await self.catalog.open(name)
+        if name not in self._reconciled:
+            await self._reconcile(store)
+            self._reconciled.add(name)
+        return store
+
+    async def _reconcile(
+        self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
+    ) -> tuple[list[Repair], SessionState]:
+        return await reconcile(
+            store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
+        )
+
+    async def _state(self, store: SessionStore) -> SessionState:
+        """The queue, the active plan and the counts of an open session, in one read."""
+        async with store.reading() as reader:
+            queue = await reader.queue()
+            active = await reader.active_plan()
+            files = set(await reader.files.names())
+            return await state_of(
+                store, reader, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            )
+
+    async def _created(self, call: Request[str]) -> str | None:
+        """The session a repeated create made, or None to create one."""
+        recorded = await self.catalog.creations.recall(call.id, str)
+        if recorded is None:
+            return None
+        check_replay(call.id, recorded[0], call.fingerprint)
+        if recorded[1] is None:
+            log.warning("unreadable session-creation record; treating the request as new")
+            return None
+        return recorded[1]
+
+    async def _new_session(
+        self, task_description: str | None, workspace: str | None, who: Actor
+    ) -> SessionStore:
+        """Create a session under a fresh name (drawing again on a collision), with its
+        `session_created` event in the same transaction."""
+        for _ in range(_ATTEMPTS):
+            session = Session(
+                name=check_session_name(self.session_names()),
+                task_description=task_description,
+                created_at=self.clock(),
+                workspace=workspace,
+            )
+            created = NewEvent(kind=EventKind.SESSION_CREATED, at=session.created_at, actor=who)
+            try:
+                store = await self.catalog.create(session, created)
+            except SessionExistsError:
+                log.warning(
+                    "session name collision, drawing another", extra={"session": session.name}
+                )
+                continue
+            self._reconciled.add(session.name)
+            return store
+        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
+
+    async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
+        """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
+        for _ in range(_ATTEMPTS):
+            plan = Plan(
+                id=check_plan_id(self.plan_ids()),
+                content=content,
+                position=position,
+                created_at=self.clock(),
+            )
+            if await tx.add(plan):
+                return plan
+            log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
+        raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")

@@ -1,0 +1,267 @@
+"""The reads: a session's state, the session list, history, single plans and their files,
+validation, the journal and its change feed, and the active-plan reminder.
+
+A read checks its input, opens the session and reads; it never reconciles or writes.
+"""
+
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractAsyncContextManager, aclosing
+
+import attrs
+
+from nineplan_core.errors import FileSystemError, NinePlanError, PlanNotFoundError
+from nineplan_core.invariants import check
+from nineplan_core.journal import (
+    Event,
+    EventQuery,
+    UnreadableEvent,
+    journal_issues,
+    last_pull,
+    pulled_at,
+    reminder_line,
+)
+from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import (
+    Plan,
+    PlanRow,
+    SessionName,
+    check_plan_id,
+    check_session_name,
+    file_name,
+)
+from nineplan_core.plan_file import decode, render, unreadable
+from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
+from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
+from nineplan_core.service.checks import check_search
+from nineplan_core.service.envelope import Envelope
+
+log = logging.getLogger("nineplan.service")
+
+
+class Queries(Envelope):
+    """The use cases that only read."""
+
+    __slots__ = ()
+
+    async def session_state(self, name: str) -> SessionState:
+        """The queue, the active plan and the counts of a session; reads only, never repairs.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        return await self._state(await self.catalog.open(check_session_name(name)))
+
+    async def names(self) -> list[SessionName]:
+        """The name of every session, sorted; cheap, as no session is opened."""
+        return await self.catalog.names()
+
+    async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
+        """Every session (or those of `names`) that can be read; one that cannot is logged
+        and left out. Reads only: nothing is reconciled.
+
+        Raises:
+            InvalidInputError: a name in `names` is not a session name.
+            StorageError: nothing could be read at all.
+        """
+        checked = (
+            await self.catalog.names()
+            if names is None
+            else [check_session_name(name) for name in names]
+        )
+        summaries = []
+        for name, summary in zip(checked, await self.catalog.summaries(checked), strict=True):
+            if isinstance(summary, NinePlanError):
+                log.warning(
+                    "session unreadable, left out of the list",
+                    extra={"session": name, "error": summary.message},
+                )
+            else:
+                summaries.append(attrs.evolve(summary, stuck_defers=self.stuck_defers))
+        return summaries
+
+    async def search_history(
+        self, name: str, query: str, max_results: int = 10, *, snippets: bool = False
+    ) -> list[HistoryMatch]:
+        """Completed plans matching the words of `query`, best first.
+
+        Raises:
+            InvalidInputError: no searchable word, or max_results out of range.
+            SessionNotFoundError, StorageError.
+        """
+        terms = check_search(query, max_results, self.limits)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            return await reader.search(terms, max_results, snippets=snippets)
+
+    async def get_history(self, name: str, plan_id: str) -> Plan:
+        """A completed plan, whole.
+
+        Raises:
+            PlanNotFoundError: no completed plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            plan = await reader.plan(checked)
+        if plan is None or plan.status is not PlanStatus.COMPLETED:
+            raise PlanNotFoundError(plan_id)
+        return plan
+
+    async def finished_plans(self, name: str) -> list[Plan]:
+        """Every completed and discarded plan of a session, in the order they finished.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            return await reader.finished()
+
+    async def get_plan(self, name: str, plan_id: str) -> Plan:
+        """Any plan of the session by id, whatever its status, as stored; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            plan = await reader.plan(checked)
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
+        return plan
+
+    async def plan_file_text(self, name: str, plan_id: str) -> str:
+        """The working copy of a queued or active plan: its file, or the stored copy rendered.
+
+        Raises:
+            PlanNotFoundError: no queued or active plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            plan = await reader.plan(checked)
+            if plan is None or plan.status not in LIVE:
+                raise PlanNotFoundError(plan_id, kind="queued or active")
+            data = await reader.files.read(checked)
+        if data is None or not data.strip():
+            return render(plan.content, plan.notes)
+        return decode(data)[0]
+
+    async def validate_session(self, name: str) -> ValidationReport:
+        """Check the five invariants; only reports, never repairs (not even by opening).
+
+        A damaged journal row makes `journal_matches_state` false with an issue line.
+
+        A live plan's file that cannot be read as a plan (not a regular file, not UTF-8, no
+        plan heading) counts against files_match_database.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            rows = await reader.plan_rows()
+            names = await reader.files.names()
+            damaged = await _damaged_files(reader, rows, set(names))
+            journal = journal_issues(await reader.events(EventQuery()), rows)
+            return check(rows, names, damaged, journal=journal)
+
+    async def journal(
+        self, name: str, query: EventQuery | None = None
+    ) -> list[Event | UnreadableEvent]:
+        """The session's journal events, oldest first (every one unless `query` narrows them).
+
+        A read only: the session is not reconciled, so nothing is written.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            return await reader.events(query or EventQuery())
+
+    def follow(self, name: str, after_seq: int = 0) -> AsyncIterator[Event | UnreadableEvent]:
+        """The session's events after `after_seq`, then each new one as it is committed, by
+        any process (on PostgreSQL, on any machine); it ends only when the caller stops.
+
+        Raises:
+            InvalidInputError: `name` is not a session name (at once, not when iterated).
+
+        Raises (when iterated):
+            SessionNotFoundError, StorageError: the session cannot be read or watched.
+        """
+        return self._follow(check_session_name(name), after_seq)
+
+    def watch(self) -> SessionWatch:
+        """Change ticks for the sessions, from commits made by any process: what a live view
+        of a session or of the session list waits on."""
+        return self.catalog.watch()
+
+    async def reminder(self, name: str) -> str | None:
+        """`Active plan: {id} {goal} (pulled N min ago)` while a plan is active, else None.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            if (active := await reader.active_plan()) is None:
+                return None
+            pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
+        return reminder_line(active.id, active.goal, pulled, self.clock())
+
+    async def _follow(
+        self, name: SessionName, after_seq: int
+    ) -> AsyncIterator[Event | UnreadableEvent]:
+        # Opened before it is watched: opening an older session starts its journal.
+        store = await self.catalog.open(name)
+        feed = follow_events(store, self.catalog.watch().changes(name), after_seq)
+        async with aclosing(feed):
+            async for event in feed:
+                yield event
+
+
+#: A session's change ticks: one soon after each commit, for as long as the context is open.
+Ticks = AbstractAsyncContextManager[AsyncIterator[None]]
+
+
+async def follow_events(
+    store: SessionStore, ticks: Ticks, after_seq: int
+) -> AsyncGenerator[Event | UnreadableEvent, None]:
+    """Every event of `store` after `after_seq`, then the new ones each time `ticks` says the
+    session changed. Watching starts before the first read, so no commit falls between the
+    two; a tick that brings nothing new (changes close together share reads) yields nothing.
+
+    Raises:
+        StorageError: the events cannot be read, or the session cannot be watched.
+    """
+    seen = after_seq
+    async with ticks as changes:
+        while True:
+            async with store.reading(snapshot=False) as reader:
+                new = await reader.events(EventQuery(after_seq=seen))
+            for event in new:
+                seen = event.seq
+                yield event
+            await anext(changes)
+
+
+async def _damaged_files(
+    reader: SessionReader, rows: list[PlanRow], present: set[str]
+) -> dict[str, str]:
+    """The live plans' files that are there but cannot be read as a plan, and why."""
+    damaged: dict[str, str] = {}
+    for row in rows:
+        if row.status in LIVE and file_name(row.id) in present:
+            try:
+                problem = unreadable(await reader.files.read(row.id))
+            except FileSystemError as exc:  # reported, like any other damage
+                problem = exc.message
+            if problem is not None:
+                damaged[file_name(row.id)] = problem
+    return damaged

@@ -1,0 +1,191 @@
+"""A person's steering (the web view, the CLI): import plans, move or drop a queued plan, and
+repair a session's files. The active plan is the agent's: a person never changes it here."""
+
+from collections.abc import Sequence
+
+import attrs
+
+from nineplan_core.edits import with_edits
+from nineplan_core.errors import PlanHeldByAgentError, PlanNotFoundError, QueueFullError
+from nineplan_core.journal import Actor, EventKind, NewEvent, plan_event
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import (
+    Plan,
+    PlanId,
+    Position,
+    check_plan_id,
+    check_position,
+    check_session_name,
+    check_text,
+)
+from nineplan_core.plan_file import PlanText, render
+from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.queue import insert_position, insert_rank
+from nineplan_core.results import Discarded, PlacedPlan, Repair
+from nineplan_core.service.checks import check_actor, check_imported
+from nineplan_core.service.envelope import Applied, Envelope
+
+
+class Steering(Envelope):
+    """The use cases a person calls to steer a session's queue."""
+
+    __slots__ = ()
+
+    async def import_plans(
+        self,
+        name: str,
+        plans: Sequence[PlanText],
+        position: Position | str = Position.BACK,
+        *,
+        actor: Actor | str = Actor.PERSON,
+    ) -> list[PlacedPlan]:
+        """Add many plans in one transaction, all or none, keeping their order.
+
+        At the back they are pulled in the order given after the plans already queued; at the
+        front they are pulled in the order given before them. Each plan's file is written.
+
+        Raises:
+            InvalidInputError: a plan is invalid (its index is in the message); nothing is added.
+            QueueFullError: the queue cannot take them all; nothing is added.
+            SessionNotFoundError, StorageError.
+        """
+        where = check_position(position)
+        who = check_actor(actor)
+        for index, text in enumerate(plans, start=1):
+            check_imported(text, f"(plan {index} of {len(plans)})", self.limits)
+
+        async def import_all(store: SessionStore, tx: SessionTx) -> Applied[list[PlacedPlan]]:
+            tally = await tx.tally()
+            if tally.queued + len(plans) > self.limits.max_queue:
+                raise QueueFullError(self.limits.max_queue)
+            first = 1 if where is Position.FRONT else tally.queued + 1
+            # At the front, the last plan goes in first so that the first ends up first.
+            order = list(plans) if where is Position.BACK else list(reversed(plans))
+            placed, events = [], []
+            for text in order:
+                plan, added = await self._import_one(tx, text, where, who)
+                events.append(added)
+                placed.append(PlacedPlan(plan=plan, path=store.plan_path(plan.id)))
+            if where is Position.FRONT:
+                placed.reverse()
+            ranked = [attrs.evolve(p, rank=first + i) for i, p in enumerate(placed)]
+            return Applied(
+                result=ranked, events=events, said="plans imported", about={"count": len(ranked)}
+            )
+
+        return await self._apply(name, import_all)
+
+    async def move_plan(
+        self,
+        name: str,
+        plan_id: str,
+        position: Position | str,
+        *,
+        actor: Actor | str = Actor.PERSON,
+    ) -> PlacedPlan:
+        """Move a queued plan to the front or the back of the queue; its file is unchanged.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        where = check_position(position)
+        who = check_actor(actor)
+
+        async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            tally = await tx.tally()
+            queued = await _queued_plan(tx, checked)
+            plan = queued.move(position=insert_position(tally, where))
+            await tx.save(plan)
+            rank = 1 if where is Position.FRONT else tally.queued
+            moved = plan_event(
+                self.clock(), who, EventKind.PLAN_MOVED, plan, position=where, rank=rank
+            )
+            return Applied(
+                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+                events=[moved],
+                said="plan moved by a person",
+                about={"plan_id": plan.id, "rank": rank},
+            )
+
+        return await self._apply(name, move)
+
+    async def drop_plan(
+        self, name: str, plan_id: str, reason: str, *, actor: Actor | str = Actor.PERSON
+    ) -> Discarded:
+        """Discard a queued plan, noting why (a person's call); edits in its file are kept.
+
+        Raises:
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        check_text("reason", reason, max_chars=self.limits.max_text_chars)
+        who = check_actor(actor)
+
+        async def drop(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
+            queued = await _queued_plan(tx, checked)
+            queued, _ = await with_edits(
+                tx,
+                store.name,
+                queued,
+                None,
+                who,
+                clock=self.clock,
+                max_section_chars=self.limits.max_text_chars,
+            )
+            plan = queued.drop(reason=reason.strip(), at=self.clock())
+            await tx.save(plan)
+            tx.files.remove_after_commit(plan.id)
+            dropped = plan_event(
+                self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+            )
+            return Applied(
+                result=Discarded(plan=plan, tally=await tx.tally()),
+                events=[dropped],
+                said="plan dropped by a person",
+                about={"plan_id": plan.id},
+            )
+
+        return await self._apply(name, drop)
+
+    async def repair_session(self, name: str) -> list[Repair]:
+        """Bring the plan files back in line with the database: what opening a session does,
+        and an empty queued plan's file re-rendered too (this pass reads every live file).
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        session = check_session_name(name)
+        store = await self.catalog.open(session)
+        repairs, _ = await self._reconcile(store, thorough=True)
+        self._reconciled.add(session)
+        return repairs
+
+    async def _import_one(
+        self, tx: SessionTx, text: PlanText, where: Position, who: Actor
+    ) -> tuple[Plan, NewEvent]:
+        """Store one imported plan (its notes too) and write its file; its `plan_added`."""
+        tally = await tx.tally()
+        plan = await self._insert(tx, text.content, insert_position(tally, where))
+        if text.notes:
+            plan = attrs.evolve(plan, notes=text.notes)
+            await tx.save(plan)
+        await tx.files.write(plan.id, render(text.content, plan.notes))
+        rank = insert_rank(tally, where)
+        return plan, plan_event(
+            plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
+        )
+
+
+async def _queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:
+    """A queued plan a person may steer; the active plan is the agent's."""
+    plan = await tx.plan(plan_id)
+    if plan is not None and plan.status is PlanStatus.ACTIVE:
+        raise PlanHeldByAgentError(plan_id)
+    if plan is None or plan.status is not PlanStatus.QUEUED:
+        raise PlanNotFoundError(plan_id, kind="queued")
+    return plan
