@@ -17,11 +17,12 @@ from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.memory.store import MemoryPlanFiles
 from nineplan_adapters.storage.plan_files import (
     DirectoryPlanFiles,
+    PlanFiles,
     PlanFilesFactory,
     file_system_error,
 )
 from nineplan_core.model import DEFAULT_LIMITS, PlanId, SessionName
-from nineplan_core.ports import PlanFiles, SessionCatalog
+from nineplan_core.ports import SessionCatalog
 from nineplan_core.service import NinePlan
 
 PLAN = {

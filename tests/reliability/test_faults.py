@@ -17,10 +17,9 @@ from mcp import Client
 
 from nineplan_adapters.entrypoints.mcp import build_server
 from nineplan_adapters.storage.clock import FixedClock
-from nineplan_adapters.storage.plan_files import DirectoryPlanFiles, OsCalls
+from nineplan_adapters.storage.plan_files import DirectoryPlanFiles, OsCalls, PlanFiles
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.model import PlanId
-from nineplan_core.ports import PlanFiles
 from tests.fakes import PLAN, make_service
 from tests.mcp_helpers import error, ok, parsed_error, text
 

@@ -6,13 +6,48 @@ import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
 from nineplan_core.errors import FileSystemError
 from nineplan_core.model import PlanId, check_plan_id, file_name
 from nineplan_core.plan_file import MAX_FILE_BYTES
-from nineplan_core.ports import PlanFiles
+
+
+class PlanFiles(Protocol):
+    """The folder of plan files of one session: the agent's working copies."""
+
+    def path(self, plan_id: PlanId) -> str: ...
+    async def read(self, plan_id: PlanId) -> bytes | None:
+        """The file's bytes (at most MAX_FILE_BYTES + 1); None if missing or not a regular
+        file (a symlink or a directory, say). Never follows a link. Raises FileSystemError
+        for a file that is there but cannot be read (an I/O error)."""
+        ...
+
+    async def write(self, plan_id: PlanId, data: bytes) -> None:
+        """Replace the file atomically; a directory or a link in its place is moved to
+        recovered/ first. Raises FileSystemError."""
+        ...
+
+    async def keep(self, file_name: str, data: bytes) -> str:
+        """Write `data` into the session's recovered/ folder under a fresh name based on
+        `file_name`; return where. Raises FileSystemError."""
+        ...
+
+    async def remove(self, plan_id: PlanId) -> None:
+        """Delete the file if it exists (a directory in its place goes to recovered/).
+        Raises FileSystemError."""
+        ...
+
+    async def names(self) -> list[str]:
+        """Every entry in the folder. Raises FileSystemError."""
+        ...
+
+    async def recover(self, file_name: str) -> None:
+        """Move an entry out of the folder into the session's recovered/ folder."""
+        ...
+
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -10,9 +10,9 @@ from typing import Generic, TypeVar
 import anyio
 import attrs
 
+from nineplan_adapters.storage.plan_files import PlanFiles
 from nineplan_core.errors import DatabaseError, NinePlanError
 from nineplan_core.model import PlanId, file_name
-from nineplan_core.ports import PlanFiles
 
 log = logging.getLogger("nineplan.storage")
 

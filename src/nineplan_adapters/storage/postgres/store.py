@@ -18,6 +18,7 @@ from nineplan_adapters.storage.journal_rows import (
     event_select,
     postgres_dialect,
 )
+from nineplan_adapters.storage.plan_files import PlanFiles
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import (
     CHANGEABLE_COLUMNS,
@@ -40,7 +41,6 @@ from nineplan_core.model import (
     SessionName,
     Tally,
 )
-from nineplan_core.ports import PlanFiles
 from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 
 log = logging.getLogger("nineplan.postgres")

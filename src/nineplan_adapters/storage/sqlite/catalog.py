@@ -22,6 +22,7 @@ from nineplan_adapters.storage.layout import (
     recovered_folder,
 )
 from nineplan_adapters.storage.plan_files import (
+    PlanFiles,
     PlanFilesFactory,
     directory_plan_files,
     file_system_error,
@@ -44,7 +45,6 @@ from nineplan_core.errors import (
 )
 from nineplan_core.journal import NewEvent
 from nineplan_core.model import DEFAULT_LIMITS, SESSION_NAME, Session, SessionName
-from nineplan_core.ports import PlanFiles
 from nineplan_core.results import SessionSummary
 
 log = logging.getLogger("nineplan.sqlite")

@@ -10,6 +10,7 @@ import anyio
 import attrs
 
 from nineplan_adapters.storage.journal_rows import SQLITE, EventRows, event_select, timestamp_text
+from nineplan_adapters.storage.plan_files import PlanFiles
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import (
     plan_to_row,
@@ -48,7 +49,6 @@ from nineplan_core.model import (
     SessionName,
     Tally,
 )
-from nineplan_core.ports import PlanFiles
 from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 
 # Columns of both indexes: goal, context, inputs, outputs, outcome, notes. What plans produced
