@@ -94,7 +94,7 @@ class MemorySessionCatalog:
 
     def watch(self) -> MemorySessionWatch:
         """Change ticks for these sessions (commits in this process: the only one there is)."""
-        return MemorySessionWatch(self)
+        return MemorySessionWatch(self.open, self.versions)
 
     def versions(self) -> dict[str, int]:
         """Each session's commit count: what the session list's watch compares."""

@@ -1,8 +1,7 @@
 """The memory backend's watch: a session's commits as in-process ticks; the list by commit counts."""
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -10,20 +9,19 @@ from nineplan_adapters.storage.memory.store import MemorySessionStore
 from nineplan_adapters.storage.polled import PolledNames
 from nineplan_core.model import SessionName
 
-if TYPE_CHECKING:
-    from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
-
 
 @attrs.define
 class MemorySessionWatch:
     """Ticks when a memory session commits: an in-process signal for a session; the list
     compares the commit counts."""
 
-    catalog: "MemorySessionCatalog"
+    #: The catalog's `open` (raises SessionNotFoundError) and its sessions' commit counts.
+    open_session: Callable[[SessionName], Awaitable[MemorySessionStore]]
+    versions: Callable[[], Mapping[str, int]]
 
     @asynccontextmanager
     async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
-        store = await self.catalog.open(name)
+        store = await self.open_session(name)
         yield _CommitTicks(store, store.version)
 
     @asynccontextmanager
@@ -32,9 +30,9 @@ class MemorySessionWatch:
         read but the counters)."""
 
         async def versions() -> Mapping[str, int]:
-            return self.catalog.versions()
+            return self.versions()
 
-        yield PolledNames(versions, self.catalog.versions(), interval=0.05)
+        yield PolledNames(versions, self.versions(), interval=0.05)
 
 
 @attrs.define

@@ -151,7 +151,7 @@ class PostgresSessionCatalog:
 
     def watch(self) -> PostgresSessionWatch:
         """Change ticks for these sessions, from commits made on any machine."""
-        return PostgresSessionWatch(self)
+        return PostgresSessionWatch(self.open, self.pool)
 
     async def aclose(self) -> None:
         """Close the pool."""

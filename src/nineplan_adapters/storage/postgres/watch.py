@@ -1,10 +1,11 @@
 """The PostgreSQL backend's watch: `LISTEN` on a session's channel and on the sessions channel."""
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
+import asyncpg
 import attrs
 
 from nineplan_adapters.storage.postgres.store import (
@@ -14,20 +15,19 @@ from nineplan_adapters.storage.postgres.store import (
 )
 from nineplan_core.model import SessionName
 
-if TYPE_CHECKING:
-    from nineplan_adapters.storage.postgres.catalog import PostgresSessionCatalog
-
 
 @attrs.define
 class PostgresSessionWatch:
     """Ticks from `LISTEN`: every journal append notifies its session's channel, and
     PostgreSQL delivers the notification when (and only if) the transaction commits."""
 
-    catalog: "PostgresSessionCatalog"
+    #: The catalog's `open`: raises SessionNotFoundError for a session that does not exist.
+    open_session: Callable[[SessionName], Awaitable[object]]
+    pool: asyncpg.Pool
 
     @asynccontextmanager
     async def changes(self, name: SessionName) -> AsyncIterator[AsyncIterator[None]]:
-        await self.catalog.open(name)
+        await self.open_session(name)
         ticks = _NotifiedTicks()
         async with self._listening(changes_channel(name), ticks.notified, "watch the session"):
             yield ticks
@@ -45,7 +45,7 @@ class PostgresSessionWatch:
         """`callback` hears `channel`'s notifications on a pooled connection of its own (one
         listener per follower) for as long as the block runs."""
         with database_errors(action):
-            async with self.catalog.pool.acquire() as connection:
+            async with self.pool.acquire() as connection:
                 await connection.add_listener(channel, callback)
                 try:
                     yield
