@@ -815,7 +815,7 @@ class NinePlan:
                 continue
             self._reconciled.add(session.name)
             return store
-        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
+        raise DatabaseError("No free session name was found.", suggestion=DatabaseError.RETRY)
 
     def _check_imported(self, text: PlanText, which: str) -> None:
         """Check one imported plan's sections; the error says which plan it was."""
@@ -842,7 +842,7 @@ class NinePlan:
             if await tx.add(plan):
                 return plan
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
-        raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
+        raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
 
     async def _active_with_edits(
         self, tx: SessionTx, name: str, notes: str | None, actor: Actor

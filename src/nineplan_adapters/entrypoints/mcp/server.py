@@ -42,9 +42,9 @@ from nineplan_adapters.entrypoints.mcp.results import (
     ToolDeps,
     error_result,
     error_text,
-    for_agents,
     label_for,
 )
+from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.entrypoints.mcp.tools import register_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
