@@ -289,7 +289,8 @@ class QueueEntry:
     rank: int
 
 
-#: A plan deferred this many times or more is stuck (DESIGN §7; NINEPLAN_STUCK_DEFERS).
+#: A plan deferred this many times or more is stuck (docs/agents.md; NINEPLAN_STUCK_DEFERS in
+#: docs/configuration.md).
 STUCK_DEFERS = 3
 
 

@@ -1,5 +1,6 @@
-"""MCP beyond tools over a real stdio server (DESIGN §9): the resume prompt, completions,
-resource subscriptions fed by changes another process makes, and resource links."""
+"""MCP beyond tools over a real stdio server: the resume prompt, completions (docs/clients.md),
+resource subscriptions fed by changes another process makes (docs/architecture.md), and
+resource links."""
 
 import json
 import warnings

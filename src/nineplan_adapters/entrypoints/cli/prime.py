@@ -69,7 +69,8 @@ class Primer:
         return f'9plan_session_resume(session_name="{self.session_name}")'
 
     def as_json(self) -> dict[str, Any]:
-        """The fields DESIGN §9 lists, as `nineplan prime --json` prints them."""
+        """The fields docs/clients.md lists (the way back after compaction), as
+        `nineplan prime --json` prints them."""
         active = self.active_plan
         return {
             "session_name": self.session_name,

@@ -1,4 +1,5 @@
-"""MCP beyond tools (DESIGN §9): the resume prompt, completions, and resource subscriptions.
+"""MCP beyond tools: the resume prompt, completions (docs/clients.md), and resource
+subscriptions (docs/architecture.md).
 
 Subscriptions reach clients of both protocol eras:
 
