@@ -24,8 +24,8 @@ CONTROL_WORDS: Words = {
     Action.KEEP_SECTIONS: "Keep the '# Section' headers intact when editing a plan file.",
     Action.RETRY: "Reload the page or submit the form again.",
     Action.RETRY_BUSY: "Try again in a moment; another client is writing to this session.",
-    Action.RETRY_OR_VALIDATE: "Try again; if it persists, run `nineplan validate` on this "
-    "session or inspect the session database.",
+    Action.RETRY_OR_VALIDATE: "Try again; if it persists, check the session with the command "
+    "nineplan validate, or inspect the session database.",
     Action.FIX_STORAGE: "{detail}",
     Action.UPGRADE: "{detail}",
 }
