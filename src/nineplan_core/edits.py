@@ -2,7 +2,7 @@
 the plan changes state, and the working copy an agent is handed when it pulls a plan.
 
 Nothing written in a plan file is dropped: what fits no section goes to the notes, and a file
-that cannot be read whole is first copied to recovered/ (DESIGN §2, plan files).
+that cannot be read whole is first copied to recovered/ (docs/storage.md).
 """
 
 import logging

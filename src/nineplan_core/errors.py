@@ -1,11 +1,12 @@
 """NinePlanError and one subclass per situation a caller may handle, each with a category.
 
-Suggestions name library calls (`add_plan`); the MCP layer shows agents the matching tools.
+Each carries a `Suggestion` (nineplan_core.suggestions): what to do next, as data that every way
+in words in its own terms; `str()` of it names library calls (`add_plan`).
 """
 
 from typing import ClassVar
 
-_START = "Create a session with create_session or resume one with session_state."
+from nineplan_core.suggestions import Action, Suggestion
 
 
 class NinePlanError(Exception):
@@ -13,10 +14,15 @@ class NinePlanError(Exception):
 
     category: ClassVar[str] = "INTERNAL_ERROR"
 
-    def __init__(self, message: str, *, suggestion: str) -> None:
+    def __init__(self, message: str, *, suggestion: Suggestion) -> None:
         super().__init__(message)
         self.message = message
         self.suggestion = suggestion
+
+    @property
+    def suggestion_text(self) -> str:
+        """The suggestion in the library's words (the `NinePlan` calls to make)."""
+        return str(self.suggestion)
 
 
 class SessionNotFoundError(NinePlanError, LookupError):
@@ -30,7 +36,7 @@ class SessionNotFoundError(NinePlanError, LookupError):
             if name is None
             else f"No session named {name!r} exists."
         )
-        super().__init__(message, suggestion=f"{_START} list_sessions lists sessions.")
+        super().__init__(message, suggestion=Suggestion(Action.START_SESSION))
         self.name = name
 
 
@@ -44,7 +50,7 @@ class SessionNameRequiredError(SessionNotFoundError):
             "identity), so each call must name its session."
         )
         self.args = (self.message,)
-        self.suggestion = "Pass session_name on every call (list_sessions lists them)."
+        self.suggestion = Suggestion(Action.NAME_SESSION)
 
 
 class SessionExistsError(NinePlanError, FileExistsError):
@@ -55,7 +61,7 @@ class SessionExistsError(NinePlanError, FileExistsError):
     def __init__(self, name: str) -> None:
         super().__init__(
             f"A session named {name!r} already exists.",
-            suggestion="Resume it with session_state or create another.",
+            suggestion=Suggestion(Action.RESUME_SESSION),
         )
         self.name = name
 
@@ -66,11 +72,7 @@ class PlanNotFoundError(NinePlanError, LookupError):
     category = "PLAN_NOT_FOUND"
 
     def __init__(self, plan_id: str, *, kind: str = "completed") -> None:
-        suggestion = (
-            "Use search_history to find completed plans and their ids."
-            if kind == "completed"
-            else "Use session_state to see the queued and active plans."
-        )
+        suggestion = Suggestion(Action.SEARCH_HISTORY if kind == "completed" else Action.SEE_QUEUE)
         super().__init__(
             f"No {kind + ' ' if kind else ''}plan with id {plan_id!r} in this session.",
             suggestion=suggestion,
@@ -86,7 +88,7 @@ class NoActivePlanError(NinePlanError):
     def __init__(self) -> None:
         super().__init__(
             "No plan is active in this session.",
-            suggestion="Pull the next plan with pull_plan.",
+            suggestion=Suggestion(Action.PULL_PLAN),
         )
 
 
@@ -98,9 +100,7 @@ class PlanAlreadyActiveError(NinePlanError):
     def __init__(self, plan_id: str) -> None:
         super().__init__(
             f"Plan {plan_id} is already active; only one plan is worked on at a time.",
-            suggestion=(
-                "Finish it with complete_plan, or use defer_plan or discard_plan, then pull again."
-            ),
+            suggestion=Suggestion(Action.FINISH_ACTIVE_PLAN),
         )
         self.plan_id = plan_id
 
@@ -115,10 +115,10 @@ class QueueEmptyError(NinePlanError):
             message = (
                 f"The queue is empty and {completed_count} plan(s) are completed. Task complete!"
             )
-            suggestion = "Add more plans with add_plan if work remains."
+            suggestion = Suggestion(Action.ADD_MORE_PLANS)
         else:
             message = "The queue is empty: no plan has been added to this session yet."
-            suggestion = "Add plans with add_plan, then pull_plan."
+            suggestion = Suggestion(Action.ADD_PLANS)
         super().__init__(message, suggestion=suggestion)
         self.completed_count = completed_count
 
@@ -131,7 +131,7 @@ class InvalidInputError(NinePlanError, ValueError):
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(
             f"{field}: {problem}",
-            suggestion=f"Correct {field} and call again.",
+            suggestion=Suggestion(Action.CORRECT_FIELD, field=field),
         )
         self.field = field
         self.problem = problem
@@ -145,8 +145,7 @@ class QueueFullError(InvalidInputError):
         NinePlanError.__init__(
             self,
             f"The queue is full: {limit} plans are queued, the most one session may hold.",
-            suggestion="Work the queue down (pull_plan, then complete_plan or discard_plan) "
-            "before adding more.",
+            suggestion=Suggestion(Action.MAKE_ROOM),
         )
         self.field = "queue"
         self.problem = "is full"
@@ -161,7 +160,7 @@ class InvalidTransitionError(NinePlanError):
     def __init__(self, plan_id: str, current: str, wanted: str) -> None:
         super().__init__(
             f"Plan {plan_id} is {current} and cannot become {wanted}.",
-            suggestion="Check the session with session_state.",
+            suggestion=Suggestion(Action.SEE_SESSION),
         )
         self.plan_id = plan_id
 
@@ -175,7 +174,7 @@ class PlanHeldByAgentError(NinePlanError):
         super().__init__(
             f"Plan {plan_id} is active: the agent is working on it, so a person cannot move or "
             "drop it.",
-            suggestion="Let the agent defer, complete or discard it; steer the queued plans.",
+            suggestion=Suggestion(Action.LEAVE_TO_AGENT),
         )
         self.plan_id = plan_id
 
@@ -188,12 +187,22 @@ class PlanFileFormatError(NinePlanError, ValueError):
     def __init__(self, problem: str) -> None:
         super().__init__(
             f"The plan file is not in the plan format: {problem}.",
-            suggestion="Keep the '# Section' headers intact when editing a plan file.",
+            suggestion=Suggestion(Action.KEEP_SECTIONS),
         )
 
 
 class StorageError(NinePlanError):
     """Base of the two storage categories; adapters raise its subclasses from driver errors."""
+
+    #: For a failure a second try will likely not meet again (every name or id drawn was taken).
+    RETRY: ClassVar[Suggestion] = Suggestion(Action.RETRY)
+
+
+_RETRY_OR_VALIDATE = Suggestion(Action.RETRY_OR_VALIDATE)
+_CHECK_FOLDER = Suggestion(
+    Action.FIX_STORAGE,
+    detail="Check free disk space and permissions of the sessions folder, then retry.",
+)
 
 
 class FileSystemError(StorageError, OSError):
@@ -201,12 +210,8 @@ class FileSystemError(StorageError, OSError):
 
     category = "FILE_SYSTEM_ERROR"
 
-    def __init__(self, message: str, *, suggestion: str | None = None) -> None:
-        super().__init__(
-            message,
-            suggestion=suggestion
-            or "Check free disk space and permissions of the sessions folder, then retry.",
-        )
+    def __init__(self, message: str, *, suggestion: Suggestion | None = None) -> None:
+        super().__init__(message, suggestion=_CHECK_FOLDER if suggestion is None else suggestion)
 
 
 class DatabaseError(StorageError):
@@ -214,9 +219,7 @@ class DatabaseError(StorageError):
 
     category = "DATABASE_ERROR"
 
-    def __init__(self, message: str, *, suggestion: str | None = None) -> None:
+    def __init__(self, message: str, *, suggestion: Suggestion | None = None) -> None:
         super().__init__(
-            message,
-            suggestion=suggestion
-            or "Retry; if it persists, run validate_session or inspect the session database.",
+            message, suggestion=_RETRY_OR_VALIDATE if suggestion is None else suggestion
         )

@@ -299,7 +299,8 @@ class PlanRow:
     position: int | None
 
 
-#: A plan deferred this many times or more is stuck (DESIGN §7; NINEPLAN_STUCK_DEFERS).
+#: A plan deferred this many times or more is stuck (docs/agents.md; NINEPLAN_STUCK_DEFERS in
+#: docs/configuration.md).
 STUCK_DEFERS = 3
 
 

@@ -1,5 +1,6 @@
-"""MCP beyond tools over a real stdio server (DESIGN §9): the resume prompt, completions,
-resource subscriptions fed by changes another process makes, and resource links."""
+"""MCP beyond tools over a real stdio server: the resume prompt, completions (docs/clients.md),
+resource subscriptions fed by changes another process makes (docs/architecture.md), and
+resource links."""
 
 import json
 import warnings
@@ -111,7 +112,7 @@ async def test_pull_and_resume_results_link_the_active_plan(tmp_path: Path, mode
         [link] = [block for block in pulled.content if isinstance(block, ResourceLink)]
         plan_id = pulled.structured_content["plan_id"]
         assert str(link.uri) == f"nineplan://sessions/{name}/plans/{plan_id}"
-        assert link.mime_type == "text/markdown"
+        assert link.mime_type == "text/plain"  # as the resource it links to
         read = await client.read_resource(str(link.uri))
         assert "# Goal\nlinked" in read.contents[0].text  # type: ignore[union-attr]
         resumed = await client.call_tool("9plan_session_resume", {"session_name": name})

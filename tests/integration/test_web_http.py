@@ -3,8 +3,10 @@
 import json
 import re
 import socket
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -99,3 +101,41 @@ def test_ui_on_a_busy_port_says_so_in_one_line(tmp_path: Path):
         "another port with --port"
     )
     assert refused.stderr.strip().splitlines() == [expected]
+
+
+async def _next_event(lines: AsyncIterator[str]) -> list[str]:
+    """The lines of the stream's next event or comment, up to the blank line that ends it."""
+    event: list[str] = []
+    async for line in lines:
+        if not line:
+            return event
+        event.append(line)
+    raise AssertionError(f"the stream ended inside an event: {event}")
+
+
+async def test_the_live_streams_send_fragments_as_server_sent_events(tmp_path: Path):
+    """A session page's stream and the session list's stream are `text/event-stream`, unbuffered
+    by proxies; each sends `event: fragments` with a JSON `data:` line at once, and the session's
+    stream sends the changed fragments again when another process adds a plan."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = (await ok(agent, "9plan_session_create", task_description="live"))["session_name"]
+        async with spawned_ui(tmp_path) as ui, httpx2.AsyncClient(base_url=ui) as http:
+            async with http.stream("GET", "/live") as listing:
+                assert listing.headers["content-type"] == "text/event-stream; charset=utf-8"
+                assert listing.headers["x-accel-buffering"] == "no"
+                kind, data = await _next_event(listing.aiter_lines())
+                assert kind == "event: fragments"
+                assert f'data-session=\\"{name}\\"' in data
+            async with http.stream("GET", f"/sessions/{name}/live") as live:
+                assert live.headers["content-type"] == "text/event-stream; charset=utf-8"
+                lines = live.aiter_lines()
+                kind, data = await _next_event(lines)
+                assert kind == "event: fragments"
+                assert set(json.loads(data.removeprefix("data: "))) == {
+                    "summary", "active", "queue", "journal"
+                }  # fmt: skip
+                await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "seen live"})
+                with anyio.fail_after(10):
+                    kind, data = await _next_event(lines)
+                assert kind == "event: fragments"
+                assert "seen live" in json.loads(data.removeprefix("data: "))["queue"]

@@ -1,4 +1,5 @@
-"""What nineplan costs a client's context stays within its budgets (DESIGN §9, issue 17)."""
+"""What nineplan costs a client's context stays within its budgets (docs/performance.md, rows
+18 and 19; issue 17)."""
 
 from benchmarks.context import INSTRUCTION_BYTES, TOOL_TOKENS, context_cost
 from benchmarks.run import run, table

@@ -284,7 +284,7 @@ async def test_sessionless_clients_must_name_the_session(tmp_path: Path):
     call = ToolCall(deps, None, {"host": "127.0.0.1"})
     with pytest.raises(SessionNameRequiredError) as caught:
         _ = call.session
-    assert "session_name" in caught.value.suggestion
+    assert "session_name" in caught.value.suggestion_text
     outcome = refusal("9plan_queue_pull", call.label, caught.value)
     assert "SESSION_NOT_FOUND" in text(outcome)
 

@@ -84,7 +84,7 @@ async def test_pull_on_an_empty_queue_says_the_task_is_complete(backend: Backend
         await backend.service.pull_plan(name)
     assert "Task complete" not in caught.value.message
     assert "no plan has been added" in caught.value.message
-    assert "add_plan" in caught.value.suggestion
+    assert "add_plan" in caught.value.suggestion_text
     await backend.service.add_plan(name, **PLAN)
     await backend.service.pull_plan(name)
     await backend.service.complete_plan(name, "done")

@@ -96,7 +96,7 @@ async def test_a_failed_file_write_rolls_the_database_back(tmp_path: Path):
         failing.failing = {"write"}
         with pytest.raises(FileSystemError) as caught:
             await backend.service.add_plan(name, **PLAN)
-        assert "disk space" in caught.value.suggestion
+        assert "disk space" in caught.value.suggestion_text
         assert (await backend.service.session_state(name)).queue == []
         assert (await backend.service.validate_session(name)).valid
         failing.failing = set()
@@ -390,7 +390,7 @@ async def test_a_lock_held_past_the_busy_timeout_is_a_busy_database_error(tmp_pa
     async with locked_by_another_process(tmp_path, busy_timeout=0.2) as (_, service, name, other):
         with pytest.raises(DatabaseError, match="busy in another process") as caught:
             await service.add_plan(name, **PLAN)
-        assert "Retry" in caught.value.suggestion
+        assert "Retry" in caught.value.suggestion_text
         other.execute("ROLLBACK")
         await service.add_plan(name, **PLAN)  # the session works once the lock is gone
         assert len((await service.session_state(name)).queue) == 1

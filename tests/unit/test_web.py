@@ -5,6 +5,7 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import attrs
 import httpx2
 import pytest
@@ -331,3 +332,17 @@ async def test_a_token_or_cookie_that_is_not_ascii_is_refused_not_a_crash(
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=ORIGIN) as http:
         page = await http.get("/", headers={b"cookie": "nineplan_token=\u00e9".encode()})
         assert page.status_code == 303
+
+
+async def test_a_head_request_on_a_live_stream_answers_at_once(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """HEAD on a session's or the list's live stream answers the stream's headers with an
+    empty body at once, instead of opening a stream that never ends."""
+    name = await backend.session()
+    for path in (f"/sessions/{name}/live", "/live"):
+        with anyio.fail_after(5):
+            head = await client.head(path)
+        assert head.status_code == 200
+        assert head.headers["content-type"] == "text/event-stream; charset=utf-8"
+        assert head.content == b""

@@ -1,4 +1,5 @@
-"""Workspaces (DESIGN §9): recorded at creation, stored by every backend, shown in the views."""
+"""Workspaces (docs/clients.md): recorded at creation, stored by every backend, shown in the
+views."""
 
 import sqlite3
 from pathlib import Path

@@ -13,6 +13,7 @@ import attrs
 from nineplan_core.errors import FileSystemError
 from nineplan_core.model import PlanId, check_plan_id, file_name
 from nineplan_core.plan_file import MAX_FILE_BYTES
+from nineplan_core.suggestions import Action, Suggestion
 
 
 class PlanFiles(Protocol):
@@ -54,16 +55,19 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW",
 #: What opening a plan file for reading fails with when there is no plain file to read:
 #: none there, a link (O_NOFOLLOW: ELOOP, or EMLINK on the BSDs) or a socket (ENXIO).
 _ABSENT = {errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EMLINK, errno.ENXIO}
+#: What an operator does about the failures that say what is wrong (others get the default).
+_REMEDIES = {
+    errno.ENOSPC: "Free disk space on the sessions folder's volume, then retry.",
+    errno.EACCES: "Make the sessions folder writable for this user, then retry.",
+    errno.EROFS: "The sessions folder is on a read-only file system; point NINEPLAN_SESSIONS_PATH elsewhere.",
+}
 
 
 def file_system_error(action: str, exc: OSError) -> FileSystemError:
     """A categorized error for an OSError, naming what failed but not the machine's paths."""
     reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
-    suggestion = {
-        errno.ENOSPC: "Free disk space on the sessions folder's volume, then retry.",
-        errno.EACCES: "Make the sessions folder writable for this user, then retry.",
-        errno.EROFS: "The sessions folder is on a read-only file system; point NINEPLAN_SESSIONS_PATH elsewhere.",
-    }.get(exc.errno or 0)
+    detail = _REMEDIES.get(exc.errno or 0)
+    suggestion = None if detail is None else Suggestion(Action.FIX_STORAGE, detail=detail)
     return FileSystemError(f"Could not {action}: {reason}.", suggestion=suggestion)
 
 

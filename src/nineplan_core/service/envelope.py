@@ -163,7 +163,7 @@ class Envelope:
                 continue
             self._reconciled.add(session.name)
             return store
-        raise DatabaseError("No free session name was found.", suggestion="Retry create_session.")
+        raise DatabaseError("No free session name was found.", suggestion=DatabaseError.RETRY)
 
     async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
         """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
@@ -177,4 +177,4 @@ class Envelope:
             if await tx.add(plan):
                 return plan
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
-        raise DatabaseError("No free plan id was found.", suggestion="Retry the call.")
+        raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)

@@ -23,16 +23,11 @@ from nineplan_adapters.config import (
 from nineplan_adapters.entrypoints.cli.steering import COMMANDS as STEERING_COMMANDS
 from nineplan_adapters.entrypoints.cli.steering import STEERING
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
+from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.log_setup import configure_logging
-from nineplan_core.errors import (
-    InvalidInputError,
-    NinePlanError,
-    PlanHeldByAgentError,
-    PlanNotFoundError,
-    SessionNotFoundError,
-)
+from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE
 from nineplan_core.results import SNIPPET_MARKS
@@ -220,25 +215,12 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
             return await INSPECTORS[args.command](service, args)
     except NinePlanError as exc:
         missing = isinstance(exc, SessionNotFoundError)
-        suggestion = _cli_suggestion(exc, args)
+        suggestion = for_the_terminal(exc.suggestion, getattr(args, "name", None))
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
         if isinstance(exc, PlanHeldByAgentError):
             human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
         return _fail(args, error, human, USAGE if missing else REFUSED)
-
-
-def _cli_suggestion(exc: NinePlanError, args: argparse.Namespace) -> str:
-    """What to do next, in the terminal's words (the errors' own suggestions name use cases)."""
-    if isinstance(exc, SessionNotFoundError):
-        return "`nineplan sessions` lists every session."
-    if isinstance(exc, PlanNotFoundError):
-        return (
-            f"`nineplan state {getattr(args, 'name', 'NAME')}` shows the queued and active plans."
-        )
-    if isinstance(exc, InvalidInputError):
-        return f"Correct {exc.field} and run the command again."
-    return exc.suggestion
 
 
 def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:

@@ -3,7 +3,6 @@
 
 import functools
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -12,6 +11,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
+from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -20,21 +20,6 @@ log = logging.getLogger("nineplan.mcp")
 
 NO_SESSION = "none"
 
-# Domain errors suggest library calls; an agent on MCP reads the tool that does the same.
-TOOL_FOR_CALL = {
-    "create_session": "9plan_session_create",
-    "session_state": "9plan_session_resume",
-    "list_sessions": "9plan_admin_sessions",
-    "add_plan": "9plan_queue_add",
-    "pull_plan": "9plan_queue_pull",
-    "defer_plan": "9plan_plan_defer",
-    "complete_plan": "9plan_plan_complete",
-    "discard_plan": "9plan_plan_discard",
-    "search_history": "9plan_history_search",
-    "get_history": "9plan_history_get",
-    "validate_session": "9plan_admin_validate",
-}
-_CALL = re.compile(rf"\b({'|'.join(TOOL_FOR_CALL)})\b")
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -45,11 +30,6 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
     "required": ["category", "message", "suggestion", "session_name"],
 }
-
-
-def for_agents(text: str) -> str:
-    """`text` with each library call it names replaced by the MCP tool that does the same."""
-    return _CALL.sub(lambda match: TOOL_FOR_CALL[match[1]], text)
 
 
 def error_text(label: str, category: str, message: str, suggestion: str) -> str:

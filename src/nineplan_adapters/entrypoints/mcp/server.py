@@ -35,13 +35,13 @@ from nineplan_adapters.entrypoints.mcp.results import (
     ToolDeps,
     error_result,
     error_text,
-    for_agents,
     label_for,
 )
 from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
+from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.text import INSTRUCTIONS, bootstrap_prompt
 from nineplan_adapters.entrypoints.mcp.tools import register_tools
-from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_URI, STATE_URI
+from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_MIME_TYPE, PLAN_URI, STATE_URI
 from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
@@ -245,7 +245,7 @@ def _plan_resource(name: str, plan_id: str, goal: str) -> Resource:
         uri=PLAN_URI.format(session=name, plan_id=plan_id),
         name=f"{name} plan {plan_id}",
         description=goal[:200],
-        mime_type="text/plain",
+        mime_type=PLAN_MIME_TYPE,
     )
 
 
@@ -294,7 +294,7 @@ def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) ->
         PLAN_URI,
         name="plan",
         description="A queued or active plan's file",
-        mime_type="text/plain",
+        mime_type=PLAN_MIME_TYPE,
     )
     async def plan_file(session: str, plan_id: str) -> str:
         try:

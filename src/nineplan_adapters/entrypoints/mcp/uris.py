@@ -7,6 +7,8 @@ from mcp.types import ResourceLink
 PLAN_URI = "nineplan://sessions/{session}/plans/{plan_id}"
 STATE_URI = "nineplan://sessions/{session}/state"
 LOG_URI = "nineplan://sessions/{session}/log"
+#: What a plan resource holds: its plan file, in the plain-text plan format (a .txt file).
+PLAN_MIME_TYPE = "text/plain"
 #: The resource templates whose `session` variable names a session.
 SESSION_TEMPLATES = (PLAN_URI, STATE_URI, LOG_URI)
 _SESSION_URI = re.compile(
@@ -26,5 +28,5 @@ def plan_link(session: str, plan_id: str, goal: str) -> ResourceLink:
         uri=PLAN_URI.format(session=session, plan_id=plan_id),
         name=f"plan {plan_id}",
         description=goal[:200],
-        mime_type="text/markdown",
+        mime_type=PLAN_MIME_TYPE,
     )

@@ -1,4 +1,5 @@
-"""MCP beyond tools (DESIGN §9): the resume prompt, completions, and resource subscriptions.
+"""MCP beyond tools: the resume prompt, completions (docs/clients.md), and resource
+subscriptions (docs/architecture.md).
 
 Subscriptions reach clients of both protocol eras:
 
@@ -42,6 +43,7 @@ from mcp.types import (
 from nineplan_adapters.entrypoints.mcp.changes import Change, SessionChanges
 from nineplan_adapters.entrypoints.mcp.clients import client_key
 from nineplan_adapters.entrypoints.mcp.results import error_text
+from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.tools import state_text
 from nineplan_adapters.entrypoints.mcp.uris import PLAN_URI, SESSION_TEMPLATES, session_of
 from nineplan_core.errors import NinePlanError
@@ -244,7 +246,8 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan) -> None:
         except NinePlanError as exc:
             label = session_name if SESSION_NAME.fullmatch(session_name) else "none"
             raise MCPError(
-                INVALID_PARAMS, error_text(label, exc.category, exc.message, exc.suggestion)
+                INVALID_PARAMS,
+                error_text(label, exc.category, exc.message, for_agents(exc.suggestion)),
             ) from exc
         name = state.session.name
         call = f'9plan_session_resume(session_name="{name}")'

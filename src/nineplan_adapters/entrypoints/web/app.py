@@ -17,7 +17,7 @@ from nineplan_core.service import NinePlan
 
 
 def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
-    """The web view of every session the service reaches, guarded as DESIGN §8 says.
+    """The web view of every session the service reaches, guarded as docs/ui.md (Security) says.
 
     Every page is live: the service's watch ticks on every commit (the journal's change feed
     rides on it too).

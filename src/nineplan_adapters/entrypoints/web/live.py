@@ -15,7 +15,7 @@ import anyio
 import attrs
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from starlette.responses import Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 from watchfiles import Change, awatch
 
@@ -31,6 +31,8 @@ log = logging.getLogger("nineplan.web")
 KEEP_ALIVE = 15.0
 #: How long the file watcher gathers events before it wakes the stream (milliseconds).
 FILE_DEBOUNCE_MS = 50
+#: Where a stream puts its events for the response to send.
+Events = MemoryObjectSendStream[ServerSentEvent]
 
 
 def _wake(wakes: MemoryObjectSendStream[None]) -> None:
@@ -87,34 +89,37 @@ class FileFollower:
         self.follow(None)
 
 
-class EventStream(Response):
-    """A `text/event-stream` response that runs `stream` until the client goes."""
+def _still_here() -> ServerSentEvent:
+    return ServerSentEvent(comment="still here", sep="\n")
+
+
+class EventStream(EventSourceResponse):
+    """A `text/event-stream` response: `stream` sends its events until it returns or the
+    client goes, and a `: still here` comment every KEEP_ALIVE seconds keeps the line open."""
 
     def __init__(self) -> None:
-        super().__init__()
-        # A stream: no content-length (Response would declare the empty body's 0).
-        self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"x-accel-buffering", b"no"),
-        ]
+        self._events, self._pending = anyio.create_memory_object_stream[ServerSentEvent]()
+        super().__init__(
+            self._pending,
+            data_sender_callable=self._send_all,
+            sep="\n",
+            ping=KEEP_ALIVE,
+            ping_message_factory=_still_here,
+        )
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG002 - the ASGI signature
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._until_gone, receive, tasks)
-            try:
-                await self.stream(send, tasks)
-            finally:
-                tasks.cancel_scope.cancel()
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # a HEAD request never starts the stream: nothing else closes these
+            self._events.close()
+            self._pending.close()
 
-    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+    async def _send_all(self) -> None:
+        async with self._events:
+            await self.stream(self._events)
+
+    async def stream(self, events: Events) -> None:
         raise NotImplementedError
-
-    @staticmethod
-    async def _until_gone(receive: Receive, tasks: TaskGroup) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        tasks.cancel_scope.cancel()
 
 
 class LiveResponse(EventStream):
@@ -129,18 +134,24 @@ class LiveResponse(EventStream):
         self.name = name
         self.view = view
 
-    async def stream(self, send: Send, tasks: TaskGroup) -> None:
+    async def stream(self, events: Events) -> None:
         wakes, woken = anyio.create_memory_object_stream[None](1)
-        async with self.watch.changes(self.name) as ticks:
+        async with (
+            wakes,
+            woken,
+            self.watch.changes(self.name) as ticks,
+            anyio.create_task_group() as tasks,
+        ):
             tasks.start_soon(_forward, ticks, wakes)
             follower = FileFollower(tasks, wakes)
             try:
-                await self._stream(send, woken, follower)
+                await self._stream(events, woken, follower)
             finally:
                 follower.close()
+                tasks.cancel_scope.cancel()
 
     async def _stream(
-        self, send: Send, woken: MemoryObjectReceiveStream[None], follower: FileFollower
+        self, events: Events, woken: MemoryObjectReceiveStream[None], follower: FileFollower
     ) -> None:
         shown: dict[str, str] = {}
         while True:
@@ -155,12 +166,9 @@ class LiveResponse(EventStream):
                 follower.follow(state.active_plan_path if state.active_plan else None)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
-                await _event(send, "fragments", changed)
+                await events.send(_event("fragments", changed))
                 shown.update(changed)
-            with anyio.move_on_after(KEEP_ALIVE) as idle:
-                await woken.receive()
-            if idle.cancelled_caught:
-                await _send(send, ": still here\n\n")
+            await woken.receive()
 
 
 class SessionsLiveResponse(EventStream):
@@ -175,18 +183,14 @@ class SessionsLiveResponse(EventStream):
         self.pages = pages
         self.watch = watch
 
-    async def stream(self, send: Send, tasks: TaskGroup) -> None:  # noqa: ARG002 - nothing to start
+    async def stream(self, events: Events) -> None:
         async with self.watch.sessions() as changes:
             rows = await self._read(None) or {}
             shown = {name: self.pages.row_html(summary) for name, summary in rows.items()}
-            await _event(send, "fragments", {"sessions": self.pages.rows_html(rows.values())})
-            while True:
-                changed: frozenset[str] | None = None
-                with anyio.move_on_after(KEEP_ALIVE):
-                    changed = await anext(changes)
-                if changed is None:
-                    await _send(send, ": still here\n\n")
-                    continue
+            await events.send(
+                _event("fragments", {"sessions": self.pages.rows_html(rows.values())})
+            )
+            async for changed in changes:
                 if (fresh := await self._read(sorted(changed))) is None:
                     continue  # the rows stay as they were until the next change
                 names = (rows.keys() - changed) | fresh.keys()
@@ -194,12 +198,12 @@ class SessionsLiveResponse(EventStream):
                 html = {name: self.pages.row_html(rows[name]) for name in fresh}
                 if names != shown.keys():  # a session came or went: the whole body, in order
                     shown = {name: html.get(name) or shown[name] for name in rows}
-                    await _event(
-                        send, "fragments", {"sessions": self.pages.rows_html(rows.values())}
+                    await events.send(
+                        _event("fragments", {"sessions": self.pages.rows_html(rows.values())})
                     )
                 elif moved := {name: row for name, row in html.items() if shown[name] != row}:
                     shown.update(moved)
-                    await _event(send, "rows", moved)
+                    await events.send(_event("rows", moved))
 
     async def _read(self, names: list[str] | None) -> dict[str, SessionSummary] | None:
         """The lines of `names` (every session for None); None when storage fails."""
@@ -210,9 +214,6 @@ class SessionsLiveResponse(EventStream):
             return None
 
 
-async def _event(send: Send, kind: str, data: dict[str, str]) -> None:
-    await _send(send, f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
-
-
-async def _send(send: Send, text: str) -> None:
-    await send({"type": "http.response.body", "body": text.encode(), "more_body": True})
+def _event(kind: str, data: dict[str, str]) -> ServerSentEvent:
+    """`event: KIND` and one `data:` line of JSON (which holds no line break)."""
+    return ServerSentEvent(json.dumps(data, ensure_ascii=False), event=kind, sep="\n")

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.web.security import WebSecurity
+from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
@@ -210,7 +211,7 @@ class Pages:
             title="Refused" if exc.category == "VALIDATION_ERROR" else "Not available",
             category=exc.category,
             message=exc.message,
-            suggestion=exc.suggestion,
+            suggestion=for_people(exc.suggestion),
             back=back,
         )
 

@@ -29,6 +29,7 @@ from nineplan_core.errors import (
 from nineplan_core.journal import NewEvent
 from nineplan_core.model import DEFAULT_LIMITS, Session, SessionName
 from nineplan_core.results import SessionSummary
+from nineplan_core.suggestions import Action, Suggestion
 
 log = logging.getLogger("nineplan.postgres")
 
@@ -50,7 +51,10 @@ async def connect_pool(url: str) -> asyncpg.Pool:
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
         raise DatabaseError(
             f"Could not connect to the PostgreSQL server in NINEPLAN_DATABASE_URL: {exc}.",
-            suggestion="Check that the server is running and the URL (host, port, user, database) is right.",
+            suggestion=Suggestion(
+                Action.FIX_STORAGE,
+                detail="Check that the server is running and the URL (host, port, user, database) is right.",
+            ),
         ) from exc
     try:
         await _migrate(pool)
@@ -72,7 +76,9 @@ async def _migrate(pool: asyncpg.Pool) -> None:
                 if version > len(MIGRATIONS):
                     raise DatabaseError(
                         f"The database has nineplan schema version {version}, newer than this nineplan knows.",
-                        suggestion="Upgrade nineplan on this machine.",
+                        suggestion=Suggestion(
+                            Action.UPGRADE, detail="Upgrade nineplan on this machine."
+                        ),
                     )
                 for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
                     async with connection.transaction():

@@ -14,6 +14,7 @@ import attrs
 
 from nineplan_adapters.config import Durability
 from nineplan_core.errors import DatabaseError
+from nineplan_core.suggestions import Action, Suggestion
 
 log = logging.getLogger("nineplan.sqlite")
 
@@ -38,7 +39,7 @@ def database_error(action: str, exc: sqlite3.Error) -> DatabaseError:
     if _is_busy(exc):
         return DatabaseError(
             f"Could not {action}: the session is busy in another process.",
-            suggestion="Retry the call; another client is writing to this session.",
+            suggestion=Suggestion(Action.RETRY_BUSY),
         )
     return DatabaseError(f"Could not {action}: {exc}.")
 
@@ -160,7 +161,7 @@ async def _migrate(db: aiosqlite.Connection) -> None:
     if version > len(MIGRATIONS):
         raise DatabaseError(
             f"The session database has schema version {version}, newer than this nineplan knows.",
-            suggestion="Upgrade nineplan to open this session.",
+            suggestion=Suggestion(Action.UPGRADE, detail="Upgrade nineplan to open this session."),
         )
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         # Every migration is idempotent, so two processes racing to migrate both succeed.
