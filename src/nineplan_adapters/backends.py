@@ -14,7 +14,7 @@ import attrs
 from nineplan_adapters.config import Settings
 
 if TYPE_CHECKING:
-    from nineplan_adapters.storage.priming import Primer
+    from nineplan_adapters.storage.priming import Primer, PrimerFactory
     from nineplan_core.ports import SessionCatalog
 
 BackendName = Literal["sqlite", "postgres", "memory"]
@@ -31,9 +31,8 @@ class Backend:
         """The backend's read for `nineplan prime`. `catalog`: an open catalog of this backend,
         which a backend that keeps nothing on disk (memory) reads; the others read the
         sessions' databases and files."""
-        module = importlib.import_module(f"{self.package}.primer")
-        made: Primer = module.primer(settings, catalog)
-        return made
+        factory: PrimerFactory = importlib.import_module(f"{self.package}.primer").primer
+        return factory(settings, catalog)
 
 
 BACKENDS: dict[BackendName, Backend] = {

@@ -81,6 +81,7 @@ class PostgresStorage(containers.DeclarativeContainer):
     """Every session in one PostgreSQL database; plan files mirrored on this machine."""
 
     settings = providers.Dependency(instance_of=Settings)
+    one_client = providers.Dependency(instance_of=bool, default=False)  # SQLite's alone
     plan_files = providers.Object(directory_plan_files)
     open_catalog = providers.Factory(
         postgres_catalog,
@@ -95,6 +96,7 @@ class MemoryStorage(containers.DeclarativeContainer):
     """Everything in memory: for embedding without a disk and for tests."""
 
     settings = providers.Dependency(instance_of=Settings)
+    one_client = providers.Dependency(instance_of=bool, default=False)  # SQLite's alone
     open_catalog = providers.Factory(
         memory_catalog, remembered=settings.provided.limits.remembered_requests
     )
@@ -122,9 +124,9 @@ class App(containers.DeclarativeContainer):
     )
 
 
-#: The storage container of each backend (nineplan_adapters.backends) but SQLite, which also
-#: takes `one_client`.
+#: The storage container of each backend (nineplan_adapters.backends).
 STORAGES: dict[BackendName, type[containers.DeclarativeContainer]] = {
+    "sqlite": SqliteStorage,
     "postgres": PostgresStorage,
     "memory": MemoryStorage,
 }
@@ -137,12 +139,7 @@ def build_container(settings: Settings, *, one_client: bool = False) -> App:
     server), so the SQLite store may wait for its fsync on the event loop (see
     SqliteSessionCatalog.commit_on_loop).
     """
-    storage: containers.DeclarativeContainer
-    backend = chosen(settings).name
-    if backend == "sqlite":
-        storage = SqliteStorage(settings=settings, one_client=one_client)
-    else:
-        storage = STORAGES[backend](settings=settings)
+    storage = STORAGES[chosen(settings).name](settings=settings, one_client=one_client)
     storage.check_dependencies()
     return App(settings=settings, storage=storage)
 

@@ -14,10 +14,16 @@ class NinePlanError(Exception):
 
     category: ClassVar[str] = "INTERNAL_ERROR"
 
-    def __init__(self, message: str, *, suggestion: Suggestion) -> None:
+    def __init__(self, message: str, *, suggestion: Suggestion | str) -> None:
+        """`suggestion` as plain text (as before suggestions were data) is kept as advice,
+        worded alike on every way in."""
         super().__init__(message)
         self.message = message
-        self.suggestion = suggestion
+        self.suggestion = (
+            suggestion
+            if isinstance(suggestion, Suggestion)
+            else Suggestion(Action.ADVICE, detail=suggestion)
+        )
 
     @property
     def suggestion_text(self) -> str:
@@ -210,7 +216,7 @@ class FileSystemError(StorageError, OSError):
 
     category = "FILE_SYSTEM_ERROR"
 
-    def __init__(self, message: str, *, suggestion: Suggestion | None = None) -> None:
+    def __init__(self, message: str, *, suggestion: Suggestion | str | None = None) -> None:
         super().__init__(message, suggestion=_CHECK_FOLDER if suggestion is None else suggestion)
 
 
@@ -219,7 +225,7 @@ class DatabaseError(StorageError):
 
     category = "DATABASE_ERROR"
 
-    def __init__(self, message: str, *, suggestion: Suggestion | None = None) -> None:
+    def __init__(self, message: str, *, suggestion: Suggestion | str | None = None) -> None:
         super().__init__(
             message, suggestion=_RETRY_OR_VALIDATE if suggestion is None else suggestion
         )

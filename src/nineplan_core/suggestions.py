@@ -52,11 +52,14 @@ class Action(enum.Enum):
     """Put the storage right (space, permissions, the database server), as `detail` says."""
     UPGRADE = "upgrade"
     """Install a newer nineplan, as `detail` says: the stored data is newer than this one."""
+    ADVICE = "advice"
+    """Do what `detail` says: a suggestion given as plain text (an adapter of one's own that
+    passes `suggestion="..."`), worded alike on every way in."""
 
 
 #: The actions that are a machine's operator's to take: their `detail` says what to do, in
 #: words that are the same on every way in.
-OPERATOR_ACTIONS = frozenset({Action.FIX_STORAGE, Action.UPGRADE})
+OPERATOR_ACTIONS = frozenset({Action.FIX_STORAGE, Action.UPGRADE, Action.ADVICE})
 
 #: How a way in words each action: `{field}`, `{detail}` and the way in's own context
 #: (`{name}` on the command line) are filled in.
@@ -116,4 +119,5 @@ LIBRARY_WORDS: Words = {
     "session database.",
     Action.FIX_STORAGE: "{detail}",
     Action.UPGRADE: "{detail}",
+    Action.ADVICE: "{detail}",
 }

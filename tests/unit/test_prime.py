@@ -6,8 +6,10 @@ import os
 import sqlite3
 from pathlib import Path
 
+import asyncpg
 import pytest
 
+from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.cli.prime import block
 from nineplan_adapters.entrypoints.console import main
 from nineplan_adapters.storage.postgres.primer import find_postgres
@@ -15,7 +17,7 @@ from nineplan_adapters.storage.sqlite.primer import find_sqlite, last_activity
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from nineplan_core.results import PrimedPlan, PrimedSession
-from tests.fakes import PLAN, open_backend
+from tests.fakes import PLAN, open_backend, open_service, postgres_schema
 
 
 async def bound_session(
@@ -226,3 +228,41 @@ def test_the_active_plans_notes_are_shown_under_it():
     lines = block(primer).splitlines()
     assert lines.index("    did two") < lines.index("Next in the queue:")
     assert lines.index("  File: /f/a3x9k.txt") < lines.index("  Last notes:")
+
+
+async def test_a_damaged_time_on_the_active_plan_hides_nothing(tmp_path: Path):
+    """The primer reads only the active plan's id, notes and content: a time in its row that
+    is not a time (edited by hand) still shows the session and its active plan."""
+    project = tmp_path / "project"
+    name, plan_id = await bound_session(tmp_path / "s", project)
+    with sqlite3.connect(tmp_path / "s" / name / "session.db") as db:
+        db.execute("UPDATE plans SET created_at = 'not a time' WHERE id = ?", (plan_id,))
+    found = find_sqlite(tmp_path / "s", str(project), STUCK_DEFERS)
+    assert found is not None
+    assert found.active_plan is not None
+    assert found.active_plan.id == plan_id
+
+
+@pytest.mark.postgres
+async def test_a_damaged_postgresql_row_never_ends_prime_in_a_traceback(tmp_path: Path):
+    """On PostgreSQL too the primer reads only what it shows: an active plan whose stored goal
+    was blanked by hand (a row the store itself would refuse to read back) still primes, and
+    prime never raises."""
+    project = str(tmp_path / "project")
+    async with postgres_schema() as url:
+        settings = Settings(sessions_path=tmp_path, database_url=url)
+        async with open_service(settings) as service:
+            name = (await service.create_session(workspace=project)).session.name
+            placed = await service.add_plan(name, **PLAN)
+            await service.pull_plan(name)
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(
+                "UPDATE nineplan_plans SET goal = '' WHERE id = $1", placed.plan.id
+            )
+        finally:
+            await connection.close()
+        found = await find_postgres(url, tmp_path, project, STUCK_DEFERS)
+    assert found is not None
+    assert found.active_plan is not None
+    assert found.active_plan.id == placed.plan.id

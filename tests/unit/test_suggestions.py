@@ -196,6 +196,16 @@ def test_the_library_wording_is_str_and_suggestion_text():
     )
 
 
+@pytest.mark.parametrize("way_in", WAYS_IN)
+def test_a_plain_text_suggestion_is_kept_as_advice_on_every_way_in(way_in: str):
+    """An error raised with `suggestion="..."` (an adapter written before suggestions were
+    data) carries that text as advice, which every way in shows as it was given."""
+    error = DatabaseError("The disk is read-only.", suggestion="Remount the disk read-write.")
+    assert error.suggestion == Suggestion(Action.ADVICE, detail="Remount the disk read-write.")
+    _, render = WAYS_IN[way_in]
+    assert render(error.suggestion) == "Remount the disk read-write."
+
+
 def test_a_field_belongs_to_correct_field_and_a_detail_to_an_operators_action():
     """A suggestion cannot carry a field unless it is to correct one, nor free text unless
     it is an operator's action (the text no way in can word for itself)."""

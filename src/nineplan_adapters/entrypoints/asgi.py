@@ -111,21 +111,6 @@ def check_bind(settings: Settings) -> None:
         )
 
 
-class BesideMcp:
-    """`/mcp` (and the lifespan, which runs the MCP session manager) to MCP; the rest to the view."""
-
-    def __init__(self, mcp: ASGIApp, view: ASGIApp) -> None:
-        self.mcp = mcp
-        self.view = view
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
-            await self.mcp(scope, receive, send)
-        else:
-            await self.view(scope, receive, send)
-
-
 def bind(settings: Settings) -> socket.socket:
     """The listening socket, bound before uvicorn starts so that a busy port is one clear error.
 

@@ -1,5 +1,5 @@
-"""The `nineplan` command: `serve` runs the MCP server, `ui` the web view, and every other command
-is the command line's own (entrypoints.cli). The one module that knows all three ways in."""
+"""The `nineplan` command: `serve` runs the MCP server (entrypoints.serve), `ui` the web view, and
+every other command is the command line's own (entrypoints.cli)."""
 
 from collections.abc import Sequence
 
@@ -11,7 +11,7 @@ from nineplan_adapters.entrypoints.cli.main import main as cli_main
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `nineplan ARGV...`; returns the exit code."""
-    return cli_main(argv, servers={"serve": _serve, "ui": _ui})
+    return cli_main(argv, launchers={"serve": _serve, "ui": _ui})
 
 
 def _serve(settings: Settings) -> int:

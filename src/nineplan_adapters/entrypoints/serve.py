@@ -3,6 +3,8 @@ view answers beside `/mcp` (the one place that puts two ways in on one port)."""
 
 import logging
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.entrypoints.mcp import build_server
@@ -24,7 +26,7 @@ async def serve(settings: Settings) -> int:
             await server.run_stdio_async()
             return 0
     # uvicorn, starlette and the web view only for HTTP
-    from nineplan_adapters.entrypoints.asgi import BesideMcp, bind, check_bind, serve_asgi  # noqa: PLC0415
+    from nineplan_adapters.entrypoints.asgi import bind, check_bind, serve_asgi  # noqa: PLC0415
     from nineplan_adapters.entrypoints.mcp.http import mcp_app  # noqa: PLC0415
     from nineplan_adapters.entrypoints.web import web_app  # noqa: PLC0415
 
@@ -37,3 +39,18 @@ async def serve(settings: Settings) -> int:
             await serve_asgi(app, settings, listener)
     log.info("9plan HTTP server stopped")
     return 0
+
+
+class BesideMcp:
+    """`/mcp` (and the lifespan, which runs the MCP session manager) to MCP; the rest to the view."""
+
+    def __init__(self, mcp: ASGIApp, view: ASGIApp) -> None:
+        self.mcp = mcp
+        self.view = view
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "lifespan" or path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.view(scope, receive, send)

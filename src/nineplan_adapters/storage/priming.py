@@ -7,18 +7,22 @@ for: it reads without the container, the MCP SDK or aiosqlite (nineplan_adapters
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
+from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
-from nineplan_core.model import DEFAULT_LIMITS, Plan
+from nineplan_core.model import DEFAULT_LIMITS, PlanContent
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
 from nineplan_core.results import PrimedPlan, PrimedSession, StuckPlan
 
 NEXT_GOALS = 3  # the queue's first goals a primer shows
 NOTES_LINES = 5  # the last lines of the active plan's notes
+#: The stored columns a plan's content is made of.
+CONTENT_COLUMNS = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
 
 
 class Primer(Protocol):
@@ -31,21 +35,32 @@ class Primer(Protocol):
         ...
 
 
+#: A backend's `primer.primer`: the primer for the settings; the open catalog given is read by a
+#: backend that keeps nothing on disk (memory), the others read what it wrote.
+PrimerFactory = Callable[[Settings, object], Primer]
+
+
 def covers(workspace: str, folder: str) -> bool:
     """Whether `folder` is `workspace` or lies inside it (both absolute, `folder` resolved)."""
     base = workspace.rstrip(os.sep) or os.sep
     return folder == base or folder.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
-def primed_plan(plan: Plan, path: Path | str, data: bytes | None) -> PrimedPlan:
-    """The active plan with the last lines of its notes, read back from the file's `data` as
-    the use cases would read them (the agent writes there as it works); the stored notes
-    without a file."""
-    read = read_back(
-        data, PlanText(plan.content, plan.notes), max_section_chars=DEFAULT_LIMITS.max_text_chars
-    )
-    tail = [line for line in read.text.notes.splitlines() if line.strip()][-NOTES_LINES:]
-    return PrimedPlan(id=plan.id, goal=plan.goal, file_path=str(path), notes_tail=tail)
+def primed_plan(row: Mapping[str, Any], path: Path | str, data: bytes | None) -> PrimedPlan:
+    """The active plan of a stored row (its id, notes and content columns; the others are not
+    read, so a damaged time or status hides nothing) with the last lines of its notes, read
+    back from the file's `data` as the use cases would read them (the agent writes there as it
+    works); the stored notes without a file."""
+    notes, goal = str(row["notes"]), str(row["goal"])
+    try:
+        content = PlanContent(**{name: str(row[name]) for name in CONTENT_COLUMNS})
+    except NinePlanError:  # a row edited by hand past the rules: its stored notes, as they are
+        pass
+    else:
+        stored = PlanText(content, notes)
+        notes = read_back(data, stored, max_section_chars=DEFAULT_LIMITS.max_text_chars).text.notes
+    tail = [line for line in notes.splitlines() if line.strip()][-NOTES_LINES:]
+    return PrimedPlan(id=str(row["id"]), goal=goal, file_path=str(path), notes_tail=tail)
 
 
 def read_file(path: Path, limit: int = MAX_FILE_BYTES + 1) -> bytes | None:

@@ -170,13 +170,14 @@ def _reading_arguments(commands: Mapping[str, argparse.ArgumentParser]) -> None:
     )
 
 
-#: How the command line runs the commands that serve a way in of their own (`serve`, `ui`): given
-#: by the `nineplan` command (entrypoints.console), which alone knows the MCP server and the web view.
-Server = Callable[[Settings], int]
+#: How the command line runs the commands that start a way in of their own (`serve`, `ui`): given
+#: by the `nineplan` command (entrypoints.console), since the CLI imports neither the MCP server
+#: nor the web view.
+Launcher = Callable[[Settings], int]
 
 
-def main(argv: Sequence[str] | None = None, servers: Mapping[str, Server] | None = None) -> int:
-    """Run one `nineplan` command; returns its exit code. `servers` run `serve` and `ui`."""
+def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | None = None) -> int:
+    """Run one `nineplan` command; returns its exit code. `launchers` run `serve` and `ui`."""
     args = _parser().parse_args(argv)
     flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
@@ -186,11 +187,11 @@ def main(argv: Sequence[str] | None = None, servers: Mapping[str, Server] | None
             port = args.ui_port if args.ui_port is not None else UI_PORT
             settings = Settings.load(os.environ, **{**flags, "http_port": port})
         if args.command in {"serve", "ui"}:
-            if servers is None or args.command not in servers:
+            if launchers is None or args.command not in launchers:
                 print(f"nineplan: {args.command} is not available in this program", file=sys.stderr)
                 return USAGE
-            return servers[args.command](settings)
-        if args.command == "prime":  # a hook waits for it: no mcp, no container (docs/wayback.md)
+            return launchers[args.command](settings)
+        if args.command == "prime":  # a hook waits for it: no mcp, no container (docs/clients.md)
             from nineplan_adapters.entrypoints.cli.prime import prime  # noqa: PLC0415
 
             if (text := prime(settings, args.workspace, as_json=args.json)) is not None:

@@ -27,6 +27,7 @@ COMMAND_WORDS: Words = {
     "`nineplan validate {name}` or inspect the session database.",
     Action.FIX_STORAGE: "{detail}",
     Action.UPGRADE: "{detail}",
+    Action.ADVICE: "{detail}",
 }
 
 

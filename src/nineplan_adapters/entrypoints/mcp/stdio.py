@@ -10,6 +10,7 @@
 
 import logging
 import os
+import stat
 import sys
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager, nullcontext, suppress
@@ -59,12 +60,14 @@ def _first_line(error: Exception) -> str:
 
 
 def _stderr_is_stdout() -> bool:
-    """Whether fd 1 and fd 2 are the same pipe, file or terminal (`2>&1`)."""
+    """Whether fd 1 and fd 2 are the same pipe or socket (`2>&1` from a client that reads the
+    wire). A terminal shared by both is no wire: a stray print shows there as before."""
     try:
         first, second = os.fstat(1), os.fstat(2)
     except OSError:
         return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+    wire = stat.S_ISFIFO(first.st_mode) or stat.S_ISSOCK(first.st_mode)
+    return wire and (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 @contextmanager

@@ -27,6 +27,7 @@ TOOL_WORDS: Words = {
     "session database.",
     Action.FIX_STORAGE: "{detail}",
     Action.UPGRADE: "{detail}",
+    Action.ADVICE: "{detail}",
 }
 
 

@@ -28,6 +28,7 @@ CONTROL_WORDS: Words = {
     "nineplan validate, or inspect the session database.",
     Action.FIX_STORAGE: "{detail}",
     Action.UPGRADE: "{detail}",
+    Action.ADVICE: "{detail}",
 }
 
 

@@ -40,9 +40,10 @@ class MemoryPrimer:
         if not found:
             return None
         _, name = max(found)
-        return self._primed(self.catalog.stores[name])
+        store = self.catalog.stores[name]
+        return self._primed(store, store.session.workspace or folder)
 
-    def _primed(self, store: MemorySessionStore) -> PrimedSession:
+    def _primed(self, store: MemorySessionStore, workspace: str) -> PrimedSession:
         plans = store.plans.values()
         queue = sorted(
             (plan for plan in plans if plan.status is PlanStatus.QUEUED),
@@ -55,15 +56,15 @@ class MemoryPrimer:
             if plan.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
         }
         events = [row_event(row) for row in store.event_rows]
-        workspace = store.session.workspace
-        assert workspace is not None  # noqa: S101 - find() chose a bound session
         return PrimedSession(
             session_name=store.name,
             task_description=store.session.task_description,
             workspace=workspace,
             active_plan=(
                 primed_plan(
-                    active, store.plan_path(active.id), store.files.texts.get(file_name(active.id))
+                    {"id": active.id, "notes": active.notes, **attrs.asdict(active.content)},
+                    store.plan_path(active.id),
+                    store.files.texts.get(file_name(active.id)),
                 )
                 if active is not None
                 else None

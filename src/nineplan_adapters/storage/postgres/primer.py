@@ -12,7 +12,6 @@ from nineplan_adapters.storage.journal_rows import event_select, postgres_dialec
 from nineplan_adapters.storage.layout import plans_folder
 from nineplan_adapters.storage.postgres.store import PLAN_SELECT
 from nineplan_adapters.storage.priming import NEXT_GOALS, primed_plan, read_file, stuck_from_rows
-from nineplan_adapters.storage.rows import row_to_plan
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import file_name
@@ -65,25 +64,29 @@ async def find_postgres(
         if session is None:
             return None
         name = session["name"]
-        plans = [row_to_plan(record) for record in await connection.fetch(LIVE_PLANS, name)]
-        sql, parameters = event_select(deferrals(plan.id for plan in plans), postgres_dialect(name))
+        plans = await connection.fetch(LIVE_PLANS, name)
+        sql, parameters = event_select(
+            deferrals(plan["id"] for plan in plans), postgres_dialect(name)
+        )
         deferred = await connection.fetch(sql, *parameters)
     except (asyncpg.PostgresError, asyncpg.InterfaceError):  # an older schema, say
         return None
     finally:
         await connection.close()
-    active = next((plan for plan in plans if plan.status is PlanStatus.ACTIVE), None)
+    active = next((plan for plan in plans if plan["status"] == PlanStatus.ACTIVE.value), None)
     primed = None
     if active is not None:
-        path = plans_folder(root / name) / file_name(active.id)
+        path = plans_folder(root / name) / file_name(active["id"])
         primed = primed_plan(active, path, read_file(path))
     return PrimedSession(
         session_name=name,
         task_description=session["task_description"],
         workspace=session["workspace"],
         active_plan=primed,
-        next=[plan.goal for plan in plans if plan.status is PlanStatus.QUEUED][:NEXT_GOALS],
-        stuck=stuck_from_rows({plan.id: plan.goal for plan in plans}, deferred, stuck_defers),
+        next=[plan["goal"] for plan in plans if plan["status"] == PlanStatus.QUEUED.value][
+            :NEXT_GOALS
+        ],
+        stuck=stuck_from_rows({plan["id"]: plan["goal"] for plan in plans}, deferred, stuck_defers),
     )
 
 

@@ -18,15 +18,14 @@ from nineplan_adapters.storage.priming import (
     read_file,
     stuck_from_rows,
 )
-from nineplan_adapters.storage.rows import row_to_plan
 from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE,
     COUNTS,
     LAST_EVENT_AT,
     LIVE_GOALS,
+    QUEUE_GOALS,
     SESSION_ROW,
 )
-from nineplan_adapters.storage.sqlite.queries import NEXT_GOALS as NEXT_GOALS_SQL
 from nineplan_core.journal import deferrals
 from nineplan_core.model import SESSION_NAME, file_name
 from nineplan_core.results import PrimedSession
@@ -156,15 +155,14 @@ def _read(
     if not counts.get("queued") and not counts.get("active"):
         return None
     active_row = db.execute(ACTIVE).fetchone()
-    goals = db.execute(NEXT_GOALS_SQL, (NEXT_GOALS,)).fetchall()
+    goals = db.execute(QUEUE_GOALS, (NEXT_GOALS,)).fetchall()
     live = dict(db.execute(LIVE_GOALS).fetchall())
     sql, parameters = event_select(deferrals(live), SQLITE)
     deferred = [dict(values) for values in db.execute(sql, parameters)]
     active = None
     if active_row is not None:
-        plan = row_to_plan(dict(active_row))
-        path = plans_folder(session) / file_name(plan.id)
-        active = primed_plan(plan, path, read_file(path))
+        path = plans_folder(session) / file_name(active_row["id"])
+        active = primed_plan(active_row, path, read_file(path))
     return PrimedSession(
         session_name=row["name"],
         task_description=row["task_description"],

@@ -32,10 +32,10 @@ INSERT_EVENT = (
     "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
 )
 
-#: The queue, front first: (id, goal) rows.
+#: The queue, front first: (id, goal) rows (the store's queue()).
 QUEUE = "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
-#: The first `?` goals of the queue.
-NEXT_GOALS = "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?"
+#: The first `?` goals of the queue (what prime shows of the queue).
+QUEUE_GOALS = "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?"
 #: The queued and active plans, (id, goal).
 LIVE_GOALS = "SELECT id, goal FROM plans WHERE status IN ('queued', 'active')"
 #: Each status's count (the trigger-kept plan_counts).
