@@ -247,3 +247,122 @@ async def test_the_tool_reference_is_current():
     from nineplan_adapters.entrypoints.mcp.reference import render
 
     assert (PROJECT / "docs" / "tools.md").read_text() == await render()
+
+
+HOSTILE_GOAL = "Rename \x1b]0;PWNED\x07 the \x1b[2K\x1b[31mtable\x9b\u202eevil\u2066 now"
+
+
+def hostile_session(root: Path) -> tuple[str, str]:
+    """A session whose task, plans (completed, active, queued), a deferral's reason and a
+    completed plan's outcome hold terminal controls; its name and the id of its active plan."""
+
+    async def build() -> tuple[str, str]:
+        async with open_backend("sqlite", root) as backend:
+            workspace = str(root / "project")
+            created = await backend.service.create_session("escape \x1b[2J me", workspace=workspace)
+            name = created.session.name
+            await backend.service.add_plan(name, **{**PLAN, "goal": HOSTILE_GOAL})
+            await backend.service.pull_plan(name)
+            await backend.service.defer_plan(name, "blocked \x1b[2K by \u202ethe table")
+            await backend.service.pull_plan(name)
+            await backend.service.complete_plan(name, "the table \x1b[31mrenamed\x07")
+            placed = await backend.service.add_plan(name, **{**PLAN, "goal": HOSTILE_GOAL})
+            await backend.service.pull_plan(name)
+            await backend.service.add_plan(name, **{**PLAN, "goal": f"queued: {HOSTILE_GOAL}"})
+            return name, placed.plan.id
+
+    return anyio.run(build)
+
+
+@pytest.mark.parametrize("command", ["sessions", "state", "show", "log", "search", "prime"])
+def test_stored_terminal_controls_are_shown_escaped(tmp_path: Path, command: str):
+    """Text an agent stored reaches the terminal with its control characters escaped (C0 but
+    newline and tab, C1, the bidi controls), so it cannot set the window title, erase lines,
+    recolour the text or reorder it; the commands run as a person runs them."""
+    name, plan_id = hostile_session(tmp_path)
+    arguments = {
+        "sessions": [],
+        "state": [name],
+        "show": [name, plan_id],
+        "log": [name],
+        "search": [name, "table"],
+        "prime": ["--workspace", str(tmp_path / "project")],
+    }[command]
+    done = run_nineplan(tmp_path, command, *arguments)
+    shown = done.stdout + done.stderr
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", shown), shown
+    if command in {"state", "show", "prime"}:
+        assert "Rename \\x1b]0;PWNED\\x07 the \\x1b[2K" in done.stdout
+        assert "\\x9b\\u202eevil\\u2066" in done.stdout
+    if command == "sessions":
+        assert "escape \\x1b[2J me" in done.stdout
+    if command == "log":
+        assert "blocked \\x1b[2K by \\u202ethe table" in done.stdout
+    if command == "search":
+        assert "Rename \\x1b]0;PWNED\\x07" in done.stdout
+
+
+def test_json_and_export_keep_stored_text_as_it_is(tmp_path: Path):
+    """`--json` escapes as JSON does (the goal reads back whole) and `export` writes the plans
+    byte for byte, so that they import back to the same plans."""
+    name, plan_id = hostile_session(tmp_path)
+    shown = run_nineplan(tmp_path, "show", name, plan_id, "--json", check=True)
+    assert json.loads(shown.stdout)["goal"] == HOSTILE_GOAL
+    exported = run_nineplan(tmp_path, "export", name, check=True)
+    assert HOSTILE_GOAL in exported.stdout
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path):
+    """`nineplan log NAME | head -1`: once the reader has gone, the command stops without a
+    traceback, with the exit code a shell gives a command that a closed pipe ended (141)."""
+
+    async def build() -> str:
+        async with open_backend("sqlite", tmp_path) as backend:
+            name = await backend.session("long")
+            for number in range(1_500):
+                await backend.service.add_plan(name, **{**PLAN, "goal": f"plan {number}"})
+            return name
+
+    name = anyio.run(build)
+    reader = subprocess.Popen(
+        [PYTHON, "-m", "nineplan_adapters", "log", name, "--limit", "10000"],
+        env=child_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=PROJECT,
+    )
+    assert reader.stdout is not None
+    assert reader.stdout.readline()
+    reader.stdout.close()  # the reader goes, as `head -1` does
+    _, errors = reader.communicate(timeout=60)
+    assert errors == b""
+    assert reader.returncode == 141
+
+
+@pytest.mark.parametrize("command", ["state", "search", "sessions"])
+def test_on_a_terminal_only_nineplan_colours_the_text(tmp_path: Path, command: str):
+    """On a terminal the tables' bold headers and search's highlights stay colour, while the
+    controls in stored text are escaped around them."""
+    import pty
+
+    name, _ = hostile_session(tmp_path)
+    arguments = {"state": [name], "search": [name, "table"], "sessions": []}[command]
+    leader, follower = pty.openpty()
+    subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", command, *arguments],
+        env=child_env(tmp_path),
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=True,
+        cwd=PROJECT,
+    )
+    os.close(follower)
+    out = os.read(leader, 65536).decode()
+    os.close(leader)
+    assert "\x1b[1m" in out
+    assert "\x1b]0;" not in out
+    assert "\x1b[2K" not in out
+    assert "\x1b[2J" not in out
+    if command == "search":
+        assert "\x1b[1;33mtable\x1b[0m" in out

@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -25,7 +26,7 @@ from nineplan_adapters.entrypoints.cli.steering import STEERING
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
 from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
-from nineplan_adapters.entrypoints.text import indented, one_line
+from nineplan_adapters.entrypoints.text import indented, one_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | 
             from nineplan_adapters.entrypoints.cli.prime import prime  # noqa: PLC0415
 
             if (text := prime(settings, args.workspace, as_json=args.json)) is not None:
-                print(text)
+                print(text if args.json else terminal_safe(text))
             return 0
     except ConfigError as exc:
         error = {"category": "CONFIGURATION_ERROR", "message": str(exc),
@@ -229,12 +230,17 @@ def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int
     if getattr(args, "json", False):
         print(json.dumps({"error": error}, indent=2, ensure_ascii=False))
     else:
-        print(human, file=sys.stderr)
+        print(terminal_safe(human), file=sys.stderr)
     return code
 
 
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+def _emit(args: argparse.Namespace, data: Any, text: str, *, escaped: bool = False) -> None:
+    """`data` as JSON with --json, else `text` with stored text's terminal controls escaped;
+    `escaped`: `text` escaped them already, around colours of its own."""
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(text if escaped else terminal_safe(text))
 
 
 async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
@@ -246,7 +252,7 @@ async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
          "yes" if s["has_active_plan"] else "-", one_line(s["task_description"])[:50]]
         for s in listing
     ]  # fmt: skip
-    _emit(args, listing, _table(rows) if listing else "No sessions yet.")
+    _emit(args, listing, _table(rows) if listing else "No sessions yet.", escaped=True)
     return 0
 
 
@@ -275,11 +281,12 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
         f"Active: {held}",
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
-        _table(queue) if state["queue"] else "The queue is empty.",
     ]
-    if found.recent:
-        lines += ["", "Recent events:", *(event_line(event) for event in found.recent)]
-    _emit(args, state, "\n".join(lines))
+    recent = ["", "Recent events:", *map(event_line, found.recent)] if found.recent else []
+    # The table escapes its cells itself, around its bold header.
+    table = _table(queue) if state["queue"] else "The queue is empty."
+    text = "\n".join([terminal_safe("\n".join(lines)), table, *map(terminal_safe, recent)])
+    _emit(args, state, text, escaped=True)
     return 0
 
 
@@ -319,7 +326,7 @@ def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> No
     if args.json:
         print(json.dumps(journal_entry(event), ensure_ascii=False), flush=True)
     else:
-        print(event_line(event), flush=True)
+        print(terminal_safe(event_line(event)), flush=True)
 
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
@@ -353,10 +360,10 @@ async def _search(service: NinePlan, args: argparse.Namespace) -> int:
     ]  # fmt: skip
     colour = _colour()
     text = "\n".join(
-        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {one_line(m.goal)}\n   {_highlight(m.snippet, colour=colour)}"
+        f"{_bold(f'{m.rank}. {m.id}', colour=colour)}  {terminal_safe(one_line(m.goal))}\n   {_highlight(m.snippet, colour=colour)}"
         for m in matches
     )
-    _emit(args, data, text or "No matches.")
+    _emit(args, data, text or "No matches.", escaped=True)
     return 0
 
 
@@ -394,13 +401,24 @@ def _bold(text: str, *, colour: bool) -> str:
 
 
 def _highlight(snippet: str, *, colour: bool) -> str:
-    """Matched words bold yellow on a terminal, [bracketed] elsewhere."""
-    on, off = ("\x1b[1;33m", "\x1b[0m") if colour else ("[", "]")
-    return snippet.replace(SNIPPET_MARKS[0], on).replace(SNIPPET_MARKS[1], off).replace("\n", " ")
+    """Matched words bold yellow on a terminal, [bracketed] elsewhere; the snippet's own
+    terminal controls escaped."""
+    words = (
+        {SNIPPET_MARKS[0]: "\x1b[1;33m", SNIPPET_MARKS[1]: "\x1b[0m"}
+        if colour
+        else {
+            SNIPPET_MARKS[0]: "[",
+            SNIPPET_MARKS[1]: "]",
+        }
+    )
+    parts = re.split(f"([{''.join(SNIPPET_MARKS)}])", snippet.replace("\n", " "))
+    return "".join(words.get(part) or terminal_safe(part) for part in parts)
 
 
 def _table(rows: list[list[str]]) -> str:
-    """Aligned columns; the header row bold on a colour terminal."""
+    """Aligned columns, their stored text's terminal controls escaped; the header row bold on
+    a colour terminal."""
+    rows = [[terminal_safe(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

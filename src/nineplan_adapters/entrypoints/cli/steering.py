@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 
 from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, split_plans
-from nineplan_adapters.entrypoints.text import one_line
+from nineplan_adapters.entrypoints.text import one_line, terminal_safe
 from nineplan_core.errors import InvalidInputError, PlanFileFormatError
 from nineplan_core.model import Plan
 from nineplan_core.plan_file import PlanText, read_back
@@ -54,7 +54,7 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else terminal_safe(text))
 
 
 async def _queue(service: NinePlan, args: argparse.Namespace, said: str) -> int:
