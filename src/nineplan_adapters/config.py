@@ -56,11 +56,20 @@ class Settings:
     )
 
     @classmethod
-    def load(cls, environ: Mapping[str, str], **flags: Any) -> "Settings":
+    def load(
+        cls,
+        environ: Mapping[str, str],
+        flag_names: Mapping[str, str] | None = None,
+        **flags: Any,
+    ) -> "Settings":
         """Settings from `environ` (NINEPLAN_* variables), then `flags` that are not None.
 
+        `flag_names`: how a command line spells the flag of a setting (`http_port` -> `--port`),
+        for the message of a bad value the flag gave.
+
         Raises:
-            ConfigError: a value is not allowed; the message names the variable.
+            ConfigError: a value is not allowed; the message names the variable, or the flag
+                when a flag gave it.
         """
         values: dict[str, Any] = {}
         origins: dict[str, str] = {}
@@ -68,10 +77,13 @@ class Settings:
             variable = f"NINEPLAN_{name.upper()}"
             raw = flags.get(name)
             origins[name] = "flag" if raw is not None else variable
+            given_by = variable
             if raw is None and environ.get(variable, "").strip():
                 raw = environ[variable].strip()
+            elif raw is not None:
+                given_by = (flag_names or {}).get(name, variable)
             if raw is not None:
-                values[name] = _convert(variable, name, raw)
+                values[name] = _convert(given_by, name, raw)
         limits = {name: values.pop(name) for name in _LIMITS if name in values}
         return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits), origins=origins)
 

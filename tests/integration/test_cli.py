@@ -366,3 +366,23 @@ def test_on_a_terminal_only_nineplan_colours_the_text(tmp_path: Path, command: s
     assert "\x1b[2J" not in out
     if command == "search":
         assert "\x1b[1;33mtable\x1b[0m" in out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "variables", "named"),
+    [
+        (["serve", "--transport", "http", "--port", "99999"], {}, "--port"),
+        (["ui", "--port", "70000"], {}, "--port"),
+        (["serve", "--transport", "http"], {"NINEPLAN_HTTP_PORT": "99999"}, "NINEPLAN_HTTP_PORT"),
+        (["state", "x"], {"NINEPLAN_LOG_LEVEL": "loud"}, "NINEPLAN_LOG_LEVEL"),
+    ],
+)
+def test_a_bad_value_names_what_set_it(
+    tmp_path: Path, arguments: list[str], variables: dict[str, str], named: str
+):
+    """A bad setting is one line naming the flag when the flag gave it and the variable when
+    the variable did, with exit code 2."""
+    done = run_nineplan(tmp_path, *arguments, **variables)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"nineplan: {named}: ")
+    assert len(done.stderr.strip().splitlines()) == 1

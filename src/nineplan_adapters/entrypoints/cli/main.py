@@ -67,7 +67,16 @@ COMMANDS = [
     ("prime", "print where this folder's session stands, for a client's session-start hook",
      "nineplan prime\n  nineplan prime --workspace ~/project --json"),
 ]  # fmt: skip
-SETTING_FLAGS = ("sessions_path", "log_level", "durability", "transport", "http_host", "http_port")
+#: The settings each command's flags may give, and how the flags are spelled.
+FLAG_NAMES = {
+    "sessions_path": "--sessions-path",
+    "log_level": "--log-level",
+    "durability": "--durability",
+    "transport": "--transport",
+    "http_host": "--host",
+    "http_port": "--port",
+}
+SETTING_FLAGS = tuple(FLAG_NAMES)
 # Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
 # or no such session (argparse exits 2 for bad usage itself).
 REFUSED, USAGE = 1, 2
@@ -182,11 +191,11 @@ def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | 
     args = _parser().parse_args(argv)
     flags = {key: getattr(args, key, None) for key in SETTING_FLAGS}
     try:
-        settings = Settings.load(os.environ, **flags)
+        settings = Settings.load(os.environ, FLAG_NAMES, **flags)
         configure_logging(settings.log_level if args.command in {"serve", "ui"} else "warn")
         if args.command == "ui":
             port = args.ui_port if args.ui_port is not None else UI_PORT
-            settings = Settings.load(os.environ, **{**flags, "http_port": port})
+            settings = Settings.load(os.environ, FLAG_NAMES, **{**flags, "http_port": port})
         if args.command in {"serve", "ui"}:
             if launchers is None or args.command not in launchers:
                 print(f"nineplan: {args.command} is not available in this program", file=sys.stderr)
