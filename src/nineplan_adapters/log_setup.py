@@ -23,6 +23,8 @@ _STANDARD = {
     "taskName",
     "color_message",
 }
+#: Loggers that speak for every request or every file change: heard at debug only.
+CHATTY = ("uvicorn.access", "watchfiles")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -54,3 +56,6 @@ def configure_logging(level: str = "info") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS[level])
+    # One line per HTTP request, and the file watcher's notices, only when asked for in detail.
+    for chatty in CHATTY:
+        logging.getLogger(chatty).setLevel(logging.NOTSET if level == "debug" else logging.WARNING)

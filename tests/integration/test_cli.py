@@ -382,7 +382,15 @@ def test_a_bad_value_names_what_set_it(
 ):
     """A bad setting is one line naming the flag when the flag gave it and the variable when
     the variable did, with exit code 2."""
-    done = run_nineplan(tmp_path, *arguments, **variables)
+    done = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", *arguments],
+        env=child_env(tmp_path, **variables),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=PROJECT,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith(f"nineplan: {named}: ")
     assert len(done.stderr.strip().splitlines()) == 1

@@ -281,7 +281,11 @@ async def test_http_refusals_say_what_is_wrong(tmp_path: Path):
             assert missing.text == "unauthorized: a bearer token is required\n"
             fine = await http.post(url, json=INITIALIZE_CALL, headers={**JSON_HEADERS, **auth})
             assert fine.status_code == 200
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    written = log.read_text().splitlines()
+    said = [line for line in written if not line.startswith("{")]  # where it serves: one line
+    assert len(said) == 1
+    assert said[0].startswith("nineplan: MCP is at http://127.0.0.1:")
+    lines = [json.loads(line) for line in written if line not in said]
     assert any(line["logger"].startswith("uvicorn") for line in lines)
     assert all("color_message" not in line for line in lines)
     assert "\x1b[" not in log.read_text()

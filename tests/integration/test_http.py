@@ -1,11 +1,13 @@
 """The streamable HTTP transport: a real server process, the SDK's HTTP client, both eras."""
 
+import re
 import signal
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -215,3 +217,66 @@ async def test_retried_add_and_complete_apply_once_over_http(server: str, mode: 
         assert done[0] == done[2]
         state = await ok(client, "9plan_admin_state", **scoped)
         assert (state["queue"], state["completed_count"]) == ([], 1)
+
+
+def serve_and_stop(tmp_path: Path, *arguments: str, requests: int = 3, **variables: str) -> str:
+    """Start `nineplan ARGUMENTS --port P`, make `requests` GET requests to its web view, stop it
+    with SIGINT as a person's Ctrl-C does, and return what it wrote on stderr."""
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, "-m", "nineplan_adapters", *arguments, "--port", str(port)],
+        env=child_env(tmp_path, **variables),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=PROJECT,
+    )
+    try:
+        anyio.run(wait_until_listening, port, process)
+        for _ in range(requests):
+            assert httpx2.get(f"http://127.0.0.1:{port}/", timeout=10).status_code == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    return errors.decode()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (("ui",), "nineplan: the web view is at http://127.0.0.1:{port}/"),
+        (("serve", "--transport", "http"), "nineplan: MCP is at http://127.0.0.1:{port}/mcp"),
+    ],
+)
+def test_a_server_says_where_it_is_and_logs_requests_only_at_debug(
+    tmp_path: Path, arguments: tuple[str, ...], said: str
+):
+    """`nineplan ui` and `nineplan serve --transport http` say their address in one line on
+    stderr; at the default log level a request writes no access line, at debug it does."""
+    errors = serve_and_stop(tmp_path, *arguments)
+    lines = errors.splitlines()
+    announced = [line for line in lines if line.startswith("nineplan: ")]
+    assert len(announced) == 1
+    assert re.fullmatch(said.replace("{port}", r"\d+").replace(".", r"\.") + ".*", announced[0])
+    assert not [line for line in lines if '"uvicorn.access"' in line]
+    detailed = serve_and_stop(tmp_path, *arguments, NINEPLAN_LOG_LEVEL="debug")
+    assert len([line for line in detailed.splitlines() if '"uvicorn.access"' in line]) >= 3
+
+
+def test_stdio_says_which_flags_it_ignores(tmp_path: Path):
+    """`nineplan serve --host 0.0.0.0 --port 9000` on stdio serves as usual and says, in one
+    line, that the two flags apply only to HTTP."""
+    done = subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", "serve", "--host", "0.0.0.0", "--port", "9000"],
+        env=child_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=PROJECT,
+    )
+    assert done.returncode == 0
+    assert done.stdout == ""
+    warned = [line for line in done.stderr.splitlines() if line.startswith("nineplan: ")]
+    assert warned == ["nineplan: --host and --port apply only with --transport http; ignored"]

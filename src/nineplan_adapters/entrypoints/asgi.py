@@ -10,6 +10,7 @@ import ipaddress
 import logging
 import signal
 import socket
+import sys
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -132,6 +133,21 @@ def bind(settings: Settings) -> socket.socket:
         raise
     listener.set_inheritable(True)
     return listener
+
+
+def address(settings: Settings, listener: socket.socket) -> str:
+    """The base URL a browser or client reaches `listener` at (its port, were it chosen by the
+    system), e.g. `http://127.0.0.1:8765`."""
+    host = settings.http_host.strip("[]")
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{listener.getsockname()[1]}"
+
+
+def announce(line: str) -> None:
+    """One line for the person who started the server, on stderr (logs are JSON lines there too;
+    stdout is left alone)."""
+    sys.stderr.write(f"nineplan: {line}\n")
+    sys.stderr.flush()
 
 
 def _exit_quietly(signum: int, _: object) -> None:

@@ -26,7 +26,13 @@ async def serve(settings: Settings) -> int:
             await server.run_stdio_async()
             return 0
     # uvicorn, starlette and the web view only for HTTP
-    from nineplan_adapters.entrypoints.asgi import bind, check_bind, serve_asgi  # noqa: PLC0415
+    from nineplan_adapters.entrypoints.asgi import (  # noqa: PLC0415
+        address,
+        announce,
+        bind,
+        check_bind,
+        serve_asgi,
+    )
     from nineplan_adapters.entrypoints.mcp.http import mcp_app  # noqa: PLC0415
     from nineplan_adapters.entrypoints.web import web_app  # noqa: PLC0415
 
@@ -36,6 +42,8 @@ async def serve(settings: Settings) -> int:
         async with running(build_container(settings, one_client=False)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
             app = BesideMcp(mcp_app(build_server(service), settings), web_app(service, settings))
+            base = address(settings, listener)
+            announce(f"MCP is at {base}/mcp, the web view at {base}/ (Ctrl-C stops it)")
             await serve_asgi(app, settings, listener)
     log.info("9plan HTTP server stopped")
     return 0

@@ -196,6 +196,8 @@ def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | 
         if args.command == "ui":
             port = args.ui_port if args.ui_port is not None else UI_PORT
             settings = Settings.load(os.environ, FLAG_NAMES, **{**flags, "http_port": port})
+        if args.command == "serve" and settings.transport == "stdio":
+            _warn_unused(flags, ("http_host", "http_port"), "--transport http")
         if args.command in {"serve", "ui"}:
             if launchers is None or args.command not in launchers:
                 print(f"nineplan: {args.command} is not available in this program", file=sys.stderr)
@@ -232,6 +234,16 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         if isinstance(exc, PlanHeldByAgentError):
             human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
         return _fail(args, error, human, USAGE if missing else REFUSED)
+
+
+def _warn_unused(flags: Mapping[str, object], names: Sequence[str], needed: str) -> None:
+    """One line on stderr naming the flags given that only `needed` makes use of."""
+    given = [FLAG_NAMES[name] for name in names if flags.get(name) is not None]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        print(
+            f"nineplan: {' and '.join(given)} {verb} only with {needed}; ignored", file=sys.stderr
+        )
 
 
 def _fail(args: argparse.Namespace, error: dict[str, str], human: str, code: int) -> int:

@@ -4,7 +4,7 @@ import logging
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
-from nineplan_adapters.entrypoints.asgi import bind, check_bind, serve_asgi
+from nineplan_adapters.entrypoints.asgi import address, announce, bind, check_bind, serve_asgi
 from nineplan_adapters.entrypoints.web.app import web_app
 
 log = logging.getLogger("nineplan.web")
@@ -19,6 +19,7 @@ async def serve_ui(settings: Settings) -> int:
     check_bind(settings)
     with bind(settings) as listener:  # before anything starts: a busy port is one line
         async with running(build_container(settings)) as service:
+            announce(f"the web view is at {address(settings, listener)}/ (Ctrl-C stops it)")
             await serve_asgi(web_app(service, settings), settings, listener, lifespan=False)
     log.info("9plan web view stopped")
     return 0
