@@ -394,3 +394,19 @@ def test_a_bad_value_names_what_set_it(
     assert done.returncode == 2
     assert done.stderr.startswith(f"nineplan: {named}: ")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_validate_repair_says_each_repair_once(tmp_path: Path):
+    """`nineplan validate NAME --repair` reports each repair in one line of its output, and no
+    log line repeats it on stderr."""
+
+    async def build() -> str:
+        async with open_backend("sqlite", tmp_path) as backend:
+            return await backend.session("repair me")
+
+    name = anyio.run(build)
+    (tmp_path / name / "plans" / "stray.txt").write_text("left here")
+    done = run_nineplan(tmp_path, "validate", name, "--repair")
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == ["repaired: recovered stray.txt", "valid"]
+    assert "stray.txt" not in done.stderr

@@ -293,3 +293,11 @@ def test_the_end_of_queue_line_inside_a_plan_survives_the_round_trip():
     export then import gives the same plan."""
     text = PlanText(PlanContent(**{**PLAN, "context": f"x\n{END_OF_QUEUE}\ny"}), "")
     assert split_plans(join_plans([text, text])) == [text, text]
+
+
+def test_import_of_one_plan_says_plan(tmp_path: Path, session: str):
+    """Importing a file of one plan says "Imported 1 plan:", not "1 plans"."""
+    plans = tmp_path / "one.md"
+    plans.write_text(plan_file("A"), encoding="utf-8")
+    code, out, _ = nineplan(tmp_path, "import", session, str(plans))
+    assert (code, out.splitlines()[0]) == (0, "Imported 1 plan:")

@@ -1,6 +1,7 @@
 """A person's steering (the web view, the CLI): import plans, move or drop a queued plan, and
 repair a session's files. The active plan is the agent's: a person never changes it here."""
 
+import logging
 from collections.abc import Sequence
 
 import attrs
@@ -161,7 +162,8 @@ class Steering(Envelope):
         """
         session = check_session_name(name)
         store = await self.catalog.open(session)
-        repairs, _ = await self._reconcile(store, thorough=True)
+        # Asked for, and each repair is in the result: news, not a warning.
+        repairs, _ = await self._reconcile(store, logging.INFO, thorough=True)
         self._reconciled.add(session)
         return repairs
 

@@ -99,7 +99,9 @@ async def _import(service: NinePlan, args: argparse.Namespace) -> int:
     if not plans:
         raise InvalidInputError("file", "holds no plan")
     placed = await service.import_plans(args.name, plans, "front" if args.front else "back")
-    lines = [f"Imported {len(placed)} plans:"] + [f"{p.plan.id}  rank {p.rank}" for p in placed]
+    lines = [f"Imported {len(placed)} plan{'' if len(placed) == 1 else 's'}:"] + [
+        f"{p.plan.id}  rank {p.rank}" for p in placed
+    ]
     _emit(args, {"plans": [views.plan_added(p) for p in placed]}, "\n".join(lines))
     return 0
 
