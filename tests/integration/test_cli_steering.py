@@ -2,6 +2,7 @@
 through the real `nineplan` command in child processes."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -301,3 +302,33 @@ def test_import_of_one_plan_says_plan(tmp_path: Path, session: str):
     plans.write_text(plan_file("A"), encoding="utf-8")
     code, out, _ = nineplan(tmp_path, "import", session, str(plans))
     assert (code, out.splitlines()[0]) == (0, "Imported 1 plan:")
+
+
+def test_export_asks_for_one_format_and_writes_z_times_and_a_fenced_journal(
+    tmp_path: Path, session: str
+):
+    """`export --json --format md` is a usage error (one line, exit 2) rather than JSON in
+    silence; the Markdown export's journal is a fenced JSON block, and its times, like the
+    JSON export's, end in `Z` as every other view's do."""
+    done = run_nineplan(tmp_path, "export", session, "--json", "--format", "md")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "nineplan: --json and --format md ask for two formats; give one"
+    ]
+
+    async def finish() -> None:
+        async with open_backend("sqlite", tmp_path) as backend:
+            await backend.service.complete_plan(session, "done")
+
+    anyio.run(finish)
+    markdown = run_nineplan(tmp_path, "export", session, check=True).stdout
+    assert re.search(r"## Completed plan 00001 \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)", markdown)
+    journal = markdown.split("\n## Journal\n\n", 1)[1]
+    assert journal.startswith("```json\n")
+    assert journal.rstrip().endswith("```")
+    assert json.loads(journal.strip().removeprefix("```json").removesuffix("```"))[0]["seq"] == 1
+    data = json.loads(run_nineplan(tmp_path, "export", session, "--json", check=True).stdout)
+    assert data["history"][0]["completed_at"].endswith("Z")
+    assert data["history"][0]["created_at"].endswith("Z")
+    assert "+00:00" not in json.dumps(data)

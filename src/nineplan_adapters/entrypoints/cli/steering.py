@@ -1,19 +1,17 @@
 """The `nineplan add | move | drop | import | export` commands: a person steers a session."""
 
 import argparse
-import datetime as dt
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, split_plans
+from nineplan_adapters.entrypoints.journal_views import journal_entry
 from nineplan_adapters.entrypoints.text import one_line, terminal_safe
 from nineplan_core.errors import InvalidInputError, PlanFileFormatError
-from nineplan_core.model import Plan
+from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.plan_file import PlanText, read_back
 from nineplan_core.service import NinePlan
 
@@ -30,6 +28,7 @@ COMMANDS = [
      "nineplan import brave-quiet-otter plans.md\n  nineplan import brave-quiet-otter plans.md --front"),
 ]  # fmt: skip
 TEXTS = ("goal", "context", "approach", "success_criteria")
+USAGE = 2  # bad usage (docs/configuration.md, "Exit codes")
 
 
 def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
@@ -46,7 +45,9 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     where.add_argument("--front", action="store_const", dest="position", const="front")
     where.add_argument("--back", action="store_const", dest="position", const="back")
     commands["drop"].add_argument("--reason", required=True, help="why it is dropped")
-    commands["export"].add_argument("--format", choices=("md", "json"), default="md")
+    commands["export"].add_argument(
+        "--format", choices=("md", "json"), help="md (the default) or json (as --json gives)"
+    )
     commands["import"].add_argument("file", help="the file of plans (- reads stdin)")
     commands["import"].add_argument(
         "--front", action="store_true", help="before the queue, keeping the file's order"
@@ -132,11 +133,14 @@ def _read(path: str) -> str:
 async def _export(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.entrypoints import views  # noqa: PLC0415
 
+    if args.json and args.format == "md":
+        print("nineplan: --json and --format md ask for two formats; give one", file=sys.stderr)
+        return USAGE
     state = await service.session_state(args.name)
     queue = [await _as_written(service, args.name, q.id) for q in state.queue]
     active = state.active_plan and await _as_written(service, args.name, state.active_plan.id)
     history = await service.finished_plans(args.name)
-    journal = await service.journal(args.name) if hasattr(service, "journal") else None
+    journal = [journal_entry(event) for event in await service.journal(args.name)]
     if args.format == "json" or args.json:
         data = {
             **views.admin_state(state),
@@ -145,7 +149,7 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
             "history": [_plan(p) for p in history],
             "journal": journal,
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
+        print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     parts = [
         join_plans([PlanText(p.content, p.notes) for p in queue]) if queue else "",
@@ -160,32 +164,21 @@ async def _export(service: NinePlan, args: argparse.Namespace) -> int:
             f"\n## Active plan {active.id}\n\n{join_plans([PlanText(active.content, active.notes)])}"
         )
     for plan in history:
-        finished = plan.completed_at.isoformat() if plan.completed_at else "-"
+        finished = format_timestamp(plan.completed_at) if plan.completed_at else "-"
         parts.append(f"\n## {plan.status.value.capitalize()} plan {plan.id} ({finished})\n")
         parts.append(join_plans([PlanText(plan.content, plan.notes)]))
         if plan.outcome is not None:
             parts.append(f"Outcome: {plan.outcome}")
-    if journal is not None:
-        parts.append(
-            f"\n## Journal\n\n{json.dumps(journal, indent=2, ensure_ascii=False, default=_json_default)}"
-        )
+    events = json.dumps(journal, indent=2, ensure_ascii=False)
+    parts.append(f"\n## Journal\n\n```json\n{events}\n```")
     print("\n".join(parts))
     return 0
 
 
-def _json_default(value: object) -> object:
-    """JSON for the journal's events (attrs classes, timestamps); anything else as text."""
-    if attrs.has(type(value)):
-        return attrs.asdict(value)  # type: ignore[arg-type] # attrs.has checked it
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    return str(value)
-
-
 def _plan(plan: Plan) -> dict[str, Any]:
-    finished = plan.completed_at.isoformat() if plan.completed_at else None
+    finished = format_timestamp(plan.completed_at) if plan.completed_at else None
     return {"id": plan.id, "status": plan.status.value, "notes": plan.notes,
-            "outcome": plan.outcome, "created_at": plan.created_at.isoformat(),
+            "outcome": plan.outcome, "created_at": format_timestamp(plan.created_at),
             "completed_at": finished,
             **{k: getattr(plan.content, k) for k in (*TEXTS, "inputs", "outputs")}}  # fmt: skip
 
