@@ -182,11 +182,22 @@ class Plan:
 
     @property
     def discard_reason(self) -> str | None:
-        """Why a discarded plan was abandoned (from its last "Discarded:" note)."""
+        """Why a discarded plan was abandoned: the reason of its last note that discarded it
+        (the agent's "Discarded:", or a person's "Dropped by a person:")."""
+        found = self._discard_note()
+        return found[1] if found else None
+
+    @property
+    def discarded_by(self) -> str | None:
+        """Who discarded the plan: "agent" or "person" (None unless discarded)."""
+        found = self._discard_note()
+        return found[0] if found else None
+
+    def _discard_note(self) -> tuple[str, str] | None:
         if self.status is not PlanStatus.DISCARDED:
             return None
-        _, found, reason = self.notes.rpartition(" Discarded: ")
-        return reason.strip() if found else None
+        at, who, mark = max((self.notes.rfind(mark), who, mark) for who, mark in _DISCARD_NOTES)
+        return (who, self.notes[at + len(mark) :].strip()) if at >= 0 else None
 
     def pull(self) -> Self:
         """Leave the queue and become the active plan."""
@@ -248,6 +259,10 @@ class Plan:
 def format_timestamp(at: dt.datetime) -> str:
     """UTC ISO-8601 with a `Z`, to the second: how notes and views show time."""
     return at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: Who discarded a plan, by the note that did: the agent's discard, a person's drop.
+_DISCARD_NOTES = (("agent", " Discarded: "), ("person", " Dropped by a person: "))
 
 
 def _append_note(notes: str, at: dt.datetime, text: str) -> str:

@@ -332,3 +332,26 @@ def test_export_asks_for_one_format_and_writes_z_times_and_a_fenced_journal(
     assert data["history"][0]["completed_at"].endswith("Z")
     assert data["history"][0]["created_at"].endswith("Z")
     assert "+00:00" not in json.dumps(data)
+
+
+def test_a_dropped_plan_shows_who_dropped_it_and_why(tmp_path: Path, session: str):
+    """A plan a person dropped shows, in `nineplan show`, its reason and that a person dropped
+    it (JSON `discard_reason`, `discarded_by`), and its time as `discarded_at`, never as
+    `completed_at`; a plan the agent discarded says "agent"."""
+    assert nineplan(tmp_path, "drop", session, "00002", "--reason", "not needed now")[0] == 0
+    code, out, _ = nineplan(tmp_path, "show", session, "00002", "--json")
+    shown = json.loads(out)
+    assert (code, shown["discard_reason"], shown["discarded_by"]) == (0, "not needed now", "person")
+    text = nineplan(tmp_path, "show", session, "00002")[1]
+    assert "discarded_by: person" in text
+    assert "discard_reason: not needed now" in text
+    assert "discarded_at: " in text
+    assert "completed_at" not in text
+
+    async def discard() -> None:
+        async with open_backend("sqlite", tmp_path) as backend:
+            await backend.service.discard_plan(session, "the agent gave up")
+
+    anyio.run(discard)
+    shown = json.loads(nineplan(tmp_path, "show", session, "00001", "--json")[1])
+    assert (shown["discard_reason"], shown["discarded_by"]) == ("the agent gave up", "agent")

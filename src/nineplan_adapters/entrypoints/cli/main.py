@@ -30,7 +30,7 @@ from nineplan_adapters.entrypoints.text import indented, one_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
-from nineplan_core.lifecycle import LIVE
+from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.results import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
 
@@ -359,10 +359,14 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
         "status": plan.status.value,
         **views.completed_plan(plan),
         "discard_reason": plan.discard_reason,
+        "discarded_by": plan.discarded_by,
         "file": file,
     }
-    shown = ["status", "id", "goal", "discard_reason", "outcome", "created_at", "completed_at"]
+    shown = ["status", "id", "goal", "discarded_by", "discard_reason", "outcome", "created_at"]
     lines = [indented(key, view[key]) for key in shown if view[key] is not None]
+    if view["completed_at"] is not None:  # a discarded plan was not completed: say which
+        finished = "discarded_at" if plan.status is PlanStatus.DISCARDED else "completed_at"
+        lines.append(indented(finished, view["completed_at"]))
     body = (
         [f"file:\n{textwrap.indent(file, '  ')}"]
         if file is not None
