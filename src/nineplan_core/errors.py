@@ -86,6 +86,19 @@ class PlanNotFoundError(NinePlanError, LookupError):
         self.plan_id = plan_id
 
 
+class PlanDiscardedError(PlanNotFoundError):
+    """The plan asked for as completed was discarded: who discarded it, and why."""
+
+    def __init__(self, plan_id: str, *, by: str | None, reason: str | None) -> None:
+        super().__init__(plan_id)
+        who = {"agent": " by the agent", "person": " by a person"}.get(by or "", "")
+        why = f": {reason}" if reason else ""
+        self.message = f"Plan {plan_id!r} was discarded{who}, not completed{why}."
+        self.args = (self.message,)
+        self.discarded_by = by
+        self.reason = reason
+
+
 class NoActivePlanError(NinePlanError):
     """The operation needs an active plan and there is none."""
 

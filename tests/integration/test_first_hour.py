@@ -370,3 +370,29 @@ async def test_lists_keep_one_line_per_plan_and_history_get_indents(tmp_path: Pa
         await ok(client, "9plan_queue_pull")
         gone = await client.call_tool("9plan_plan_discard", {"reason": "not needed either"})
         assert "0 queued.\nThe queue is empty: add plans with 9plan_queue_add." in text(gone)
+
+
+async def test_history_get_of_a_discarded_plan_says_who_discarded_it_and_why(tmp_path: Path):
+    """`9plan_history_get` of a plan the agent discarded, or a person dropped, says so, by whom
+    and why, instead of only "no completed plan"; a plan never seen is still PLAN_NOT_FOUND."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        first = await ok(client, "9plan_queue_add", **{**PLAN, "goal": "First"})
+        second = await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Second"})
+        await ok(client, "9plan_queue_pull")
+        await ok(client, "9plan_plan_discard", reason="the API went away")
+        dropped = run_nineplan(tmp_path, "drop", name, second["plan_id"], "--reason", "a duplicate")
+        assert dropped.returncode == 0, dropped.stderr
+        by_agent = await client.call_tool("9plan_history_get", {"plan_id": first["plan_id"]})
+        by_person = await client.call_tool("9plan_history_get", {"plan_id": second["plan_id"]})
+        never = await client.call_tool("9plan_history_get", {"plan_id": "zzzzz"})
+    assert by_agent.is_error
+    assert (
+        f"Plan '{first['plan_id']}' was discarded by the agent, not completed: the API went away."
+        in text(by_agent)
+    )
+    assert f"Plan '{second['plan_id']}' was discarded by a person, not completed: a duplicate." in (
+        text(by_person)
+    )
+    assert "Error: PLAN_NOT_FOUND" in text(by_person)
+    assert "No completed plan with id 'zzzzz'" in text(never)

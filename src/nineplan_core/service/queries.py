@@ -10,7 +10,12 @@ from contextlib import AbstractAsyncContextManager, aclosing
 
 import attrs
 
-from nineplan_core.errors import FileSystemError, NinePlanError, PlanNotFoundError
+from nineplan_core.errors import (
+    FileSystemError,
+    NinePlanError,
+    PlanDiscardedError,
+    PlanNotFoundError,
+)
 from nineplan_core.invariants import check
 from nineplan_core.journal import (
     Event,
@@ -98,13 +103,16 @@ class Queries(Envelope):
         """A completed plan, whole.
 
         Raises:
-            PlanNotFoundError: no completed plan with that id.
+            PlanNotFoundError: no completed plan with that id (PlanDiscardedError: it was
+                discarded, and says by whom and why).
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         checked = check_plan_id(plan_id)
         store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
             plan = await reader.plan(checked)
+        if plan is not None and plan.status is PlanStatus.DISCARDED:
+            raise PlanDiscardedError(plan_id, by=plan.discarded_by, reason=plan.discard_reason)
         if plan is None or plan.status is not PlanStatus.COMPLETED:
             raise PlanNotFoundError(plan_id)
         return plan
