@@ -147,3 +147,31 @@ def test_every_setting_is_documented(document: str):
         if f"`NINEPLAN_{name.upper()}`" not in table
     ]
     assert missing == []
+
+
+def python_blocks(document: str) -> list[str]:
+    """The ```python blocks of a page in docs/."""
+    page = (PROJECT / "docs" / document).read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```$", page, flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_embedding_snippets_run_as_written(tmp_path: Path):
+    """docs/embedding.md's Python runs as written, in a process of its own: the library
+    example to its end, and the conformance kit's test file under pytest (fewer examples)."""
+    example, kit = python_blocks("embedding.md")
+    script = tmp_path / "example.py"
+    script.write_text(example, encoding="utf-8")
+    done = subprocess.run(
+        [PYTHON, str(script), str(tmp_path / "sessions")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("valid")
+    kit_file = tmp_path / "test_my_adapter.py"
+    kit_file.write_text(kit.replace("max_examples=200", "max_examples=10"), encoding="utf-8")
+    done = subprocess.run(
+        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(kit_file)],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
