@@ -175,3 +175,15 @@ def test_the_embedding_snippets_run_as_written(tmp_path: Path):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_deployment_names_every_postgresql_table():
+    """docs/deployment.md lists every table nineplan creates in a PostgreSQL database: the
+    schema files' and the migration bookkeeping's."""
+    folder = PROJECT / "src" / "nineplan_adapters" / "storage" / "postgres"
+    sql = "\n".join(path.read_text() for path in folder.glob("*.sql"))
+    sql += (folder / "catalog.py").read_text()
+    tables = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", sql))
+    page = (PROJECT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    assert "nineplan_journal" in tables
+    assert {table for table in tables if f"`{table}`" not in page} == set()
