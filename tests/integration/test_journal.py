@@ -1,6 +1,7 @@
 """The journal as users get it: the real stdio server, the real `nineplan log` and `state`."""
 
 import json
+import shutil
 import signal
 from pathlib import Path
 from typing import Any
@@ -214,3 +215,19 @@ async def test_follow_on_another_machine_sees_an_add(tmp_path: Path):
     server with another one: two machines, one database."""
     async with postgres_schema() as url:
         await follow_sees_an_add(tmp_path / "b", tmp_path / "a", NINEPLAN_DATABASE_URL=url)
+
+
+async def test_follow_ends_when_the_session_folder_is_deleted(tmp_path: Path):
+    """`nineplan log NAME --follow` stops with SESSION_NOT_FOUND (exit 2) once the session's
+    folder is deleted under it, instead of running on in silence."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+    async with spawned_nineplan(tmp_path, "log", name, "--follow") as log:
+        with anyio.fail_after(5):
+            assert "session_created" in await log.line()
+        shutil.rmtree(tmp_path / name)
+        with anyio.fail_after(10):
+            assert await log.process.wait() == 2
+        assert log.process.stderr is not None
+        said = (await log.process.stderr.receive()).decode()
+    assert f"nineplan: SESSION_NOT_FOUND: No session named '{name}' exists." in said

@@ -329,7 +329,12 @@ async def _log(service: NinePlan, args: argparse.Namespace) -> int:
 
 
 async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -> None:
-    """Print each new event until SIGINT or SIGTERM (then return: exit 0)."""
+    """Print each new event until SIGINT or SIGTERM (then return: exit 0).
+
+    Raises:
+        NinePlanError: the feed broke off (the session was deleted, say), raised as itself.
+    """
+    failure: NinePlanError | None = None
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with anyio.create_task_group() as group:
 
@@ -339,8 +344,14 @@ async def _follow(service: NinePlan, args: argparse.Namespace, after_seq: int) -
 
             group.start_soon(stop)
             # Cancelled by stop(): the feed's watch closes as the cancellation passes through it.
-            async for event in service.follow(args.name, after_seq):
-                _print_event(args, event)
+            try:
+                async for event in service.follow(args.name, after_seq):
+                    _print_event(args, event)
+            except NinePlanError as exc:  # not wrapped in the task group's ExceptionGroup
+                failure = exc
+                group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> None:

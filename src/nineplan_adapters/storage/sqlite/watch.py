@@ -45,7 +45,8 @@ class SqliteSessionWatch:
         with database_errors("watch the session"):
             db = await anyio.to_thread.run_sync(_open_read_only, database)
         try:
-            yield DataVersionTicks(db, self.interval, _data_version(db))
+            watched = _Watched(name, database, database.stat().st_ino)
+            yield DataVersionTicks(db, self.interval, _data_version(db), watched)
         finally:
             db.close()
 
@@ -105,13 +106,33 @@ def _data_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA data_version").fetchone()[0])
 
 
+@attrs.frozen
+class _Watched:
+    """The database a watch was opened on: its session, path and inode."""
+
+    name: SessionName
+    path: Path
+    inode: int
+
+    def gone(self) -> bool:
+        """Whether the file is no longer there, or another file took its place (the session
+        folder was deleted, or replaced): its commits would never be seen again."""
+        try:
+            return self.path.stat().st_ino != self.inode
+        except OSError:
+            return True
+
+
 @attrs.define
 class DataVersionTicks:
-    """An async iterator that yields once each time `PRAGMA data_version` has moved."""
+    """An async iterator that yields once each time `PRAGMA data_version` has moved.
+
+    Raises SessionNotFoundError once the watched database is gone (deleted or replaced)."""
 
     db: sqlite3.Connection
     interval: float
     seen: int
+    watched: _Watched | None = None
 
     def __aiter__(self) -> "DataVersionTicks":
         return self
@@ -119,6 +140,8 @@ class DataVersionTicks:
     async def __anext__(self) -> None:
         while True:
             await anyio.sleep(self.interval)
+            if self.watched is not None and self.watched.gone():
+                raise SessionNotFoundError(self.watched.name)
             try:
                 version = _data_version(self.db)  # microseconds: no table is read
             except sqlite3.Error as exc:
