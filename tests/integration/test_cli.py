@@ -202,18 +202,14 @@ def test_search_highlights_the_matched_words(capsys, tmp_path: Path, session: st
     assert json.loads(out)[0]["snippet"] == "built the [penguin] importer"
 
 
-@pytest.mark.parametrize(("no_color", "coloured"), [("", True), ("1", False)])
-def test_colour_on_a_terminal_unless_no_color(
-    tmp_path: Path, session: str, no_color: str, coloured: bool
-):
-    """A terminal gets colour; NO_COLOR turns it off."""
+def on_a_terminal(sessions: Path, *arguments: str, **variables: str) -> str:
+    """What `nineplan ARGUMENTS` writes to a terminal (a pty); it must exit 0."""
     import pty
 
     leader, follower = pty.openpty()
-    env = child_env(tmp_path, NO_COLOR=no_color) if no_color else child_env(tmp_path)
-    completed = subprocess.run(
-        [PYTHON, "-m", "nineplan_adapters", "search", session, "penguin"],
-        env=env,
+    subprocess.run(
+        [PYTHON, "-m", "nineplan_adapters", *arguments],
+        env=child_env(sessions, **variables),
         stdout=follower,
         stderr=subprocess.PIPE,
         timeout=60,
@@ -223,7 +219,16 @@ def test_colour_on_a_terminal_unless_no_color(
     os.close(follower)
     out = os.read(leader, 65536).decode()
     os.close(leader)
-    assert completed.returncode == 0
+    return out
+
+
+@pytest.mark.parametrize(("no_color", "coloured"), [("", True), ("1", False)])
+def test_colour_on_a_terminal_unless_no_color(
+    tmp_path: Path, session: str, no_color: str, coloured: bool
+):
+    """A terminal gets colour; NO_COLOR turns it off."""
+    variables = {"NO_COLOR": no_color} if no_color else {}
+    out = on_a_terminal(tmp_path, "search", session, "penguin", **variables)
     assert ("\x1b[1;33mpenguin\x1b[0m" in out) is coloured
     assert ("[penguin]" in out) is not coloured
 
@@ -343,23 +348,9 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path):
 def test_on_a_terminal_only_nineplan_colours_the_text(tmp_path: Path, command: str):
     """On a terminal the tables' bold headers and search's highlights stay colour, while the
     controls in stored text are escaped around them."""
-    import pty
-
     name, _ = hostile_session(tmp_path)
     arguments = {"state": [name], "search": [name, "table"], "sessions": []}[command]
-    leader, follower = pty.openpty()
-    subprocess.run(
-        [PYTHON, "-m", "nineplan_adapters", command, *arguments],
-        env=child_env(tmp_path),
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        timeout=60,
-        check=True,
-        cwd=PROJECT,
-    )
-    os.close(follower)
-    out = os.read(leader, 65536).decode()
-    os.close(leader)
+    out = on_a_terminal(tmp_path, command, *arguments)
     assert "\x1b[1m" in out
     assert "\x1b]0;" not in out
     assert "\x1b[2K" not in out
