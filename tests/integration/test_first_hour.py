@@ -11,6 +11,7 @@ import httpx2
 import jsonschema  # type: ignore[import-untyped] # installed with mcp, without stubs
 import pytest
 from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS, PromptReference
 
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, open_backend
@@ -396,3 +397,34 @@ async def test_history_get_of_a_discarded_plan_says_who_discarded_it_and_why(tmp
     )
     assert "Error: PLAN_NOT_FOUND" in text(by_person)
     assert "No completed plan with id 'zzzzz'" in text(never)
+
+
+async def test_a_clients_prompt_mistakes_are_invalid_params(tmp_path: Path):
+    """prompts/get of an unknown prompt, without a required argument or with an unknown one,
+    and completion/complete on an unknown prompt, answer -32602 (invalid params) naming what
+    to change, as the protocol asks, rather than an internal error."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("no-such-prompt", {})
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("resume", {})
+        with pytest.raises(MCPError) as extra:
+            await client.get_prompt("resume", {"session_name": name, "colour": "blue"})
+        with pytest.raises(MCPError) as completed:
+            await client.complete(
+                PromptReference(type="ref/prompt", name="no-such-prompt"),
+                {"name": "session_name", "value": ""},
+            )
+        resumed = await client.get_prompt("resume", {"session_name": name})
+    assert [caught.value.error.code for caught in (unknown, missing, extra, completed)] == [
+        INVALID_PARAMS
+    ] * 4
+    assert "Unknown prompt 'no-such-prompt'; the prompts are bootstrap, resume." in str(
+        unknown.value
+    )
+    assert "Prompt 'resume' needs session_name." in str(missing.value)
+    assert "colour: not an argument of prompt 'resume', which takes session_name." in str(
+        extra.value
+    )
+    assert name in str(resumed.messages[0].content)

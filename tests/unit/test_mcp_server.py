@@ -1,12 +1,13 @@
 """The MCP surface through the SDK's in-memory client, in both protocol eras."""
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from mcp import Client, MCPError
-from mcp.types import TextResourceContents
+from mcp.types import INVALID_PARAMS, TextResourceContents
 
 from nineplan_adapters.entrypoints.mcp import build_server
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
@@ -316,3 +317,15 @@ async def test_retried_calls_with_a_request_id_apply_once(client: Client):
     )
     assert category == "VALIDATION_ERROR"
     assert "request_id" in body
+
+
+async def test_a_prompt_mistake_is_no_error_in_the_servers_log(
+    client: Client, caplog: pytest.LogCaptureFixture
+):
+    """A client asking for a prompt that does not exist gets -32602, and the server logs no
+    error (and no traceback) for the client's mistake."""
+    with caplog.at_level(logging.DEBUG), pytest.raises(MCPError) as caught:
+        await client.get_prompt("no-such-prompt", {})
+    assert caught.value.error.code == INVALID_PARAMS
+    assert [record for record in caplog.records if record.levelno >= logging.ERROR] == []
+    assert [record for record in caplog.records if record.exc_info] == []

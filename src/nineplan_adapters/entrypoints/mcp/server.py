@@ -19,7 +19,9 @@ from mcp.server.mcpserver.exceptions import (
 )
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import (
+    INVALID_PARAMS,
     CallToolResult,
+    GetPromptResult,
     InputRequiredResult,
     Resource,
     Tool,
@@ -108,6 +110,33 @@ class NineplanServer(MCPServer[ToolDeps]):
                 for tool in await super().list_tools()
             ]
         return self._tools
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """The SDK's get_prompt, after the checks a client's mistake deserves: an unknown
+        prompt, a missing or an unknown argument is an invalid-params error (-32602) naming
+        what to change, not an internal error."""
+        prompt = next((found for found in await self.list_prompts() if found.name == name), None)
+        if prompt is None:
+            names = ", ".join(sorted(found.name for found in await self.list_prompts()))
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {name!r}; the prompts are {names}.")
+        expected = {argument.name: argument.required for argument in prompt.arguments or []}
+        given = set(arguments or {})
+        if missing := sorted(
+            key for key, required in expected.items() if required and key not in given
+        ):
+            raise MCPError(INVALID_PARAMS, f"Prompt {name!r} needs {', '.join(missing)}.")
+        if unknown := sorted(given - expected.keys()):
+            takes = ", ".join(sorted(expected)) or "none"
+            raise MCPError(
+                INVALID_PARAMS,
+                f"{', '.join(unknown)}: not an argument of prompt {name!r}, which takes {takes}.",
+            )
+        return await super().get_prompt(name, arguments, context)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

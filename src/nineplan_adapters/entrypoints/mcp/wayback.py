@@ -266,7 +266,12 @@ def _add_completions(server: MCPServer[Any], service: NinePlan) -> None:
         argument: CompletionArgument,
         context: CompletionContext | None,
     ) -> Completion | None:
-        """Session names for a session argument; a session's live plan ids for `plan_id`."""
+        """Session names for a session argument; a session's live plan ids for `plan_id`.
+        A prompt that does not exist is an invalid-params error (-32602), as for prompts/get."""
+        if isinstance(ref, PromptReference) and ref.name not in {
+            prompt.name for prompt in await server.list_prompts()
+        }:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt {ref.name!r}: nothing to complete.")
         if _names_a_session(ref, argument.name):
             return _completion(await service.names(), argument.value)
         if not (
