@@ -11,7 +11,7 @@ import httpx2
 import jsonschema  # type: ignore[import-untyped] # installed with mcp, without stubs
 import pytest
 from mcp import Client, MCPError
-from mcp.types import INVALID_PARAMS, PromptReference
+from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference
 
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, open_backend
@@ -401,7 +401,7 @@ async def test_history_get_of_a_discarded_plan_says_who_discarded_it_and_why(tmp
 
 async def test_a_clients_prompt_mistakes_are_invalid_params(tmp_path: Path):
     """prompts/get of an unknown prompt, without a required argument or with an unknown one,
-    and completion/complete on an unknown prompt, answer -32602 (invalid params) naming what
+    and completion/complete on an unknown prompt or resource template, answer -32602 (invalid params) naming what
     to change, as the protocol asks, rather than an internal error."""
     async with Client(stdio_server(tmp_path), mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
@@ -416,10 +416,14 @@ async def test_a_clients_prompt_mistakes_are_invalid_params(tmp_path: Path):
                 PromptReference(type="ref/prompt", name="no-such-prompt"),
                 {"name": "session_name", "value": ""},
             )
+        with pytest.raises(MCPError) as template:
+            await client.complete(
+                ResourceTemplateReference(type="ref/resource", uri="nineplan://nowhere/{x}"),
+                {"name": "x", "value": ""},
+            )
         resumed = await client.get_prompt("resume", {"session_name": name})
-    assert [caught.value.error.code for caught in (unknown, missing, extra, completed)] == [
-        INVALID_PARAMS
-    ] * 4
+    caught = (unknown, missing, extra, completed, template)
+    assert [error.value.error.code for error in caught] == [INVALID_PARAMS] * 5
     assert "Unknown prompt 'no-such-prompt'; the prompts are bootstrap, resume." in str(
         unknown.value
     )
@@ -428,3 +432,21 @@ async def test_a_clients_prompt_mistakes_are_invalid_params(tmp_path: Path):
         extra.value
     )
     assert name in str(resumed.messages[0].content)
+
+
+async def test_http_declares_the_list_changes_it_sends(tmp_path: Path):
+    """`initialize` over HTTP declares `resources.listChanged`, as stdio does: the server sends
+    notifications/resources/list_changed when plans come or go, on either transport."""
+    async with (
+        spawned_http_server(tmp_path) as url,
+        httpx2.AsyncClient() as http,
+        Client(stdio_server(tmp_path), mode="legacy") as stdio,
+    ):
+        answer = await http.post(url, json=INITIALIZE_CALL, headers=JSON_HEADERS)
+        assert stdio.server_capabilities is not None
+        over_stdio = stdio.server_capabilities.resources
+    body = answer.text
+    data = json.loads(body.split("data: ", 1)[1] if body.startswith("event:") else body)
+    assert data["result"]["capabilities"]["resources"]["listChanged"] is True
+    assert over_stdio is not None
+    assert over_stdio.list_changed is True

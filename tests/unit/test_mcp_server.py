@@ -322,10 +322,13 @@ async def test_retried_calls_with_a_request_id_apply_once(client: Client):
 async def test_a_prompt_mistake_is_no_error_in_the_servers_log(
     client: Client, caplog: pytest.LogCaptureFixture
 ):
-    """A client asking for a prompt that does not exist gets -32602, and the server logs no
-    error (and no traceback) for the client's mistake."""
+    """A client asking for a prompt that does not exist gets -32602, and the server logs the
+    client's mistake in one warning line, with no error and no traceback."""
     with caplog.at_level(logging.DEBUG), pytest.raises(MCPError) as caught:
         await client.get_prompt("no-such-prompt", {})
     assert caught.value.error.code == INVALID_PARAMS
     assert [record for record in caplog.records if record.levelno >= logging.ERROR] == []
     assert [record for record in caplog.records if record.exc_info] == []
+    refused = [record for record in caplog.records if record.name == "nineplan.mcp"]
+    assert [record.levelno for record in refused] == [logging.WARNING]
+    assert "no-such-prompt" in refused[0].getMessage()

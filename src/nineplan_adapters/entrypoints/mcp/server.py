@@ -8,7 +8,7 @@ from typing import Any
 
 import pydantic
 from mcp import MCPError
-from mcp.server.lowlevel import NotificationOptions
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import (
@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import (
     ToolError,
     UnexpectedToolError,
 )
+from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.types import (
     INVALID_PARAMS,
@@ -88,6 +89,7 @@ class NineplanServer(MCPServer[ToolDeps]):
         )
         self.service = service
         self.sessions = sessions
+        _announce_list_changes(self._lowlevel_server)
         self._tools: list[Tool] | None = None
         self._arguments: dict[str, frozenset[str]] | None = None  # each tool's argument names
 
@@ -120,23 +122,25 @@ class NineplanServer(MCPServer[ToolDeps]):
         """The SDK's get_prompt, after the checks a client's mistake deserves: an unknown
         prompt, a missing or an unknown argument is an invalid-params error (-32602) naming
         what to change, not an internal error."""
-        prompt = next((found for found in await self.list_prompts() if found.name == name), None)
-        if prompt is None:
-            names = ", ".join(sorted(found.name for found in await self.list_prompts()))
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt {name!r}; the prompts are {names}.")
-        expected = {argument.name: argument.required for argument in prompt.arguments or []}
-        given = set(arguments or {})
-        if missing := sorted(
-            key for key, required in expected.items() if required and key not in given
-        ):
-            raise MCPError(INVALID_PARAMS, f"Prompt {name!r} needs {', '.join(missing)}.")
-        if unknown := sorted(given - expected.keys()):
-            takes = ", ".join(sorted(expected)) or "none"
-            raise MCPError(
-                INVALID_PARAMS,
-                f"{', '.join(unknown)}: not an argument of prompt {name!r}, which takes {takes}.",
-            )
+        if (problem := await self._prompt_problem(name, arguments or {})) is not None:
+            log.warning("prompts/get refused: %s", problem)  # the client's mistake: one line
+            raise MCPError(INVALID_PARAMS, problem)
         return await super().get_prompt(name, arguments, context)
+
+    async def _prompt_problem(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """What is wrong with asking for prompt `name` with `arguments`; None if nothing."""
+        prompts = {prompt.name: prompt for prompt in await self.list_prompts()}
+        if (prompt := prompts.get(name)) is None:
+            return f"Unknown prompt {name!r}; the prompts are {', '.join(sorted(prompts))}."
+        expected = {argument.name: argument.required for argument in prompt.arguments or []}
+        if missing := sorted(
+            key for key, needed in expected.items() if needed and key not in arguments
+        ):
+            return f"Prompt {name!r} needs {', '.join(missing)}."
+        if unknown := sorted(arguments.keys() - expected.keys()):
+            takes = ", ".join(sorted(expected)) or "none"
+            return f"{', '.join(unknown)}: not an argument of prompt {name!r}, which takes {takes}."
+        return None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -193,13 +197,9 @@ class NineplanServer(MCPServer[ToolDeps]):
 
     async def run_stdio_async(self) -> None:
         """Serve on stdio (nineplan_adapters.entrypoints.mcp.stdio: a line that is not JSON-RPC
-        gets a parse error, a stray print misses the wire). Legacy clients are told that
-        resources/list_changed is sent (the notifier sends it when plans come or go)."""
-        lowlevel = self._lowlevel_server  # MCPServer's own run_stdio_async announces no changes
-        options = lowlevel.create_initialization_options(
-            NotificationOptions(resources_changed=True)
-        )
-        await serve_stdio(lowlevel, options)
+        gets a parse error, a stray print misses the wire)."""
+        lowlevel = self._lowlevel_server
+        await serve_stdio(lowlevel, lowlevel.create_initialization_options())
 
     async def read_resource(
         self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
@@ -307,6 +307,27 @@ def build_server(
     _register_prompt_and_resources(server, service)
     install(server, service, server.notifier)
     return server
+
+
+def _announce_list_changes(lowlevel: Server[Any]) -> None:
+    """Legacy clients are told, on stdio and over HTTP alike, that resources/list_changed is
+    sent (the notifier sends it when plans come or go). The SDK's HTTP session manager builds
+    its own initialization options from the low-level server's defaults, so the default is
+    what changes."""
+    defaults = lowlevel.create_initialization_options
+
+    def with_list_changes(
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return defaults(
+            notification_options or NotificationOptions(resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+    lowlevel.create_initialization_options = with_list_changes  # type: ignore[method-assign]
 
 
 def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) -> None:

@@ -267,11 +267,20 @@ def _add_completions(server: MCPServer[Any], service: NinePlan) -> None:
         context: CompletionContext | None,
     ) -> Completion | None:
         """Session names for a session argument; a session's live plan ids for `plan_id`.
-        A prompt that does not exist is an invalid-params error (-32602), as for prompts/get."""
+        A prompt or resource template that does not exist is an invalid-params error (-32602),
+        as for prompts/get."""
         if isinstance(ref, PromptReference) and ref.name not in {
             prompt.name for prompt in await server.list_prompts()
         }:
+            log.warning("completion refused: unknown prompt %r", ref.name)
             raise MCPError(INVALID_PARAMS, f"Unknown prompt {ref.name!r}: nothing to complete.")
+        if isinstance(ref, ResourceTemplateReference) and ref.uri not in {
+            template.uri_template for template in await server.list_resource_templates()
+        }:
+            log.warning("completion refused: unknown resource template %r", ref.uri)
+            raise MCPError(
+                INVALID_PARAMS, f"Unknown resource template {ref.uri!r}: nothing to complete."
+            )
         if _names_a_session(ref, argument.name):
             return _completion(await service.names(), argument.value)
         if not (
