@@ -64,7 +64,7 @@ docs: $(STAMP)
 
 # Run every command the README and docs show, and check docs/tools.md is current (also in make test).
 docs-check: $(STAMP)
-	$(BIN)/pytest -q tests/integration/test_docs.py tests/integration/test_cli.py -k "documented or docs_show or reference or embedding_doc"
+	$(BIN)/pytest -q tests/integration/test_docs.py tests/integration/test_cli.py -k "documented or docs_show or reference or snippet or json_block or library_example"
 
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)

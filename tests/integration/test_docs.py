@@ -1,5 +1,6 @@
 """Every shell command shown in the README and docs/ is run here (or named as covered elsewhere)."""
 
+import json
 import re
 import shlex
 import subprocess
@@ -149,32 +150,79 @@ def test_every_setting_is_documented(document: str):
     assert missing == []
 
 
-def python_blocks(document: str) -> list[str]:
-    """The ```python blocks of a page in docs/."""
-    page = (PROJECT / "docs" / document).read_text(encoding="utf-8")
-    return re.findall(r"^```python\n(.*?)^```$", page, flags=re.DOTALL | re.MULTILINE)
+def code_blocks(language: str) -> list[tuple[str, str]]:
+    """`(page:N, text)` of every ```language block in the README and docs/, N counted from 1."""
+    return [
+        (f"{document.name}:{number}", block)
+        for document in DOCUMENTS
+        for number, block in enumerate(
+            re.findall(
+                rf"^```{language}\n(.*?)^```$",
+                document.read_text(encoding="utf-8"),
+                re.DOTALL | re.MULTILINE,
+            ),
+            start=1,
+        )
+    ]
 
 
-def test_the_embedding_snippets_run_as_written(tmp_path: Path):
-    """docs/embedding.md's Python runs as written, in a process of its own: the library
-    example to its end, and the conformance kit's test file under pytest (fewer examples)."""
-    example, kit = python_blocks("embedding.md")
+def test_the_docs_show_python():
+    """code_blocks finds the embedding guide's library example and its conformance kit, so the
+    snippet test below cannot pass by finding nothing."""
+    assert [where for where, _ in code_blocks("python")][:2] == ["embedding.md:1", "embedding.md:2"]
+
+
+@pytest.mark.parametrize(
+    ("where", "block"),
+    code_blocks("python"),
+    ids=lambda value: value if re.fullmatch(r"[\w.]+:\d+", value) else "",
+)
+def test_every_python_snippet_runs_as_written(tmp_path: Path, where: str, block: str):
+    """Each Python block of the README and docs/ runs as written, in a process of its own and a
+    fresh folder: a test file (one with `def test_`) under pytest, with fewer hypothesis
+    examples, every test passing; any other block as a script given a sessions folder, to its end."""
+    if "def test_" in block:
+        test_file = tmp_path / "test_snippet.py"
+        test_file.write_text(re.sub(r"max_examples=\d+", "max_examples=10", block), "utf-8")
+        argv = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)]
+    else:
+        script = tmp_path / "snippet.py"
+        script.write_text(block, encoding="utf-8")
+        argv = [PYTHON, str(script), str(tmp_path / "sessions")]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, f"{where}\n{done.stdout}{done.stderr}"
+    if "def test_" in block:
+        assert re.search(r"^\d+ passed", done.stdout, re.MULTILINE), done.stdout
+        assert "failed" not in done.stdout, done.stdout
+        assert "skipped" not in done.stdout, done.stdout
+
+
+def test_the_library_example_ends_valid(tmp_path: Path):
+    """The embedding guide's library example ends by printing what validate found: valid."""
     script = tmp_path / "example.py"
-    script.write_text(example, encoding="utf-8")
+    script.write_text(dict(code_blocks("python"))["embedding.md:1"], encoding="utf-8")
     done = subprocess.run(
         [PYTHON, str(script), str(tmp_path / "sessions")],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("valid")
-    kit_file = tmp_path / "test_my_adapter.py"
-    kit_file.write_text(kit.replace("max_examples=200", "max_examples=10"), encoding="utf-8")
-    done = subprocess.run(
-        [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(kit_file)],
-        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("where", "block"),
+    code_blocks("json"),
+    ids=lambda value: value if re.fullmatch(r"[\w.]+:\d+", value) else "",
+)
+def test_every_json_block_is_json(where: str, block: str):
+    """Each JSON block the docs show (client configurations, result shapes) parses as JSON, so a
+    person who copies one gets no syntax error."""
+    try:
+        json.loads(block)
+    except json.JSONDecodeError as error:
+        pytest.fail(f"{where}: {error}")
 
 
 def test_deployment_names_every_postgresql_table():
