@@ -109,7 +109,8 @@ def parse(text: str) -> PlanText:
     try:
         return PlanText(PlanContent(**values), notes)
     except InvalidInputError as exc:
-        raise PlanFileFormatError(f"section {exc.field} {exc.problem}") from exc
+        title = dict(SECTIONS).get(exc.field, exc.field)
+        raise PlanFileFormatError(f"section # {title} {exc.problem}") from exc
 
 
 def decode(data: bytes) -> tuple[str, list[str], bool]:

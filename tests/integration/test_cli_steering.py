@@ -360,7 +360,8 @@ def test_a_dropped_plan_shows_who_dropped_it_and_why(tmp_path: Path, session: st
 def test_import_refusals_say_what_to_change(tmp_path: Path, session: str):
     """A file with an unknown heading (`# Risks`) is refused saying the text is not a plan
     section and how to fix it, never that it "was kept"; `## Goal` headings get the hint that
-    plan sections are level-1 headings. Exit 1 and nothing added, each time."""
+    plan sections are level-1 headings; a file of no plan says what one looks like. Exit 1 and
+    nothing added, each time."""
     before = queue(tmp_path, session)
     risky = plan_file("risky").replace("# Notes", "# Risks\nthe cache may be stale\n\n# Notes")
     (tmp_path / "risky.md").write_text(risky, encoding="utf-8")
@@ -377,6 +378,10 @@ def test_import_refusals_say_what_to_change(tmp_path: Path, session: str):
     assert "plan sections are level-1 headings ('# Goal'), and the file has '## Context'" in (
         done.stderr
     )
+    (tmp_path / "empty.md").write_text("\n\n", encoding="utf-8")
+    done = run_nineplan(tmp_path, "import", session, str(tmp_path / "empty.md"))
+    assert done.returncode == 1
+    assert "holds no plan; write plans in the plan format (# Context, # Goal," in done.stderr
     assert queue(tmp_path, session) == before
 
 

@@ -69,7 +69,7 @@ def test_agent_edits_to_notes_are_read():
         ("hello\n" + render(CONTENT, ""), "before the first"),
         (render(CONTENT, "").replace("# Approach\n", ""), "missing sections: Approach"),
         (render(CONTENT, "").replace("# Approach", "# Goal\nagain\n\n# Approach"), "appears twice"),
-        (render(CONTENT, "").replace("\ngoal\n", "\n  \n"), "goal must not be blank"),
+        (render(CONTENT, "").replace("\ngoal\n", "\n  \n"), "section # Goal must not be blank"),
         (
             render(CONTENT, "").replace("# Notes", "# Risks\nthe cache\n\n# Notes"),
             "text under '# Risks' is not a plan section; rename the heading to one of # Context,",
