@@ -3,6 +3,8 @@ blocks are text, so a `---` or a `# Heading` inside one neither splits plans nor
 section."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nineplan_adapters.entrypoints.cli.bundle import join_plans, split_plans
 from nineplan_core.errors import PlanFileFormatError
@@ -69,4 +71,19 @@ def test_an_export_with_fences_reads_back_as_the_same_plans(text: str):
         ),
         text,
     )
+    assert split_plans(join_plans([plan, plan])) == [plan, plan]
+
+
+_LINES = st.sampled_from(
+    ["```", "~~~", "````", "``` py", "\\```", "\\\\~~~", "---", "\\---", "# Goal", "# Notes", "x"]
+)
+_TEXTS = st.lists(_LINES, min_size=1, max_size=8).map("\n".join)
+
+
+@given(_TEXTS, _TEXTS, _TEXTS)
+def test_any_fences_survive_an_export_and_an_import(context: str, goal: str, notes: str):
+    """Texts made of fence lines, escaped fence lines, separators and headings, in any order
+    and nesting, export and import back as the same plans."""
+    content = PlanContent(context=context, goal=goal, approach="a", success_criteria="s")
+    plan = PlanText(content, notes)
     assert split_plans(join_plans([plan, plan])) == [plan, plan]

@@ -79,6 +79,7 @@ def _blocks(text: str) -> list[str]:
     fence: tuple[str, int] | None = None  # the open fence's marker and line number
     lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
     for number, line in enumerate(lines, start=1):
+        marker = fence[0] if fence else None
         if fence is None and line.rstrip() == END_OF_QUEUE:
             break
         if fence is None and line.rstrip() == SEPARATOR:
@@ -88,7 +89,7 @@ def _blocks(text: str) -> list[str]:
             blocks[-1].append(line[1:])
         elif _ESCAPED_FENCE.fullmatch(line):
             blocks[-1].append(line[1:])  # an escaped fence line is text
-        elif (after := _fence_after(fence and fence[0], line)) != (fence and fence[0]):
+        elif (after := _fence_after(marker, line)) != marker:  # a fence opens or closes
             fence = None if after is None else (after, number)
             blocks[-1].append(line)
         elif fence is not None:
