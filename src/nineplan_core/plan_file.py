@@ -101,15 +101,16 @@ def parse(text: str) -> PlanText:
     sections, _, problems = _split(text)
     missing = [title for field, title in SECTIONS if field not in sections]
     if missing:
-        raise PlanFileFormatError(f"missing sections: {', '.join(missing)}")
+        raise PlanFileFormatError(f"missing sections: {', '.join(missing)}{_level_hint(text)}")
     if problems:
-        raise PlanFileFormatError(problems[0])
+        raise PlanFileFormatError(_refusal(*problems[0]))
     values = {field: _section_text(lines) for field, lines in sections.items()}
     notes = values.pop("notes")
     try:
         return PlanText(PlanContent(**values), notes)
     except InvalidInputError as exc:
-        raise PlanFileFormatError(f"section {exc.field} {exc.problem}") from exc
+        title = dict(SECTIONS).get(exc.field, exc.field)
+        raise PlanFileFormatError(f"section # {title} {exc.problem}") from exc
 
 
 def decode(data: bytes) -> tuple[str, list[str], bool]:
@@ -153,7 +154,7 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
     if not text.strip():
         return ReadBack(stored, (*salvaged, "the plan file was empty; kept the stored copy"), keep)
     sections, outside, problems = _split(text)
-    salvaged += problems
+    salvaged += [_salvaged(*problem) for problem in problems]
     if not sections:
         salvaged.append("the file has no plan headings; its whole text was kept in Notes")
     values = attrs.asdict(stored.content)
@@ -188,11 +189,12 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
     return ReadBack(PlanText(PlanContent(**values), notes), tuple(salvaged), keep)
 
 
-def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[str]]:
-    """The sections of a file, the blocks of text outside them (in order), and the problems."""
+def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[tuple[str, str]]]:
+    """The sections of a file, the blocks of text outside them (in order), and the problems
+    (each a kind and the line, worded by `_salvaged` or `_refusal`)."""
     sections: dict[str, list[str]] = {}
     outside: list[list[str]] = []
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     current: list[str] | None = None
     in_section = False
     for line in text.split("\n"):
@@ -202,17 +204,17 @@ def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[str]]
         field = _HEADINGS.get(line.rstrip().lower())
         if field is not None and field not in sections:
             if line.rstrip() != f"# {dict(SECTIONS)[field]}":
-                problems.append(f"heading {line.strip()!r} read as # {dict(SECTIONS)[field]}")
+                problems.append(("case", line.strip()))
             current = sections[field] = []
             in_section = True
             continue
         if field is not None or (line.startswith("# ") and in_section) or current is None:
             if field is not None:
-                problems.append(f"heading {line.strip()!r} appears twice; kept in Notes")
+                problems.append(("twice", line.strip()))
             elif current is None and line.strip():
-                problems.append("text before the first heading was kept in Notes")
+                problems.append(("before", line.strip()))
             elif line.startswith("# "):
-                problems.append(f"text under {line.strip()!r} was kept in Notes")
+                problems.append(("unknown", line.strip()))
             if current is None and not line.strip():
                 continue  # blank lines before the first heading are layout
             current = []
@@ -222,6 +224,53 @@ def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[str]]
             continue
         current.append(_unescape_section(line) if in_section else line)
     return sections, [block for block in outside if any(x.strip() for x in block)], problems
+
+
+_TITLES = {f"# {title}".lower(): f"# {title}" for _, title in SECTIONS}
+_PLAN_SECTIONS = ", ".join(f"# {title}" for _, title in SECTIONS[:-1])
+_DEEPER_HEADING = re.compile(
+    rf"#{{2,6}}[ \t]*(?:{'|'.join(title for _, title in SECTIONS)})[ \t]*", re.IGNORECASE
+)
+
+
+def _salvaged(kind: str, line: str) -> str:
+    """A problem `_split` found, as a tolerant reading says what it did about it."""
+    return {
+        "case": f"heading {line!r} read as {_TITLES.get(line.lower())}",
+        "twice": f"heading {line!r} appears twice; kept in Notes",
+        "before": "text before the first heading was kept in Notes",
+        "unknown": f"text under {line!r} was kept in Notes",
+    }[kind]
+
+
+def _refusal(kind: str, line: str) -> str:
+    """A problem `_split` found, as the strict reading refuses it: what is wrong, what to do."""
+    return {
+        "case": f"heading {line!r} must be written {_TITLES.get(line.lower())}",
+        "twice": (
+            f"heading {line!r} appears twice; a plan has each section once: merge the two, "
+            "or start another plan after a line ---"
+        ),
+        "before": (
+            f"text before the first heading ({line!r}); move it under a section, "
+            "such as # Context or # Notes, or remove it"
+        ),
+        "unknown": (
+            f"text under {line!r} is not a plan section; rename the heading to one of "
+            f"{_PLAN_SECTIONS}, or move the text under # Notes (the last section)"
+        ),
+    }[kind]
+
+
+def _level_hint(text: str) -> str:
+    """A hint for a file whose plan headings are one level too deep (`## Goal`), or ''."""
+    deeper = [line.strip() for line in text.split("\n") if _DEEPER_HEADING.fullmatch(line)]
+    if not deeper:
+        return ""
+    return (
+        f"; plan sections are level-1 headings ('# Goal'), and the file has {deeper[0]!r}: "
+        "write each section heading with a single #"
+    )
 
 
 def _split_off_notes(

@@ -202,6 +202,26 @@ def test_search_highlights_the_matched_words(capsys, tmp_path: Path, session: st
     assert json.loads(out)[0]["snippet"] == "built the [penguin] importer"
 
 
+def test_search_matches_short_words_whole_and_marks_cjk_parts(tmp_path: Path, session: str):
+    """Through the real `nineplan search`: `zebra a` does not find the penguin plan (its `a`s
+    are inside words) and `AND OR NOT` does not match `importer`, while a part of CJK text is
+    found with the matched text marked in the snippet."""
+
+    async def finish() -> None:
+        async with open_backend("sqlite", tmp_path) as backend:
+            await backend.service.complete_plan(session, "東京の日本語版を作った")
+
+    anyio.run(finish)
+    for query in ["zebra a", "AND OR NOT"]:
+        done = run_nineplan(tmp_path, "search", session, query)
+        assert (done.returncode, done.stdout) == (0, "No matches.\n")
+    done = run_nineplan(tmp_path, "search", session, "penguin a", "--json")
+    assert [m["id"] for m in json.loads(done.stdout)] == ["00001"]
+    done = run_nineplan(tmp_path, "search", session, "東京", "--json")
+    [match] = json.loads(done.stdout)
+    assert (match["id"], match["snippet"]) == ("00002", "[東京]の日本語版を作った")
+
+
 def on_a_terminal(sessions: Path, *arguments: str, **variables: str) -> str:
     """What `nineplan ARGUMENTS` writes to a terminal (a pty); it must exit 0."""
     import pty

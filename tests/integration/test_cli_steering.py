@@ -355,3 +355,45 @@ def test_a_dropped_plan_shows_who_dropped_it_and_why(tmp_path: Path, session: st
     anyio.run(discard)
     shown = json.loads(nineplan(tmp_path, "show", session, "00001", "--json")[1])
     assert (shown["discard_reason"], shown["discarded_by"]) == ("the agent gave up", "agent")
+
+
+def test_import_refusals_say_what_to_change(tmp_path: Path, session: str):
+    """A file with an unknown heading (`# Risks`) is refused saying the text is not a plan
+    section and how to fix it, never that it "was kept"; `## Goal` headings get the hint that
+    plan sections are level-1 headings; a file of no plan says what one looks like. Exit 1 and
+    nothing added, each time."""
+    before = queue(tmp_path, session)
+    risky = plan_file("risky").replace("# Notes", "# Risks\nthe cache may be stale\n\n# Notes")
+    (tmp_path / "risky.md").write_text(risky, encoding="utf-8")
+    done = run_nineplan(tmp_path, "import", session, str(tmp_path / "risky.md"))
+    assert done.returncode == 1
+    assert "text under '# Risks' is not a plan section; rename the heading to one of" in done.stderr
+    assert "or move the text under # Notes" in done.stderr
+    assert "was kept" not in done.stderr
+    deep = plan_file("deep").replace("# ", "## ")
+    (tmp_path / "deep.md").write_text(deep, encoding="utf-8")
+    done = run_nineplan(tmp_path, "import", session, str(tmp_path / "deep.md"))
+    assert done.returncode == 1
+    assert "missing sections: Context, Goal, Approach, Success Criteria" in done.stderr
+    assert "plan sections are level-1 headings ('# Goal'), and the file has '## Context'" in (
+        done.stderr
+    )
+    (tmp_path / "empty.md").write_text("\n\n", encoding="utf-8")
+    done = run_nineplan(tmp_path, "import", session, str(tmp_path / "empty.md"))
+    assert done.returncode == 1
+    assert "holds no plan; write plans in the plan format (# Context, # Goal," in done.stderr
+    assert queue(tmp_path, session) == before
+
+
+def test_import_respects_fenced_code(tmp_path: Path, session: str):
+    """A `---` and a `# Goal` line inside a fenced code block are the plan's text: the file
+    imports as one plan holding the whole block."""
+    fenced = "the config:\n```yaml\na: 1\n---\n# Goal\nb: 2\n```"
+    text = plan_file("fenced", context="c").replace("# Context\nc\n", f"# Context\n{fenced}\n")
+    (tmp_path / "fenced.md").write_text(text, encoding="utf-8")
+    code, out, err = nineplan(tmp_path, "import", session, str(tmp_path / "fenced.md"), "--json")
+    assert code == 0, err
+    [added] = json.loads(out)["plans"]
+    code, out, _ = nineplan(tmp_path, "show", session, added["plan_id"], "--json")
+    assert json.loads(out)["context"] == fenced
+    assert queue(tmp_path, session)[-1] == "fenced"

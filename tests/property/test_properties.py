@@ -5,10 +5,11 @@ import sqlite3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nineplan_core.history import search_terms
+from nineplan_core.history import excerpt, search_terms
 from nineplan_core.model import PlanContent, Position, Tally
 from nineplan_core.plan_file import parse, render
 from nineplan_core.queue import insert_position, insert_rank, ranks
+from nineplan_core.results import SNIPPET_MARKS
 from nineplan_core.testing import free_text, plan_contents
 
 
@@ -32,6 +33,17 @@ def test_query_words_never_raise_in_fts5(query: str):
             match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
             db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t)", (match,)).fetchall()
     assert all(term == term.lower() and term for term in terms)
+
+
+@given(st.text(), st.text())
+def test_an_excerpt_never_raises_and_marks_what_it_found(text: str, query: str):
+    """For any text and query the excerpt of a substring match is built without error; when a
+    query word occurs in the text the excerpt marks it, and an excerpt is never unmarked."""
+    terms = search_terms(query)
+    shown = excerpt(text, terms)
+    if any(term in text for term in terms):
+        assert SNIPPET_MARKS[0] in shown
+    assert not shown or SNIPPET_MARKS[0] in shown
 
 
 @given(st.lists(st.sampled_from([Position.FRONT, Position.BACK]), max_size=60))

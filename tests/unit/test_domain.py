@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
-from nineplan_core.history import MAX_TERMS, search_terms
+from nineplan_core.history import MAX_TERMS, excerpt, search_terms, substring_terms
 from nineplan_core.invariants import check
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
@@ -176,6 +176,27 @@ def test_search_terms_are_plain_words():
     assert search_terms("!!! ... ()") == []
     assert search_terms("Café résumé_x") == ["café", "résumé", "x"]
     assert len(search_terms(" ".join(f"w{i}" for i in range(100)))) == MAX_TERMS
+
+
+def test_only_words_of_scripts_without_spaces_are_searched_as_parts():
+    """CJK, kana, Hangul and Thai words are the ones the substring fallback looks for; Latin,
+    Cyrillic and Greek words, however short, are not."""
+    terms = ["東京", "カタカナ", "한국어", "ไทย", "a", "or", "да", "αβ", "zebra", "v2"]
+    assert substring_terms(terms) == ["東京", "カタカナ", "한국어", "ไทย"]
+
+
+def test_an_excerpt_shows_the_line_of_the_first_match_marked():
+    """The excerpt is the line where a term first occurs, every occurrence marked, cut to a
+    window at word boundaries with an ellipsis; nothing when no term occurs."""
+    text = "goal\nwe went to 東京 and back to 東京\nnotes"
+    assert excerpt(text, ["東京"]) == "we went to \x02東京\x03 and back to \x02東京\x03"
+    long = "word " * 30 + "東京 " + "word " * 30
+    shown = excerpt(long, ["東京"])
+    assert shown.startswith("…word ")
+    assert shown.endswith("word…")
+    assert "\x02東京\x03" in shown
+    assert len(shown) < 100
+    assert excerpt(text, ["大阪"]) == ""
 
 
 def test_timestamps_are_utc_with_z():

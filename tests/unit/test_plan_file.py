@@ -69,15 +69,39 @@ def test_agent_edits_to_notes_are_read():
         ("hello\n" + render(CONTENT, ""), "before the first"),
         (render(CONTENT, "").replace("# Approach\n", ""), "missing sections: Approach"),
         (render(CONTENT, "").replace("# Approach", "# Goal\nagain\n\n# Approach"), "appears twice"),
-        (render(CONTENT, "").replace("\ngoal\n", "\n  \n"), "goal must not be blank"),
+        (render(CONTENT, "").replace("\ngoal\n", "\n  \n"), "section # Goal must not be blank"),
+        (
+            render(CONTENT, "").replace("# Notes", "# Risks\nthe cache\n\n# Notes"),
+            "text under '# Risks' is not a plan section; rename the heading to one of # Context,",
+        ),
+        (
+            "hello\n" + render(CONTENT, ""),
+            "text before the first heading ('hello'); move it under a section",
+        ),
     ],
 )
 def test_the_strict_reading_refuses_mangled_files_with_the_reason(text, problem):
-    """parse(), the strict reading, raises PlanFileFormatError naming what is not clean."""
+    """parse(), the strict reading, raises PlanFileFormatError naming what is not clean and
+    what to change, never saying it kept text that it refused."""
     with pytest.raises(PlanFileFormatError) as caught:
         parse(text)
     assert problem in caught.value.message
+    assert "was kept" not in caught.value.message
     assert caught.value.category == "FILE_SYSTEM_ERROR"
+
+
+def test_headings_a_level_too_deep_get_a_hint():
+    """A file with `## Goal` headings is refused as missing sections, with the hint that plan
+    sections are level-1 headings and the `##` heading it found; a file without them has no
+    such hint."""
+    deep = render(CONTENT, "").replace("# ", "## ")
+    with pytest.raises(PlanFileFormatError) as caught:
+        parse(deep)
+    assert "missing sections: Context, Goal" in caught.value.message
+    assert "level-1 headings ('# Goal'), and the file has '## Context'" in caught.value.message
+    with pytest.raises(PlanFileFormatError) as caught:
+        parse(render(CONTENT, "").replace("# Approach\n", ""))
+    assert "level-1" not in caught.value.message
 
 
 STORED = PlanText(CONTENT, "- 2026-01-02T03:04:05Z Deferred: blocked")

@@ -219,6 +219,42 @@ async def test_text_without_spaces_is_found_by_a_part(backend: Backend, query: s
     assert [m.id for m in matches] == ([done.plan.id] if found else [])
 
 
+async def test_a_short_word_matches_whole_words_only(backend: Backend):
+    """In a script written with spaces a one- or two-letter word matches whole words, never a
+    part of one: `zebra a` finds the zebra plan and not the one with `a` inside its words,
+    `AND OR NOT` (plain words, not operators) does not match `work`, `ui` finds the word ui
+    but not `build`; on every backend."""
+    name = await backend.session()
+    for goal in ["zebra", "work", "ui"]:
+        await add(backend, name, goal)
+    zebra = await finish(backend, name, "fed the zebra")
+    await finish(backend, name, "the network work went fine; cannot build the database")
+    ui = await finish(backend, name, "the ui shows it")
+    assert [m.id for m in await backend.service.search_history(name, "zebra a")] == [zebra]
+    assert await backend.service.search_history(name, "AND OR NOT") == []
+    assert [m.id for m in await backend.service.search_history(name, "zebra NOT")] == [zebra]
+    assert [m.id for m in await backend.service.search_history(name, "ui")] == [ui]
+    assert await backend.service.search_history(name, "ta") == []
+
+
+@pytest.mark.parametrize("query", ["東京", "日本語", "版"])
+async def test_a_part_of_text_without_spaces_comes_with_its_snippet(backend: Backend, query):
+    """A CJK match found as a part of a run of text carries a snippet showing the matched text
+    marked, on every backend (PostgreSQL's word headline cannot see it)."""
+    name = await backend.session()
+    await add(backend, name, "translate")
+    await finish(backend, name, "東京の日本語版を作った")
+    [match] = await backend.service.search_history(name, query, snippets=True)
+    assert f"\x02{query}\x03" in match.snippet
+    assert match.snippet.replace("\x02", "").replace("\x03", "") == "東京の日本語版を作った"
+
+
+async def finish(backend: Backend, name: str, outcome: str) -> str:
+    """Pull the next plan and complete it with `outcome`; its id."""
+    await backend.service.pull_plan(name)
+    return (await backend.service.complete_plan(name, outcome)).plan.id
+
+
 async def test_search_never_chokes_on_syntax(backend: Backend):
     """FTS operators and quotes in a query are plain text."""
     name = await backend.session()

@@ -98,7 +98,11 @@ async def _import(service: NinePlan, args: argparse.Namespace) -> int:
     except PlanFileFormatError as exc:  # the person's own file: bad input, not a storage fault
         raise InvalidInputError("file", exc.message.removeprefix(_NOT_A_PLAN)) from exc
     if not plans:
-        raise InvalidInputError("file", "holds no plan")
+        raise InvalidInputError(
+            "file",
+            "holds no plan; write plans in the plan format (# Context, # Goal, # Approach, "
+            "# Success Criteria), separated by lines ---",
+        )
     placed = await service.import_plans(args.name, plans, "front" if args.front else "back")
     lines = [f"Imported {len(placed)} plan{'' if len(placed) == 1 else 's'}:"] + [
         f"{p.plan.id}  rank {p.rank}" for p in placed

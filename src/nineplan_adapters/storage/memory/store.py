@@ -6,6 +6,7 @@ together, one writer at a time) so the conformance machine can hold both to one 
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -17,7 +18,7 @@ from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOf
 from nineplan_core.errors import (
     DatabaseError,
 )
-from nineplan_core.history import WORD
+from nineplan_core.history import WORD, excerpt, substring_terms
 from nineplan_core.journal import (
     EventQuery,
 )
@@ -232,21 +233,18 @@ class MemorySessionTx(EventRows):
             for order, plan in enumerate(completed)
             if (score := _score(plan, terms)) > 0
         ]
-        if not scored:  # text without spaces (CJK): a part of a word, newest plan first
+        snippet = partial(_snippet, wanted=set(terms))
+        if not scored and (parts := substring_terms(terms)):
+            # Text without spaces (CJK): a part of a run of text, newest plan first.
             scored = [
                 (-hits, -order, plan)
                 for order, plan in enumerate(completed)
-                if (hits := sum(term in _text(plan) for term in terms)) > 0
+                if (hits := sum(term in _text(plan) for term in parts)) > 0
             ]
+            snippet = partial(_part_snippet, parts=parts)
         scored.sort(key=lambda item: item[:2])
         return [
-            HistoryMatch(
-                plan.id,
-                plan.goal,
-                plan.outcome,
-                rank,
-                _snippet(plan, set(terms)) if snippets else "",
-            )
+            HistoryMatch(plan.id, plan.goal, plan.outcome, rank, snippet(plan) if snippets else "")
             for rank, (_, _, plan) in enumerate(scored[:limit], start=1)
         ]
 
@@ -285,6 +283,11 @@ def _snippet(plan: Plan, wanted: set[str]) -> str:
             ]
             return ("…" if start else "") + " ".join(shown[start : start + 16])
     return ""
+
+
+def _part_snippet(plan: Plan, parts: list[str]) -> str:
+    """Where the parts of a run of text matched, as the other stores show it."""
+    return excerpt("\n".join(_fields(plan).values()), parts)
 
 
 def _fields(plan: Plan) -> dict[str, str]:

@@ -29,6 +29,7 @@ from nineplan_adapters.storage.rows import (
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError, SessionExistsError
+from nineplan_core.history import excerpt, substring_terms
 from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
@@ -80,7 +81,9 @@ _SEARCH_PLAIN = (
 # Text without spaces (CJK) is one word to the parser: a substring match finds a part of it,
 # served by a trigram index where pg_trgm is installed. Plans matching more terms rank first.
 _SEARCH_TEXT = (
-    "SELECT id, goal, outcome, '' FROM nineplan_plans WHERE session_name = $1 "
+    "SELECT id, goal, outcome, goal || E'\\n' || context || E'\\n' || inputs || E'\\n' || "
+    "outputs || E'\\n' || coalesce(outcome, '') || E'\\n' || notes "
+    "FROM nineplan_plans WHERE session_name = $1 "
     "AND status = 'completed' AND search_text LIKE ANY ($2::text[]) "
     "ORDER BY (SELECT count(*) FROM unnest($2::text[]) AS p WHERE search_text LIKE p) DESC, "
     "seq DESC LIMIT $3"
@@ -298,9 +301,16 @@ class PostgresSessionTx(EventRows):
             *((_HEADLINE,) if snippets else ()),
         )
         records = await self.connection.fetch(sql, *arguments)
-        if not records:  # terms are letters and digits only: nothing in them is a LIKE wildcard
-            patterns = [f"%{term}%" for term in terms]
+        if not records and (parts := substring_terms(terms)):
+            # Only the parts of text without spaces: a short word elsewhere is a whole word.
+            # Terms are letters and digits only: nothing in them is a LIKE wildcard.
+            patterns = [f"%{term}%" for term in parts]
             records = await self.connection.fetch(_SEARCH_TEXT, self.session_name, patterns, limit)
+            # ts_headline cannot mark a part of a word: the excerpt is cut around the match.
+            return [
+                HistoryMatch(r[0], r[1], r[2], rank, excerpt(r[3], parts) if snippets else "")
+                for rank, r in enumerate(records, start=1)
+            ]
         return [
             HistoryMatch(r[0], r[1], r[2], rank, r[3]) for rank, r in enumerate(records, start=1)
         ]

@@ -36,7 +36,7 @@ from nineplan_adapters.storage.sqlite.queries import (
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
-from nineplan_core.history import needs_scan, trigram_terms
+from nineplan_core.history import excerpt, needs_scan, substring_terms, trigram_terms
 from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
@@ -81,8 +81,10 @@ _WORDS = _search_sql("history_fts")
 _TRIGRAMS = _search_sql("history_trigram")
 # A trigram index cannot serve a query of one or two characters: those scan the history.
 _TEXT = "(goal || ' ' || context || ' ' || inputs || ' ' || outputs || ' ' || coalesce(outcome, '') || ' ' || notes)"
+# The same text a line per field, for the excerpt of a match (history.excerpt).
+_LINES = _TEXT.replace("' '", "char(10)")
 _SCAN = (
-    "SELECT id, goal, outcome, '' FROM plans WHERE status = 'completed' AND ({}) "
+    f"SELECT id, goal, outcome, {_LINES} FROM plans WHERE status = 'completed' AND ({{}}) "  # noqa: S608 - constants only
     "ORDER BY ({}) DESC, seq DESC LIMIT ?"
 )
 _STATUS = {status.value: status for status in PlanStatus}  # a dict lookup, not an enum call per row
@@ -272,9 +274,17 @@ class SqliteSessionTx(EventRows):
         if not rows and (long := trigram_terms(terms)):
             rows = await self._ranked(_TRIGRAMS, long, limit, snippets=snippets)
         if not rows and needs_scan(terms):
-            found = " OR ".join(f"instr(lower({_TEXT}), ?) > 0" for _ in terms)
-            score = " + ".join(f"(instr(lower({_TEXT}), ?) > 0)" for _ in terms)
-            rows = await self.db.run_in_thread(_SCAN.format(found, score), (*terms, *terms, limit))
+            # Only the parts of text without spaces: a short word elsewhere is a whole word.
+            parts = substring_terms(terms)
+            found = " OR ".join(f"instr(lower({_TEXT}), ?) > 0" for _ in parts)
+            score = " + ".join(f"(instr(lower({_TEXT}), ?) > 0)" for _ in parts)
+            rows = await self.db.run_in_thread(_SCAN.format(found, score), (*parts, *parts, limit))
+            return [
+                HistoryMatch(
+                    row[0], row[1], row[2], rank, excerpt(row[3], parts) if snippets else ""
+                )
+                for rank, row in enumerate(rows, start=1)
+            ]
         return [
             HistoryMatch(row[0], row[1], row[2], rank, row[3])
             for rank, row in enumerate(rows, start=1)
