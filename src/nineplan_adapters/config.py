@@ -112,6 +112,8 @@ _RANGES = {
     "max_queue": (1, 1_000_000),
     "stuck_defers": (1, 1_000),
 }
+#: A variable in a client's config that the client did not expand (`${NINEPLAN_TOOL_PREFIX:-x_}`).
+_UNEXPANDED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}")
 _CHOICES: dict[str, tuple[str, ...]] = {
     field.name: get_args(field.type)
     for field in attrs.fields(Settings)
@@ -127,6 +129,8 @@ def _convert(variable: str, name: str, raw: object) -> object:
             )
         return raw
     if name == "tool_prefix":
+        if _UNEXPANDED.fullmatch(str(raw)):  # a client that left its config's `${...}` as is
+            return DEFAULT_TOOL_PREFIX
         if not TOOL_PREFIX_PATTERN.fullmatch(str(raw)):
             raise ConfigError(
                 variable,
