@@ -147,6 +147,8 @@ async def render() -> str:
         "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
+        "The names are the default ones: `NINEPLAN_TOOL_PREFIX` (default `9plan_`) renames every tool",
+        "and every text that names one ([clients.md](clients.md#tool-names)).",
         "",
     ]
     for tool in tools:
