@@ -1,5 +1,6 @@
 """Settings: read once at the entry point from NINEPLAN_* variables, CLI flags on top."""
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, cast, get_args, get_origin
@@ -14,6 +15,11 @@ LogLevel = Literal["debug", "info", "warn", "error"]
 Durability = Literal["full", "normal"]
 Storage = Literal["sqlite", "memory"]
 
+
+#: What every tool's name starts with unless NINEPLAN_TOOL_PREFIX says otherwise (the reference's
+#: names); a prefix must match TOOL_PREFIX_PATTERN (a letter or digit first, `_` last).
+DEFAULT_TOOL_PREFIX = "9plan_"
+TOOL_PREFIX_PATTERN = re.compile(r"[a-z0-9][a-z0-9_]{0,15}_")
 
 #: Where `nineplan ui` listens unless --port says otherwise (the MCP server's default is 8080).
 UI_PORT = 8765
@@ -47,6 +53,7 @@ class Settings:
     http_allowed_origins: tuple[str, ...] = ()
     durability: Durability = "full"
     database_url: str | None = None
+    tool_prefix: str = DEFAULT_TOOL_PREFIX
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
     stuck_defers: int = STUCK_DEFERS
@@ -105,6 +112,8 @@ _RANGES = {
     "max_queue": (1, 1_000_000),
     "stuck_defers": (1, 1_000),
 }
+#: A variable in a client's config that the client did not expand (`${NINEPLAN_TOOL_PREFIX:-x_}`).
+_UNEXPANDED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}")
 _CHOICES: dict[str, tuple[str, ...]] = {
     field.name: get_args(field.type)
     for field in attrs.fields(Settings)
@@ -117,6 +126,16 @@ def _convert(variable: str, name: str, raw: object) -> object:
         if not str(raw).startswith(("postgresql://", "postgres://")):
             raise ConfigError(
                 variable, "must be a postgresql://user:password@host:port/database URL"
+            )
+        return raw
+    if name == "tool_prefix":
+        if _UNEXPANDED.fullmatch(str(raw)):  # a client that left its config's `${...}` as is
+            return DEFAULT_TOOL_PREFIX
+        if not TOOL_PREFIX_PATTERN.fullmatch(str(raw)):
+            raise ConfigError(
+                variable,
+                f"must match ^{TOOL_PREFIX_PATTERN.pattern}$ (lowercase letters, digits and _, "
+                f"ending in _, e.g. nineplan_), not {raw!r}",
             )
         return raw
     if name in {"http_allowed_hosts", "http_allowed_origins"}:

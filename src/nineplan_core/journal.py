@@ -357,15 +357,6 @@ def excerpt(text: str) -> str:
     return text[:EXCERPT_CHARS]
 
 
-def stuck_text(plan_id: str, defer_count: int) -> str:
-    """What a pull says about a plan deferred again and again."""
-    return (
-        f"Plan {plan_id} has been deferred {defer_count} times: it may be stuck. Consider "
-        "splitting it (add smaller plans at the front with 9plan_queue_add, then discard this "
-        "one with 9plan_plan_discard), or record in its notes what blocks it."
-    )
-
-
 def minutes_since(then: dt.datetime, now: dt.datetime) -> int:
     """Whole minutes from `then` to `now` (never negative)."""
     return max(0, int((now - then).total_seconds() // 60))

@@ -66,7 +66,8 @@ def test_the_plugin_manifest_and_marketplace_have_their_required_fields():
 def test_the_plugin_starts_nineplan_serve_and_hooks_every_session_start():
     """.mcp.json starts `nineplan serve` on stdio; hooks.json runs one command on SessionStart
     for startup, resume and compact, through `nineplan prime` for the project folder."""
-    assert load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"] == SERVE
+    server = load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"]
+    assert {key: server[key] for key in ("command", "args")} == SERVE
     [entry] = load(PLUGIN / "hooks" / "hooks.json")["hooks"]["SessionStart"]
     assert set(entry["matcher"].split("|")) == {"startup", "resume", "compact"}
     assert 'nineplan prime --workspace "$CLAUDE_PROJECT_DIR"' in hook_command()
@@ -93,9 +94,12 @@ def test_the_configs_in_docs_clients_parse_and_start_nineplan():
         assert {key: server[key] for key in ("command", "args")} == SERVE
 
 
-def run_hook(sessions: Path, project: Path, path: str) -> subprocess.CompletedProcess[str]:
-    """The hook's command as Claude Code runs it: a shell, the project in CLAUDE_PROJECT_DIR."""
-    env = {**child_env(sessions), "PATH": path, "CLAUDE_PROJECT_DIR": str(project)}
+def run_hook(
+    sessions: Path, project: Path, path: str, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """The hook's command as Claude Code runs it: a shell, the project in CLAUDE_PROJECT_DIR,
+    and the `extra` variables of the environment Claude Code runs in."""
+    env = {**child_env(sessions, **extra), "PATH": path, "CLAUDE_PROJECT_DIR": str(project)}
     return subprocess.run(
         ["/bin/sh", "-c", hook_command()],
         env=env,
@@ -129,3 +133,47 @@ async def test_the_hook_prints_the_block_in_a_workspace_and_nothing_without_nine
     assert "Design the users table" in found.stdout
     missing = run_hook(sessions, project, system)
     assert (missing.returncode, missing.stdout, missing.stderr) == (0, "", "")
+
+
+def expanded(value: str, environ: dict[str, str]) -> str:
+    """`value` with `${VAR}` and `${VAR:-default}` expanded from `environ`, as Claude Code expands
+    a plugin's .mcp.json."""
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(3)
+        return environ.get(name) or (default if default is not None else match.group())
+
+    return re.sub(r"\$\{(\w+)(:-([^}]*))?\}", one, value)
+
+
+async def listed_prefixes(sessions: Path, env: dict[str, str]) -> set[str]:
+    """What the tool names of a stdio server with `env` start with, up to the first `_`."""
+    async with Client(stdio_server(sessions, **env), mode="legacy") as client:
+        tools = (await client.list_tools()).tools
+    return {tool.name.split("_")[0] + "_" for tool in tools}
+
+
+async def test_the_plugin_passes_the_tool_prefix_to_the_server_and_the_hook(tmp_path: Path):
+    """The plugin's server takes NINEPLAN_TOOL_PREFIX from the environment Claude Code runs in,
+    9plan_ when that has none; the hook, run in the same environment, names the renamed resume
+    call. A client that leaves the `${...}` unexpanded still starts a server, with the default
+    names."""
+    template: dict[str, str] = load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"]["env"]
+    sessions, project = tmp_path / "sessions", tmp_path / "project"
+    project.mkdir()
+    user = {"NINEPLAN_TOOL_PREFIX": "nineplan_"}
+    renamed = {key: expanded(value, user) for key, value in template.items()}
+    assert await listed_prefixes(sessions, renamed) == {"nineplan_"}
+    unset = {key: expanded(value, {}) for key, value in template.items()}
+    assert await listed_prefixes(sessions, unset) == {"9plan_"}
+    assert await listed_prefixes(sessions, template) == {"9plan_"}  # left unexpanded
+    params = stdio_server(sessions, **renamed)
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
+        name = (await ok(client, "nineplan_session_create"))["session_name"]
+        await ok(client, "nineplan_queue_add", **PLAN)
+    installed = Path(sys.executable).parent
+    found = run_hook(sessions, project, f"{installed}:/usr/bin:/bin", **user)
+    assert found.returncode == 0, found.stderr
+    assert f'nineplan_session_resume(session_name="{name}")' in found.stdout
+    assert "9plan_" not in found.stdout

@@ -56,6 +56,26 @@ async def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path, mode: s
         assert json.loads(state.contents[0].text)["session_name"] == name  # type: ignore[union-attr]
 
 
+async def test_the_instructions_say_a_pull_returns_the_whole_plan(tmp_path: Path):
+    """The instructions and the bootstrap prompt say the pull returns the whole plan and the
+    plan file is for notes; they no longer send the agent to read the file for the full
+    context the pull already gave it. The pull's text does hold the plan as its file has it."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        told = " ".join((client.instructions or "").split())
+        prompt = await client.get_prompt("bootstrap", {})
+        bootstrap = " ".join(prompt.messages[0].content.text.split())  # type: ignore[union-attr]
+        await ok(client, "9plan_session_create")
+        await ok(client, "9plan_queue_add", **PLAN)
+        pulled = await client.call_tool("9plan_queue_pull", {})
+    assert "9plan_queue_pull returns the whole plan" in told
+    assert "9plan_queue_pull; it returns the whole plan, and its file is for notes" in bootstrap
+    for said in (told, bootstrap):
+        assert "full context" not in said
+        assert "read the plan file" not in said
+        assert "notes" in said.lower()
+    assert (pulled.structured_content or {})["plan_text"] in text(pulled)
+
+
 @both_eras
 async def test_a_second_process_resumes_the_same_session(tmp_path: Path, mode: str):
     """Queue, active plan and completed count survive the server process."""

@@ -229,7 +229,7 @@ async def test_the_resume_prompt_refuses_in_the_tools_words(backend: Backend):
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("resume", {"session_name": "no-such-session"})
     said = caught.value.error.message
-    assert f"Suggested action: {TOOL_WORDS[Action.START_SESSION]}" in said
+    assert f"Suggested action: {for_agents(Suggestion(Action.START_SESSION))}" in said
     assert not names_a_library_call(said)
 
 

@@ -346,3 +346,18 @@ async def test_a_head_request_on_a_live_stream_answers_at_once(
         assert head.status_code == 200
         assert head.headers["content-type"] == "text/event-stream; charset=utf-8"
         assert head.content == b""
+
+
+@pytest.mark.parametrize("prefix", ["9plan_", "nineplan_"])
+async def test_the_empty_session_list_names_the_create_tool_as_configured(
+    backend: Backend, prefix: str
+):
+    """With no session yet, the list names the tool an agent creates one with, under the
+    NINEPLAN_TOOL_PREFIX of the settings the view runs with."""
+    app = web_app(backend.service, Settings(sessions_path=backend.root, tool_prefix=prefix))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url=ORIGIN) as http:
+        page = await http.get("/")
+    assert page.status_code == 200
+    assert f"<code>{prefix}session_create</code>" in page.text
+    assert prefix == "9plan_" or "9plan_" not in page.text

@@ -8,6 +8,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.entrypoints.tool_names import ToolNames
 from nineplan_adapters.entrypoints.workspace import process_workspace
 
 log = logging.getLogger("nineplan.serve")
@@ -19,10 +20,11 @@ async def serve(settings: Settings) -> int:
     Raises:
         ConfigError: an HTTP bind the settings do not allow, or a port in use.
     """
+    names = ToolNames(settings.tool_prefix)
     if settings.transport == "stdio":
         async with running(build_container(settings, one_client=True)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            server = build_server(service, workspace=process_workspace())
+            server = build_server(service, workspace=process_workspace(), names=names)
             await server.run_stdio_async()
             return 0
     # uvicorn, starlette and the web view only for HTTP
@@ -41,7 +43,8 @@ async def serve(settings: Settings) -> int:
     with bind(settings) as listener:
         async with running(build_container(settings, one_client=False)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            app = BesideMcp(mcp_app(build_server(service), settings), web_app(service, settings))
+            server = build_server(service, names=names)
+            app = BesideMcp(mcp_app(server, settings), web_app(service, settings))
             base = address(settings, listener)
             announce(f"MCP is at {base}/mcp, the web view at {base}/ (Ctrl-C stops it)")
             await serve_asgi(app, settings, listener)

@@ -15,11 +15,14 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent
 
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
+
 RULE = "-" * 72
 
 
 Emit = Callable[[str], object]
-#: `call(tool, **arguments)`: a tool call that is shown, returning its structured content.
+#: `call(tool, **arguments)`: a tool call that is shown, returning its structured content;
+#: `tool` is the name's own part (`queue_pull`).
 Call = Callable[..., Awaitable[dict[str, Any]]]
 
 
@@ -114,7 +117,7 @@ async def run_demo(transport: str, emit: Emit) -> int:
             )
             call = _caller(client, emit)
             created = await call(
-                "9plan_session_create", task_description="Add login to the notekeeper app"
+                "session_create", task_description="Add login to the notekeeper app"
             )
             await _queue_three_plans(call)
             await _work_through_the_first(call, emit)
@@ -122,11 +125,11 @@ async def run_demo(transport: str, emit: Emit) -> int:
         emit("(the server process exits, as when a conversation ends; a fresh one starts)")
         async with _client(transport, Path(folder)) as client:
             call = _caller(client, emit)
-            await call("9plan_session_resume", session_name=created["session_name"])
-            await call("9plan_queue_pull")
-            await call("9plan_plan_discard", reason="Superseded: the app will use single sign-on")
-            await call("9plan_admin_validate")
-            await call("9plan_admin_state")
+            await call("session_resume", session_name=created["session_name"])
+            await call("queue_pull")
+            await call("plan_discard", reason="Superseded: the app will use single sign-on")
+            await call("admin_validate")
+            await call("admin_state")
     emit(RULE)
     emit("Demo finished: the session lived in a temporary folder that is now removed.")
     return 0
@@ -136,7 +139,7 @@ async def _queue_three_plans(call: Call) -> None:
     """Two plans at the back, then a blocking one at the front."""
     common = {"context": "The notekeeper web app has no accounts yet."}
     await call(
-        "9plan_queue_add",
+        "queue_add",
         **common,
         goal="Design the users table",
         approach="Write the migration; add a unique index on email.",
@@ -144,7 +147,7 @@ async def _queue_three_plans(call: Call) -> None:
         outputs="migrations/0002_users.sql",
     )
     await call(
-        "9plan_queue_add",
+        "queue_add",
         **common,
         goal="Build the login form",
         approach="Form with email and password; POST to /login.",
@@ -153,7 +156,7 @@ async def _queue_three_plans(call: Call) -> None:
         position="back",
     )
     await call(
-        "9plan_queue_add",
+        "queue_add",
         **common,
         goal="Pick a password hashing library",
         approach="Compare argon2 and bcrypt bindings; pick one.",
@@ -165,29 +168,31 @@ async def _queue_three_plans(call: Call) -> None:
 async def _work_through_the_first(call: Call, emit: Emit) -> None:
     """Pull and defer the blocking plan, pull the next, note in its file, complete it, and
     find it in the history."""
-    await call("9plan_queue_pull")
-    await call("9plan_plan_defer", reason="Waiting for the security review", position="back")
-    pulled = await call("9plan_queue_pull")
+    await call("queue_pull")
+    await call("plan_defer", reason="Waiting for the security review", position="back")
+    pulled = await call("queue_pull")
     plan_file = Path(pulled["plan_path"])
     plan_file.write_text(plan_file.read_text() + "- Used a UUID primary key; email is citext.\n")
     emit(RULE)
     emit(f"(the agent adds a line to the Notes section of {plan_file.name}; the file now reads:)")
     emit(textwrap.indent(plan_file.read_text().rstrip("\n"), "  | ", lambda _: True))
     done = await call(
-        "9plan_plan_complete",
+        "plan_complete",
         outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
     )
-    await call("9plan_history_search", query="users table migration")
-    await call("9plan_history_get", plan_id=done["plan_id"])
+    await call("history_search", query="users table migration")
+    await call("history_get", plan_id=done["plan_id"])
 
 
 def _caller(client: Client, emit: Emit) -> Call:
-    """`call(tool, **arguments)`: call a tool, show the call and its text, return its structure."""
+    """`call(tool, **arguments)`: call a tool, show the call and its text, return its structure.
+    The tools have their default names: server_command passes no NINEPLAN_TOOL_PREFIX."""
 
     async def call(tool: str, **arguments: Any) -> dict[str, Any]:
-        result = await client.call_tool(tool, arguments)
+        name = DEFAULT_NAMES[tool]
+        result = await client.call_tool(name, arguments)
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
-        _show(emit, tool, arguments, text)
+        _show(emit, name, arguments, text)
         return result.structured_content or {}
 
     return call

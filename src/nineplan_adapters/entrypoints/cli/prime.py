@@ -16,18 +16,19 @@ import attrs
 
 from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.results import PrimedSession
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
 
 
-def resume_call(session_name: str) -> str:
-    """The call that takes the session back up."""
-    return f'9plan_session_resume(session_name="{session_name}")'
+def resume_call(session_name: str, names: ToolNames = DEFAULT_NAMES) -> str:
+    """The call that takes the session back up, in the tool names of NINEPLAN_TOOL_PREFIX."""
+    return f'{names["session_resume"]}(session_name="{session_name}")'
 
 
-def json_fields(found: PrimedSession) -> dict[str, Any]:
+def json_fields(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> dict[str, Any]:
     """The fields docs/clients.md lists, as `nineplan prime --json` prints them."""
     active = found.active_plan
     return {
@@ -37,26 +38,22 @@ def json_fields(found: PrimedSession) -> dict[str, Any]:
         "active_plan": attrs.asdict(active) if active else None,
         "next": found.next,
         "stuck": [plan.id for plan in found.stuck],
-        "resume_call": resume_call(found.session_name),
+        "resume_call": resume_call(found.session_name, names),
     }
 
 
-def block(found: PrimedSession) -> str:
+def block(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> str:
     """The text for the agent's context: at most BUDGET characters.
 
     The session's name and the resume call always fit; the other lines are kept in order
     of importance as long as the budget allows, and shown in reading order.
     """
     # (where it is shown, how important it is, the text, whether it must be shown)
+    resume = resume_call(found.session_name, names)
     lines: list[tuple[int, int, str, bool]] = [
         (0, 0, f"[9plan] This folder's session is {found.session_name}.", True),
         (10, 1, f"Workspace: {_clip(found.workspace, 300)}", False),
-        (
-            999,
-            99,
-            f"To continue, call {resume_call(found.session_name)}; it makes the session current.",
-            True,
-        ),
+        (999, 99, f"To continue, call {resume}; it makes the session current.", True),
     ]
     if found.task_description:
         lines.append((20, 2, f"Task: {_clip(found.task_description, 300)}", False))
@@ -72,7 +69,8 @@ def block(found: PrimedSession) -> str:
                 for index, line in enumerate(active.notes_tail, start=1)
             ]
     else:
-        lines.append((30, 3, "Active plan: none; pull the next one with 9plan_queue_pull.", True))
+        pull = f"Active plan: none; pull the next one with {names['queue_pull']}."
+        lines.append((30, 3, pull, True))
     if found.next:
         lines.append((100, 5, "Next in the queue:", False))
         lines += [
@@ -134,4 +132,7 @@ def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> str | 
     found = find(settings, folder)
     if found is None:
         return None
-    return json.dumps(json_fields(found), indent=2, ensure_ascii=False) if as_json else block(found)
+    names = ToolNames(settings.tool_prefix)
+    if as_json:
+        return json.dumps(json_fields(found, names), indent=2, ensure_ascii=False)
+    return block(found, names)

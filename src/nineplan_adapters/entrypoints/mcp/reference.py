@@ -15,28 +15,29 @@ from mcp.types import TextContent, Tool
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.entrypoints.mcp.server import build_server
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
 
 STORAGE = ["FILE_SYSTEM_ERROR", "DATABASE_ERROR"]
 FINISH = ["SESSION_NOT_FOUND", "NO_ACTIVE_PLAN", "VALIDATION_ERROR", *STORAGE]
 ERRORS = {
-    "9plan_session_create": ["VALIDATION_ERROR", *STORAGE],
-    "9plan_session_resume": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
-    "9plan_queue_add": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
-    "9plan_queue_pull": [
+    "session_create": ["VALIDATION_ERROR", *STORAGE],
+    "session_resume": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "queue_add": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "queue_pull": [
         "SESSION_NOT_FOUND",
         "PLAN_ALREADY_ACTIVE",
         "QUEUE_EMPTY",
         "VALIDATION_ERROR",
         *STORAGE,
     ],
-    "9plan_plan_defer": FINISH,
-    "9plan_plan_complete": FINISH,
-    "9plan_plan_discard": FINISH,
-    "9plan_history_search": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
-    "9plan_history_get": ["SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
-    "9plan_admin_validate": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
-    "9plan_admin_sessions": STORAGE,
-    "9plan_admin_state": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "plan_defer": FINISH,
+    "plan_complete": FINISH,
+    "plan_discard": FINISH,
+    "history_search": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "history_get": ["SESSION_NOT_FOUND", "PLAN_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "admin_validate": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "admin_sessions": STORAGE,
+    "admin_state": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
 }
 PLAN = {
     "context": "The notekeeper app has no accounts yet.",
@@ -47,21 +48,21 @@ PLAN = {
 }
 # One scripted session: each tool's example is its call in this sequence.
 SCRIPT: list[tuple[str, dict[str, Any]]] = [
-    ("9plan_session_create", {"task_description": "Add login to notekeeper"}),
-    ("9plan_queue_add", {**PLAN, "position": "back"}),
-    ("9plan_queue_pull", {}),
-    ("9plan_plan_defer", {"reason": "Waiting for the schema review", "position": "front"}),
+    ("session_create", {"task_description": "Add login to notekeeper"}),
+    ("queue_add", {**PLAN, "position": "back"}),
+    ("queue_pull", {}),
+    ("plan_defer", {"reason": "Waiting for the schema review", "position": "front"}),
     (
-        "9plan_plan_complete",
+        "plan_complete",
         {"outcome": "Created migrations/0002_users.sql (users: id, email, hash)."},
     ),
-    ("9plan_plan_discard", {"reason": "Superseded by the SSO plan"}),
-    ("9plan_history_search", {"query": "users migration", "max_results": 5}),
-    ("9plan_history_get", {"plan_id": "00001"}),
-    ("9plan_admin_validate", {}),
-    ("9plan_admin_sessions", {}),
-    ("9plan_session_resume", {"session_name": "{name}"}),
-    ("9plan_admin_state", {}),
+    ("plan_discard", {"reason": "Superseded by the SSO plan"}),
+    ("history_search", {"query": "users migration", "max_results": 5}),
+    ("history_get", {"plan_id": "00001"}),
+    ("admin_validate", {}),
+    ("admin_sessions", {}),
+    ("session_resume", {"session_name": "{name}"}),
+    ("admin_state", {}),
 ]
 
 
@@ -113,10 +114,12 @@ async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
             key: value.format(name=name) if isinstance(value, str) else value
             for key, value in template.items()
         }
-        if tool in {"9plan_plan_complete", "9plan_plan_discard"}:
-            await client.call_tool("9plan_queue_add", {**PLAN, "goal": "Build the login form"})
-            await client.call_tool("9plan_queue_pull", {})
-        result = await client.call_tool(tool, arguments)
+        if tool in {"plan_complete", "plan_discard"}:
+            await client.call_tool(
+                DEFAULT_NAMES["queue_add"], {**PLAN, "goal": "Build the login form"}
+            )
+            await client.call_tool(DEFAULT_NAMES["queue_pull"], {})
+        result = await client.call_tool(DEFAULT_NAMES[tool], arguments)
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         examples[tool] = (arguments, text)
         name = name or (result.structured_content or {}).get("session_name", "")
@@ -144,6 +147,8 @@ async def render() -> str:
         "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
+        "The names are the default ones: `NINEPLAN_TOOL_PREFIX` (default `9plan_`) renames every tool",
+        "and every text that names one ([clients.md](clients.md#tool-names)).",
         "",
     ]
     for tool in tools:
@@ -155,7 +160,8 @@ async def render() -> str:
             if hints and hints.destructive_hint
             else "changes state"
         )
-        arguments, text = examples[tool.name]
+        short = tool.name.removeprefix(DEFAULT_NAMES.prefix)
+        arguments, text = examples[short]
         lines += [
             f"## `{tool.name}`",
             "",
@@ -165,7 +171,7 @@ async def render() -> str:
             "",
             *_result(tool),
             "",
-            "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[tool.name]) + ".",
+            "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[short]) + ".",
             "",
             "Example call and answer:",
             "",

@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -64,12 +65,14 @@ def label_for(
 @attrs.frozen
 class ToolDeps:
     """What every tool needs, yielded by the server's lifespan: the use cases, the current
-    session of each client, and the workspace the sessions it creates belong to."""
+    session of each client, the workspace the sessions it creates belong to, and the tools'
+    names (NINEPLAN_TOOL_PREFIX) that its texts use."""
 
     service: NinePlan
     sessions: CurrentSessions
     #: The folder of a stdio server's client (its working directory); None over HTTP.
     workspace: str | None = None
+    names: ToolNames = DEFAULT_NAMES
 
 
 #: The context a tool is given: its lifespan context is the ToolDeps.
@@ -93,6 +96,14 @@ class ToolCall:
     @property
     def service(self) -> NinePlan:
         return self.deps.service
+
+    @property
+    def names(self) -> ToolNames:
+        return self.deps.names
+
+    def fill(self, template: str) -> str:
+        """`template` with its `{queue_pull}`-style fields the server's tool names."""
+        return self.deps.names.fill(template)
 
     @property
     def label(self) -> str:
@@ -150,24 +161,26 @@ def domain_errors_as_results(tool: str, function: ToolFunction) -> ToolFunction:
             return await function(**arguments)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a result; refusal logs a bug
             call = ToolCall.of(arguments["ctx"], arguments.get("session_name"))
-            return refusal(tool, call.label, exc)
+            return refusal(tool, call.label, exc, call.names)
 
     return translated
 
 
-def refusal(tool: str, label: str, exc: Exception) -> CallToolResult:
-    """What `tool` returns when it raised `exc`.
+def refusal(
+    tool: str, label: str, exc: Exception, names: ToolNames = DEFAULT_NAMES
+) -> CallToolResult:
+    """What `tool` returns when it raised `exc`; its suggestion names the tools as `names` does.
 
     A NinePlanError becomes the reference error text; anything else is a bug, logged with
     its traceback and reported without one.
     """
     if isinstance(exc, NinePlanError):
         log.info("tool %s refused: %s %s", tool, exc.category, exc.message)
-        return error_result(label, exc.category, exc.message, for_agents(exc.suggestion))
+        return error_result(label, exc.category, exc.message, for_agents(exc.suggestion, names))
     log.error("tool %s failed", tool, exc_info=exc)
     return error_result(
         label,
         "INTERNAL_ERROR",
         f"{tool} failed unexpectedly; the details are in the server log.",
-        "Check the session with 9plan_admin_validate, then retry.",
+        f"Check the session with {names['admin_validate']}, then retry.",
     )

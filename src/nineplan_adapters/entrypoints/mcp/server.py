@@ -42,10 +42,11 @@ from nineplan_adapters.entrypoints.mcp.results import (
 )
 from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
-from nineplan_adapters.entrypoints.mcp.text import INSTRUCTIONS, bootstrap_prompt
+from nineplan_adapters.entrypoints.mcp.text import bootstrap_prompt, instructions
 from nineplan_adapters.entrypoints.mcp.tools import register_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_MIME_TYPE, PLAN_URI, STATE_URI
 from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
@@ -66,7 +67,7 @@ class NineplanServer(MCPServer[ToolDeps]):
     """MCPServer whose argument-validation failures come back in nineplan's error format.
 
     Its lifespan runs the notifier and yields the ToolDeps (the use cases, each client's
-    current session, the workspace): the tools read them from their context.
+    current session, the workspace, the tools' names): the tools read them from their context.
     """
 
     def __init__(
@@ -76,14 +77,15 @@ class NineplanServer(MCPServer[ToolDeps]):
         changes: SessionChanges | None = None,
         *,
         workspace: str | None = None,
+        names: ToolNames = DEFAULT_NAMES,
     ) -> None:
         bus = InMemorySubscriptionBus()
         self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
-        self.deps = ToolDeps(service, sessions, workspace)
+        self.deps = ToolDeps(service, sessions, workspace, names)
         super().__init__(
             SERVER_NAME,
             version=package_version(),
-            instructions=INSTRUCTIONS,
+            instructions=instructions(names),
             subscriptions=bus,
             lifespan=self._lifespan,
         )
@@ -278,8 +280,8 @@ def _plan_resource(name: str, plan_id: str, goal: str) -> Resource:
     )
 
 
-def _resource_error(exc: NinePlanError, session: str) -> ResourceError:
-    text = error_text(session, exc.category, exc.message, for_agents(exc.suggestion))
+def _resource_error(exc: NinePlanError, session: str, names: ToolNames) -> ResourceError:
+    text = error_text(session, exc.category, exc.message, for_agents(exc.suggestion, names))
     return ResourceNotFoundError(text) if exc.category in _NOT_FOUND else ResourceError(text)
 
 
@@ -289,6 +291,7 @@ def build_server(
     *,
     workspace: str | None = None,
     changes: SessionChanges | None = None,
+    names: ToolNames = DEFAULT_NAMES,
 ) -> NineplanServer:
     """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
 
@@ -296,16 +299,18 @@ def build_server(
     working directory; None over HTTP, where the server's folder says nothing of its clients').
     `changes`: where subscribers' notifications come from; by default the journal's change
     feed, which sees every process's changes on every backend.
+    `names`: the tools' names (NINEPLAN_TOOL_PREFIX), in every text that names a tool.
     """
     server = NineplanServer(
         service,
         sessions or CurrentSessions(),
         changes or JournalChanges(service),
         workspace=workspace,
+        names=names,
     )
-    register_tools(server)
+    register_tools(server, names)
     _register_prompt_and_resources(server, service)
-    install(server, service, server.notifier)
+    install(server, service, server.notifier, names)
     return server
 
 
@@ -332,13 +337,14 @@ def _announce_list_changes(lowlevel: Server[Any]) -> None:
 
 def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) -> None:
     """The bootstrap prompt, and each session's plan, state and log resources."""
+    names = server.deps.names
 
     @server.prompt(
         name="bootstrap",
         description="Set up a 9plan session for a complex task: the planning workflow.",
     )
     def bootstrap(task: str | None = None) -> str:
-        return bootstrap_prompt(task)
+        return bootstrap_prompt(task, names)
 
     @server.resource(
         PLAN_URI,
@@ -350,7 +356,7 @@ def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) ->
         try:
             return await service.plan_file_text(session, plan_id)
         except NinePlanError as exc:
-            raise _resource_error(exc, session) from exc
+            raise _resource_error(exc, session, names) from exc
 
     @server.resource(
         STATE_URI,
@@ -362,7 +368,7 @@ def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) ->
         try:
             return json.dumps(views.admin_state(await service.session_state(session)), indent=2)
         except NinePlanError as exc:
-            raise _resource_error(exc, session) from exc
+            raise _resource_error(exc, session, names) from exc
 
     @server.resource(
         LOG_URI,
@@ -374,7 +380,7 @@ def _register_prompt_and_resources(server: NineplanServer, service: NinePlan) ->
         try:
             events = await service.journal(session, EventQuery(last=LOG_EVENTS))
         except NinePlanError as exc:
-            raise _resource_error(exc, session) from exc
+            raise _resource_error(exc, session, names) from exc
         entries = [journal_entry(event) for event in events]
         return json.dumps({"session_name": session, "events": entries}, indent=2)
 

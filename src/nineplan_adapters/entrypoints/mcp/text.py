@@ -1,28 +1,34 @@
-"""What the server tells agents: its instructions and the bootstrap prompt."""
+"""What the server tells agents: its instructions and the bootstrap prompt.
+
+Both are templates naming the tools by their own part (`{queue_pull}`); `instructions` and
+`bootstrap_prompt` fill in the configured names (entrypoints.tool_names).
+"""
+
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 
 INSTRUCTIONS = """\
 9plan keeps a persistent, session-scoped queue of self-contained plans, so long tasks survive
 the end of a conversation and context compaction.
 
 QUICK START:
-1. Create a session: 9plan_session_create (or 9plan_session_resume with its three-word name)
-2. Add plans: 9plan_queue_add ('front' for blocking work, 'back' for eventual work)
-3. Get work: 9plan_queue_pull, then read the plan file it names for the full context
-4. Execute the plan; write progress into the file's # Notes section
-5. Finish: 9plan_plan_complete with an outcome naming what was produced
-   (or 9plan_plan_defer / 9plan_plan_discard)
+1. Create a session: {session_create} (or {session_resume} with its three-word name)
+2. Add plans: {queue_add} ('front' for blocking work, 'back' for eventual work)
+3. Get work: {queue_pull} returns the whole plan and its file
+4. Execute the plan; keep notes in the file's # Notes section (or pass notes when finishing)
+5. Finish: {plan_complete} with an outcome naming what was produced
+   (or {plan_defer} / {plan_discard})
 6. Repeat until the queue is empty
 
 PLAN FILE FORMAT:
 # Context, # Goal, # Inputs, # Outputs, # Approach, # Success Criteria, # Notes
 
 DEPENDENCY RESOLUTION:
-- Use 9plan_history_search to find the outputs of completed plans
+- Use {history_search} to find the outputs of completed plans
 - Inputs reference other plans by description, not by id
 
 SESSION RECOVERY:
 - Every response starts with [Session: name]
-- After compaction, resume with 9plan_session_resume and that name
+- After compaction, resume with {session_resume} and that name
 """
 
 BOOTSTRAP = """\
@@ -30,11 +36,12 @@ You are helping the user set up a new 9plan session for a complex task.{task}
 
 WORKFLOW:
 1. CLARIFY: Ask questions to understand scope, components, dependencies
-2. CREATE SESSION: Use 9plan_session_create with a task description
+2. CREATE SESSION: Use {session_create} with a task description
 3. DECOMPOSE: Break the task into discrete, self-contained plans
 4. CAPTURE DEPENDENCIES: Give each plan inputs and outputs
-5. ENQUEUE: Add plans with 9plan_queue_add (respect dependency order)
-6. START WORK: Pull the first plan with 9plan_queue_pull
+5. ENQUEUE: Add plans with {queue_add} (respect dependency order)
+6. START WORK: Pull the first plan with {queue_pull}; it returns the whole plan, and its file
+   is for notes
 
 PLAN QUALITY CHECKLIST:
 - Goal is specific and measurable
@@ -47,6 +54,11 @@ NOTE: Adding A, B, C at 'front' gives [C, B, A] - add in reverse order if needed
 """
 
 
-def bootstrap_prompt(task: str | None) -> str:
+def instructions(names: ToolNames = DEFAULT_NAMES) -> str:
+    """The server's instructions, naming the tools as `names` does."""
+    return names.fill(INSTRUCTIONS)
+
+
+def bootstrap_prompt(task: str | None, names: ToolNames = DEFAULT_NAMES) -> str:
     """The bootstrap workflow, with the user's task when one is given."""
-    return BOOTSTRAP.format(task=f"\n\nTASK: {task.strip()}" if task and task.strip() else "")
+    return names.fill(BOOTSTRAP, task=f"\n\nTASK: {task.strip()}" if task and task.strip() else "")

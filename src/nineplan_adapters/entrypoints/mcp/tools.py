@@ -1,7 +1,8 @@
 """The twelve 9plan tools: each resolves its session, calls one use case, returns text + view.
 
 Each tool is a plain function of its arguments and `ctx`; `TOOLS` is the table that names,
-describes and registers them, each behind the one error translation."""
+describes and registers them, each behind the one error translation. A text that names a tool
+is a template (`{queue_pull}`) filled with the server's tool names (entrypoints.tool_names)."""
 
 import datetime as dt
 from typing import Annotated, Any, Literal
@@ -21,7 +22,8 @@ from nineplan_adapters.entrypoints.mcp.results import (
 )
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
-from nineplan_core.journal import reminder_line, stuck_text
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_core.journal import reminder_line
 from nineplan_core.results import SessionState
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -57,8 +59,17 @@ def _with_salvage(text: str, salvage: str | None) -> str:
 QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
 
 
-def _next(goal: str | None, empty: str) -> str:
-    return f"Next: {one_line(goal)} (9plan_queue_pull)." if goal else empty
+def _next(names: ToolNames, goal: str | None, empty: str) -> str:
+    """What to do next: pull `goal`, or (the queue is empty) `empty`, a template."""
+    return f"Next: {one_line(goal)} ({names['queue_pull']})." if goal else names.fill(empty)
+
+
+def stuck_text(plan_id: str, defer_count: int, names: ToolNames) -> str:
+    """What a pull says about a plan deferred again and again."""
+    return f"Plan {plan_id} has been deferred {defer_count} times: it may be stuck. " + names.fill(
+        "Consider splitting it (add smaller plans at the front with {queue_add}, then discard "
+        "this one with {plan_discard}), or record in its notes what blocks it."
+    )
 
 
 def _queue_lines(state: SessionState) -> str:
@@ -76,7 +87,10 @@ def _stuck_mark(state: SessionState, plan_id: str) -> str:
     return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
 
 
-def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
+def state_text(
+    state: SessionState, verb: str, now: dt.datetime, names: ToolNames = DEFAULT_NAMES
+) -> str:
+    """A session's state as create, resume, admin_state and the resume prompt show it."""
     active = state.active_plan
     active_line = (
         f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
@@ -85,16 +99,16 @@ def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
         else "Active plan: none"
     )
     recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
-    follow = "Continue the active plan." if active else "Pull the next plan with 9plan_queue_pull."
+    follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
     if not state.queue and not active:
-        follow = "The queue is empty: add plans with 9plan_queue_add."
+        follow = "The queue is empty: add plans with {queue_add}."
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
         f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
-        f"{follow}"
+        f"{names.fill(follow)}"
     )
 
 
@@ -112,7 +126,7 @@ async def session_create(
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.SessionCreated]:
     """Start a session (a three-word name) and make it current. Save the name: it resumes the work
-    after compaction. Next: 9plan_queue_add."""
+    after compaction. Next: {queue_add}."""
     call = ToolCall.of(ctx)
     state = await call.service.create_session(
         task_description, request_id=request_id, workspace=call.deps.workspace
@@ -120,7 +134,7 @@ async def session_create(
     call.make_current(state.session.name)
     return call.succeed(
         f"Created session {state.session.name}.\nPath: {state.path}\n"
-        "Remember this name. Next: add plans with 9plan_queue_add, then 9plan_queue_pull.",
+        + call.fill("Remember this name. Next: add plans with {queue_add}, then {queue_pull}."),
         views.session_created(state),
         label=state.session.name,
     )
@@ -136,7 +150,7 @@ async def session_resume(
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
-        state_text(state, "Resumed", call.service.clock()),
+        state_text(state, "Resumed", call.service.clock(), call.names),
         views.session_state(state),
         extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
     )
@@ -184,7 +198,9 @@ async def queue_pull(
     file or pass notes, then complete, defer or discard it."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.pull_plan(call.session, request_id=request_id)
-    stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
+    stuck = (
+        f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
+    )
     return call.succeed(
         f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
@@ -229,7 +245,7 @@ async def plan_complete(
     done = await call.service.complete_plan(
         call.session, outcome, notes=notes, request_id=request_id
     )
-    follow = _next(done.next_goal, "The queue is empty. Task complete!")
+    follow = _next(call.names, done.next_goal, "The queue is empty. Task complete!")
     return call.succeed(
         _with_salvage(
             f"Completed plan {done.plan.id}. {done.completed_count} completed, "
@@ -248,10 +264,10 @@ async def plan_discard(
     request_id: RequestArg = None,
 ) -> Annotated[CallToolResult, views.PlanDiscarded]:
     """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
-    9plan_plan_defer if the work is still needed."""
+    {plan_defer} if the work is still needed."""
     call = ToolCall.of(ctx, session_name)
     gone = await call.service.discard_plan(call.session, reason, notes=notes, request_id=request_id)
-    follow = _next(gone.next_goal, "The queue is empty: add plans with 9plan_queue_add.")
+    follow = _next(call.names, gone.next_goal, "The queue is empty: add plans with {queue_add}.")
     return call.succeed(
         _with_salvage(
             f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}", gone.salvage
@@ -337,7 +353,7 @@ async def admin_state(
     call = ToolCall.of(ctx, session_name)
     state = await call.service.session_state(call.session)
     return call.succeed(
-        f"{state_text(state, 'State of', call.service.clock())}\n"
+        f"{state_text(state, 'State of', call.service.clock(), call.names)}\n"
         f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
         f"Files match database: {state.file_db_match}",
         views.admin_state(state),
@@ -349,42 +365,44 @@ async def admin_state(
 
 @attrs.frozen
 class Tool:
-    """One row of the tool table: the function, and how tools/list presents it. The
-    description an agent reads is the function's docstring, on one line."""
+    """One row of the tool table: the function, its name's own part (`queue_pull`), and how
+    tools/list presents it. The description an agent reads is the function's docstring, on
+    one line, naming the tools as the server's names do."""
 
     function: ToolFunction
-    name: str
+    short_name: str
     title: str
     annotations: ToolAnnotations
 
-    @property
-    def description(self) -> str:
-        return " ".join((self.function.__doc__ or "").split())
+    def description(self, names: ToolNames) -> str:
+        return names.fill(" ".join((self.function.__doc__ or "").split()))
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool(session_create, "9plan_session_create", "Create session", WRITE),
-    Tool(session_resume, "9plan_session_resume", "Resume session", RESUME),
-    Tool(queue_add, "9plan_queue_add", "Add plan", WRITE),
-    Tool(queue_pull, "9plan_queue_pull", "Pull next plan", WRITE),
-    Tool(plan_defer, "9plan_plan_defer", "Defer plan", WRITE),
-    Tool(plan_complete, "9plan_plan_complete", "Complete plan", WRITE),
-    Tool(plan_discard, "9plan_plan_discard", "Discard plan", DESTRUCTIVE),
-    Tool(history_search, "9plan_history_search", "Search history", READ_ONLY),
-    Tool(history_get, "9plan_history_get", "Get completed plan", READ_ONLY),
-    Tool(admin_validate, "9plan_admin_validate", "Validate session", READ_ONLY),
-    Tool(admin_sessions, "9plan_admin_sessions", "List sessions", READ_ONLY),
-    Tool(admin_state, "9plan_admin_state", "Session state", READ_ONLY),
+    Tool(session_create, "session_create", "Create session", WRITE),
+    Tool(session_resume, "session_resume", "Resume session", RESUME),
+    Tool(queue_add, "queue_add", "Add plan", WRITE),
+    Tool(queue_pull, "queue_pull", "Pull next plan", WRITE),
+    Tool(plan_defer, "plan_defer", "Defer plan", WRITE),
+    Tool(plan_complete, "plan_complete", "Complete plan", WRITE),
+    Tool(plan_discard, "plan_discard", "Discard plan", DESTRUCTIVE),
+    Tool(history_search, "history_search", "Search history", READ_ONLY),
+    Tool(history_get, "history_get", "Get completed plan", READ_ONLY),
+    Tool(admin_validate, "admin_validate", "Validate session", READ_ONLY),
+    Tool(admin_sessions, "admin_sessions", "List sessions", READ_ONLY),
+    Tool(admin_state, "admin_state", "Session state", READ_ONLY),
 )
 
 
-def register_tools(server: MCPServer[Any]) -> None:
-    """Add every tool of `TOOLS` to `server`, each behind the one error translation."""
+def register_tools(server: MCPServer[Any], names: ToolNames = DEFAULT_NAMES) -> None:
+    """Add every tool of `TOOLS` to `server` under `names`, each behind the one error
+    translation."""
     for tool in TOOLS:
+        name = names[tool.short_name]
         server.add_tool(
-            domain_errors_as_results(tool.name, tool.function),
-            name=tool.name,
+            domain_errors_as_results(name, tool.function),
+            name=name,
             title=tool.title,
-            description=tool.description,
+            description=tool.description(names),
             annotations=tool.annotations,
         )

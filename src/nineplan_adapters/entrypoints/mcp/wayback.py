@@ -46,6 +46,7 @@ from nineplan_adapters.entrypoints.mcp.results import error_text
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.tools import state_text
 from nineplan_adapters.entrypoints.mcp.uris import PLAN_URI, SESSION_TEMPLATES, session_of
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -223,15 +224,21 @@ class Notifier:
                 self.subscribers.forget(client)
 
 
-def install(server: MCPServer[Any], service: NinePlan, notifier: Notifier) -> None:
-    """Add the resume prompt, completions and the legacy subscribe pair to `server`, and watch
-    its listen streams; the server's lifespan must run `notifier.run`."""
-    _add_resume_prompt(server, service)
+def install(
+    server: MCPServer[Any],
+    service: NinePlan,
+    notifier: Notifier,
+    names: ToolNames = DEFAULT_NAMES,
+) -> None:
+    """Add the resume prompt (naming the tools as `names` does), completions and the legacy
+    subscribe pair to `server`, and watch its listen streams; the server's lifespan must run
+    `notifier.run`."""
+    _add_resume_prompt(server, service, names)
     _add_completions(server, service)
     _add_subscriptions(server, notifier)
 
 
-def _add_resume_prompt(server: MCPServer[Any], service: NinePlan) -> None:
+def _add_resume_prompt(server: MCPServer[Any], service: NinePlan, names: ToolNames) -> None:
     @server.prompt(
         name="resume",
         title="Resume a 9plan session",
@@ -247,13 +254,13 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan) -> None:
             label = session_name if SESSION_NAME.fullmatch(session_name) else "none"
             raise MCPError(
                 INVALID_PARAMS,
-                error_text(label, exc.category, exc.message, for_agents(exc.suggestion)),
+                error_text(label, exc.category, exc.message, for_agents(exc.suggestion, names)),
             ) from exc
         name = state.session.name
-        call = f'9plan_session_resume(session_name="{name}")'
+        call = f'{names["session_resume"]}(session_name="{name}")'
         parts = [
             f"Continue the 9plan session {name}. First call {call} to make it current.",
-            state_text(state, "State of", service.clock()),
+            state_text(state, "State of", service.clock(), names),
         ]
         if active is not None and plan is not None:
             parts.append(f"The active plan {active.id} (file {state.active_plan_path}):\n\n{plan}")

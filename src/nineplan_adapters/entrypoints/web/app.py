@@ -8,6 +8,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from nineplan_adapters.config import Settings
+from nineplan_adapters.entrypoints.tool_names import ToolNames
 from nineplan_adapters.entrypoints.web.live import LiveResponse, SessionsLiveResponse
 from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
 from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
@@ -25,6 +26,7 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     security = WebSecurity.from_settings(settings)
     watch = service.watch()
     pages = Pages(service, security)
+    pages.environment.globals["tools"] = ToolNames(settings.tool_prefix).fields
 
     async def live(request: Request) -> Response:
         try:

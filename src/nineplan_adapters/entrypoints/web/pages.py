@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
@@ -47,6 +48,7 @@ def templates() -> jinja2.Environment:
     environment.filters["iso"] = lambda at: at.astimezone(dt.UTC).isoformat()
     environment.filters["duration"] = duration
     environment.filters["marked"] = marked
+    environment.globals["tools"] = DEFAULT_NAMES.fields  # web_app sets the configured names
     return environment
 
 
