@@ -9,7 +9,7 @@ import logging
 
 from nineplan_core.errors import NoActivePlanError
 from nineplan_core.journal import Actor, EventKind, excerpt, plan_event
-from nineplan_core.model import Plan
+from nineplan_core.model import MAIN_WORKER, Plan
 from nineplan_core.plan_file import PlanText, ReadBack, decode, read_back, render, salvage_line
 from nineplan_core.ports import Clock, SessionTx
 
@@ -24,19 +24,20 @@ async def active_with_edits(
     *,
     clock: Clock,
     max_section_chars: int,
+    worker: str = MAIN_WORKER,
 ) -> tuple[Plan, str | None]:
-    """The active plan with what the agent wrote in its file, then `notes`, and one line
+    """`worker`'s active plan with what the agent wrote in its file, then `notes`, and one line
     saying what had to be salvaged (None when the file read as a clean plan).
 
     The journal gets `edits_salvaged` (when the file was messy) and then `notes_added` (when
     notes came), before the caller's own event.
 
     Raises:
-        NoActivePlanError: no plan is active.
+        NoActivePlanError: `worker` holds no plan.
         StorageError: the file or the journal cannot be read or written.
     """
-    if (active := await tx.active_plan()) is None:
-        raise NoActivePlanError
+    if (active := await tx.active_plan(worker)) is None:
+        raise NoActivePlanError(worker)
     return await with_edits(
         tx, session, active, notes, actor, clock=clock, max_section_chars=max_section_chars
     )

@@ -104,11 +104,13 @@ class NoActivePlanError(NinePlanError):
 
     category = "NO_ACTIVE_PLAN"
 
-    def __init__(self) -> None:
+    def __init__(self, worker: str = "main") -> None:
+        whose = "in this session" if worker == "main" else f"for worker {worker}"
         super().__init__(
-            "No plan is active in this session.",
+            f"No plan is active {whose}.",
             suggestion=Suggestion(Action.PULL_PLAN),
         )
+        self.worker = worker
 
 
 class PlanAlreadyActiveError(NinePlanError):
@@ -116,12 +118,18 @@ class PlanAlreadyActiveError(NinePlanError):
 
     category = "PLAN_ALREADY_ACTIVE"
 
-    def __init__(self, plan_id: str) -> None:
+    def __init__(self, plan_id: str, worker: str = "main") -> None:
+        rule = (
+            "only one plan is worked on at a time"
+            if worker == "main"
+            else f"worker {worker} works on one plan at a time"
+        )
         super().__init__(
-            f"Plan {plan_id} is already active; only one plan is worked on at a time.",
+            f"Plan {plan_id} is already active; {rule}.",
             suggestion=Suggestion(Action.FINISH_ACTIVE_PLAN),
         )
         self.plan_id = plan_id
+        self.worker = worker
 
 
 class QueueEmptyError(NinePlanError):

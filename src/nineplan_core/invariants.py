@@ -5,7 +5,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import PlanRow, file_name
+from nineplan_core.model import MAIN_WORKER, PlanRow, file_name
 from nineplan_core.results import ValidationReport
 
 
@@ -23,10 +23,15 @@ def check(
     holds what keeps the journal from replaying to these rows (`journal_issues`).
     """
     issues: list[str] = []
-    active = [row.id for row in rows if row.status is PlanStatus.ACTIVE]
-    if len(active) > 1:
-        issues.append(f"more than one active plan: {', '.join(sorted(active))}")
-    single_active = len(active) <= 1
+    held: dict[str, list[str]] = {}
+    for row in rows:
+        if row.status is PlanStatus.ACTIVE:
+            held.setdefault(row.worker or MAIN_WORKER, []).append(row.id)
+    shared = {worker: ids for worker, ids in sorted(held.items()) if len(ids) > 1}
+    for worker, ids in shared.items():
+        who = "" if worker == MAIN_WORKER else f" for worker {worker}"
+        issues.append(f"more than one active plan{who}: {', '.join(sorted(ids))}")
+    single_active = not shared
 
     order_issues = _queue_order_issues(rows)
     issues += order_issues

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import STUCK_DEFERS, Plan, PlanRow, Position, is_stuck
+from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Plan, PlanRow, Position, is_stuck
 
 __all__ = [
     "Actor",
@@ -185,6 +185,17 @@ class _Replay:
     statuses: dict[str, PlanStatus] = attrs.field(factory=dict)
     queue: list[str] = attrs.field(factory=list)
     issues: list[str] = attrs.field(factory=list)
+    #: Who holds each active plan (`detail.worker`; `main` when an event names none).
+    holders: dict[str, str] = attrs.field(factory=dict)
+
+    def release(self, event: Event, plan_id: str) -> None:
+        """`plan_id` leaves its worker; the event must be that worker's."""
+        held_by = self.holders.pop(plan_id, MAIN_WORKER)
+        if (worker := _worker(event)) != held_by:
+            self.issues.append(
+                f"journal event {event.seq} ({event.kind.value}) is worker {worker}'s, "
+                f"plan {plan_id} is held by {held_by}"
+            )
 
     def enqueue(self, plan_id: str, position: object) -> None:
         if plan_id in self.queue:
@@ -213,6 +224,7 @@ class _Replay:
         self.statuses.update(dict.fromkeys(self.queue, PlanStatus.QUEUED))
         if isinstance(active, str):
             self.statuses[active] = PlanStatus.ACTIVE
+            self.holders[active] = MAIN_WORKER
 
     def add(self, event: Event, plan_id: str) -> None:
         if plan_id in self.statuses:
@@ -227,20 +239,32 @@ class _Replay:
                 )
             self.queue.remove(plan_id)
             self.statuses[plan_id] = PlanStatus.ACTIVE
+            worker = _worker(event)
+            if worker in self.holders.values():
+                self.issues.append(
+                    f"journal event {event.seq} pulls {plan_id} for worker {worker}, "
+                    "who holds a plan already"
+                )
+            self.holders[plan_id] = worker
 
     def requeue(self, event: Event, plan_id: str) -> None:
         was = PlanStatus.ACTIVE if event.kind is EventKind.PLAN_DEFERRED else PlanStatus.QUEUED
         if self.expect(event, was):
+            if was is PlanStatus.ACTIVE:
+                self.release(event, plan_id)
             self.enqueue(plan_id, event.detail.get("position"))
 
     def complete(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
+            self.release(event, plan_id)
             self.statuses[plan_id] = PlanStatus.COMPLETED
 
     def discard(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE, PlanStatus.QUEUED):
             if plan_id in self.queue:  # a person dropped a queued plan
                 self.queue.remove(plan_id)
+            else:
+                self.release(event, plan_id)
             self.statuses[plan_id] = PlanStatus.DISCARDED
 
     def apply(self, event: Event) -> None:
@@ -248,6 +272,18 @@ class _Replay:
             self.start(event)
         elif event.plan_id is not None and (step := _STEPS.get(event.kind)) is not None:
             step(self, event, event.plan_id)
+
+
+def worker_detail(worker: str) -> dict[str, str]:
+    """The `detail.worker` of a plan's pull, defer, complete or discard: absent for `main`,
+    so a lone agent's journal reads as before workers."""
+    return {} if worker == MAIN_WORKER else {"worker": worker}
+
+
+def _worker(event: Event) -> str:
+    """The worker an event is about: `detail.worker`, or `main` (events before workers)."""
+    worker = event.detail.get("worker")
+    return worker if isinstance(worker, str) else MAIN_WORKER
 
 
 #: How each kind of event changes the replayed state; the other kinds change no status.
@@ -300,6 +336,12 @@ def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[Pla
         if replayed is not None and replayed is not row.status:
             replay.issues.append(
                 f"the journal replays plan {row.id} as {replayed.value}, it is {row.status.value}"
+            )
+        elif row.status is PlanStatus.ACTIVE and (
+            held := replay.holders.get(row.id, MAIN_WORKER)
+        ) != (row.worker or MAIN_WORKER):
+            replay.issues.append(
+                f"the journal replays plan {row.id} as held by {held}, it is held by {row.worker}"
             )
         elif replayed is None and row.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}:
             replay.issues.append(f"plan {row.id} is {row.status.value} but not in the journal")

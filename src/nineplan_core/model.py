@@ -28,6 +28,9 @@ T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
+WORKER = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
+#: The worker of a call that names none: a lone agent (DESIGN §10).
+MAIN_WORKER = "main"
 PLAN_FILE_SUFFIX = ".txt"
 
 #: A session name that has the three-word shape: only `check_session_name` (or a store reading
@@ -117,6 +120,22 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
     return PlanId(plan_id)
 
 
+def check_worker(worker: str | None, field: str = "worker") -> str:
+    """Return the worker a call belongs to: `worker`, or `main` when it names none.
+
+    Raises:
+        InvalidInputError: not 1-40 characters of [a-z0-9._-] starting with a letter or digit.
+    """
+    if worker is None:
+        return MAIN_WORKER
+    if not WORKER.fullmatch(check_type(field, worker, str)):
+        raise InvalidInputError(
+            field,
+            "must be 1 to 40 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
+        )
+    return worker
+
+
 def file_name(plan_id: PlanId) -> str:
     """The name of a plan's file in the session's `plans/` folder."""
     return f"{plan_id}{PLAN_FILE_SUFFIX}"
@@ -175,6 +194,9 @@ class Plan:
     outcome: str | None = None
     created_at: dt.datetime
     completed_at: dt.datetime | None = None
+    #: Who holds the plan while it is active (None otherwise), and when it last heard of them.
+    worker: str | None = None
+    last_seen: dt.datetime | None = None
 
     @property
     def goal(self) -> str:
@@ -199,10 +221,16 @@ class Plan:
         at, who, mark = max((self.notes.rfind(mark), who, mark) for who, mark in _DISCARD_NOTES)
         return (who, self.notes[at + len(mark) :].strip()) if at >= 0 else None
 
-    def pull(self) -> Self:
-        """Leave the queue and become the active plan."""
+    def pull(self, *, worker: str = MAIN_WORKER, at: dt.datetime | None = None) -> Self:
+        """Leave the queue and become `worker`'s active plan, seen at `at`."""
         check_transition(self.id, self.status, PlanStatus.ACTIVE)
-        return attrs.evolve(self, status=PlanStatus.ACTIVE, position=None)
+        return attrs.evolve(
+            self, status=PlanStatus.ACTIVE, position=None, worker=worker, last_seen=at
+        )
+
+    def seen(self, at: dt.datetime) -> Self:
+        """The active plan, its worker heard from at `at`."""
+        return attrs.evolve(self, last_seen=at)
 
     def defer(self, *, reason: str, position: int, at: dt.datetime) -> Self:
         """Go back into the queue at `position`, with a timestamped note saying why."""
@@ -212,13 +240,21 @@ class Plan:
             status=PlanStatus.QUEUED,
             position=position,
             notes=_append_note(self.notes, at, f"Deferred: {reason}"),
+            worker=None,
+            last_seen=None,
         )
 
     def complete(self, *, outcome: str, at: dt.datetime) -> Self:
         """Finish: the outcome goes with the plan into searchable history."""
         check_transition(self.id, self.status, PlanStatus.COMPLETED)
         return attrs.evolve(
-            self, status=PlanStatus.COMPLETED, position=None, outcome=outcome, completed_at=at
+            self,
+            status=PlanStatus.COMPLETED,
+            position=None,
+            outcome=outcome,
+            completed_at=at,
+            worker=None,
+            last_seen=None,
         )
 
     def discard(self, *, reason: str, at: dt.datetime) -> Self:
@@ -230,6 +266,8 @@ class Plan:
             position=None,
             notes=_append_note(self.notes, at, f"Discarded: {reason}"),
             completed_at=at,
+            worker=None,
+            last_seen=None,
         )
 
     def move(self, *, position: int) -> Self:
@@ -312,6 +350,8 @@ class PlanRow:
     id: PlanId
     status: PlanStatus
     position: int | None
+    #: The worker an active plan belongs to.
+    worker: str | None = None
 
 
 #: A plan deferred this many times or more is stuck (docs/agents.md; NINEPLAN_STUCK_DEFERS in

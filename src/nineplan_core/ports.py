@@ -12,7 +12,16 @@ from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
-from nineplan_core.model import Plan, PlanId, PlanRow, QueueEntry, Session, SessionName, Tally
+from nineplan_core.model import (
+    MAIN_WORKER,
+    Plan,
+    PlanId,
+    PlanRow,
+    QueueEntry,
+    Session,
+    SessionName,
+    Tally,
+)
 from nineplan_core.results import HistoryMatch, SessionSummary
 
 T = TypeVar("T")
@@ -82,7 +91,14 @@ class SessionReader(Protocol):
     @property
     def files(self) -> PlanFileView: ...
     async def session(self) -> Session: ...
-    async def active_plan(self) -> Plan | None: ...
+    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
+        """The plan `worker` holds (a lone agent is the worker `main`)."""
+        ...
+
+    async def active_plans(self) -> list[Plan]:
+        """Every active plan of the session, whoever holds it, by id."""
+        ...
+
     async def front_of_queue(self) -> Plan | None: ...
     async def queue(self) -> list[QueueEntry]:
         """Every queued plan, rank 1 first."""

@@ -1,6 +1,7 @@
 """Reconcile: bring a session's plan files back in line with its live plans, and read the
 state on the way (the same reads serve both)."""
 
+import datetime as dt
 import logging
 
 from nineplan_core.errors import FileSystemError
@@ -14,10 +15,10 @@ from nineplan_core.journal import (
     last_pull,
     pulled_at,
 )
-from nineplan_core.model import Plan, PlanId, QueueEntry, file_name, plan_id_of
+from nineplan_core.model import MAIN_WORKER, Plan, PlanId, QueueEntry, file_name, plan_id_of
 from nineplan_core.plan_file import render
 from nineplan_core.ports import Clock, SessionReader, SessionStore, SessionTx
-from nineplan_core.results import Repair, SessionState
+from nineplan_core.results import ActivePlan, Repair, SessionState
 
 log = logging.getLogger("nineplan.service")
 
@@ -39,11 +40,11 @@ async def reconcile(
     async with store.transaction() as tx:
         names = set(await tx.files.names())
         queue = await tx.queue()
-        active = await tx.active_plan()
+        held = await tx.active_plans()
+        active = next((plan for plan in held if plan.worker == MAIN_WORKER), None)
         live = {file_name(entry.id): entry.id for entry in queue}
-        if active is not None:
-            live[file_name(active.id)] = active.id
-        repairs = await _render_missing(tx, live, names, active, thorough=thorough)
+        live |= {file_name(plan.id): plan.id for plan in held}
+        repairs = await _render_missing(tx, live, names, held, thorough=thorough)
         # Only files that belong to no live plan need a look at the database.
         strays = sorted(names - live.keys())
         repairs += [await _stray_file_repair(tx, entry) for entry in strays]
@@ -53,7 +54,7 @@ async def reconcile(
         if repairs and not store.files_mirror:
             await tx.append(_repaired(repairs, clock))
         state = await state_of(
-            store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers
+            store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers, held=held
         )
     for repair in repairs:
         log.log(
@@ -79,12 +80,24 @@ async def state_of(
     active: Plan | None,
     plan_files: set[str],
     stuck: int,
+    held: list[Plan] | None = None,
 ) -> SessionState:
-    """The state from the queue, active plan and files already read, plus the counts and
-    what the journal adds (recent events, defer counts, when the active plan was pulled)."""
-    live = {entry.id for entry in queue} | ({active.id} if active else set())
+    """The state from the queue, active plan (the caller's), every active plan (`held`,
+    when read) and files already read, plus the counts and what the journal adds (recent
+    events, defer counts, when each active plan was pulled)."""
+    held = held if held is not None else await reader.active_plans()
+    live = {entry.id for entry in queue} | {plan.id for plan in held}
     counts = defer_counts(await reader.events(deferrals(live))) if live else {}
+    pulls = {plan.id: pulled_at(await reader.events(last_pull(plan.id)), plan.id) for plan in held}
+    holds = [
+        ActivePlan(plan=plan, path=store.plan_path(plan.id), pulled_at=pulls[plan.id])
+        for plan in held
+    ]
+    holds.sort(
+        key=lambda hold: (hold.pulled_at or dt.datetime.max.replace(tzinfo=dt.UTC), hold.plan.id)
+    )
     return SessionState(
+        active_plans=holds,
         session=await reader.session(),
         path=store.path,
         queue=queue,
@@ -94,9 +107,7 @@ async def state_of(
         plan_files=sorted(plan_files),
         recent=await reader.events(RECENT_EVENTS),
         defer_counts=dict(counts),
-        pulled_at=(
-            pulled_at(await reader.events(last_pull(active.id)), active.id) if active else None
-        ),
+        pulled_at=pulls.get(active.id) if active else None,
         stuck_defers=stuck,
     )
 
@@ -105,7 +116,7 @@ async def _render_missing(
     tx: SessionTx,
     live: dict[str, PlanId],
     names: set[str],
-    active: Plan | None,
+    held: list[Plan],
     *,
     thorough: bool,
 ) -> list[Repair]:
@@ -116,7 +127,7 @@ async def _render_missing(
         # here for the active plan, and for a queued plan when it is pulled (or by a
         # thorough repair): no read of every file on open. A non-empty file stays as it
         # is, however damaged: the next defer, complete or discard salvages it.
-        emptied = thorough or (active is not None and plan_id == active.id)
+        emptied = thorough or any(plan_id == plan.id for plan in held)
         missing = name not in names or (emptied and await _reads_empty(tx, plan_id))
         if missing and (plan := await tx.plan(plan_id)) is not None:
             await tx.files.write(plan.id, render(plan.content, plan.notes))

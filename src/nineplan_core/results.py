@@ -7,6 +7,7 @@ import attrs
 
 from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import (
+    MAIN_WORKER,
     STUCK_DEFERS,
     Plan,
     PlanId,
@@ -48,6 +49,19 @@ class PlacedPlan:
 
 
 @attrs.frozen(kw_only=True)
+class ActivePlan:
+    """An active plan of the session, whoever holds it: where its file is, when it was pulled."""
+
+    plan: Plan
+    path: str
+    pulled_at: dt.datetime | None = None
+
+    @property
+    def worker(self) -> str:
+        return self.plan.worker or MAIN_WORKER
+
+
+@attrs.frozen(kw_only=True)
 class SessionState:
     """Everything an agent needs to pick a session back up."""
 
@@ -66,6 +80,8 @@ class SessionState:
     pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = STUCK_DEFERS
+    #: Every active plan of the session, whoever holds it, the one pulled longest ago first.
+    active_plans: list[ActivePlan] = attrs.field(factory=list)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -76,6 +92,7 @@ class SessionState:
     @property
     def file_db_match(self) -> bool:
         expected = {file_name(entry.id) for entry in self.queue}
+        expected |= {file_name(hold.plan.id) for hold in self.active_plans}
         if self.active_plan is not None:
             expected.add(file_name(self.active_plan.id))
         return expected == set(self.plan_files)
@@ -98,6 +115,8 @@ class SessionSummary:
     last_activity: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = 3
+    #: How many plans are active (one per worker holding one).
+    active_count: int = 0
 
     @property
     def has_active_plan(self) -> bool:

@@ -2,8 +2,9 @@
 
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
-random add / pull / defer / complete / discard / search sequences, with a person's moves and
-drops among them, against a plain-list model and checks the five invariants after every step,
+random add / pull / defer / complete / discard / search sequences, by 2 to 4 workers (`main`
+and drawn names, one active plan each), with a person's moves and drops among them, against a
+plain-list model and checks the five invariants after every step,
 and that the journal holds exactly one event per change the model made, in order. Import it
 from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
@@ -36,7 +37,7 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import STUCK_DEFERS, Position
+from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Position
 from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
 
@@ -52,6 +53,9 @@ free_text = st.text(
 required_text = free_text.filter(lambda text: bool(text.strip()))
 
 positions = st.sampled_from([Position.FRONT, Position.BACK])
+
+#: Worker names as agents give them: 1-40 characters of [a-z0-9._-], a letter or digit first.
+worker_names = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,39}", fullmatch=True)
 
 
 @st.composite
@@ -77,7 +81,8 @@ class QueueConformance(RuleBasedStateMachine):
         self.service = self.run(self.stack.enter_async_context(self.service_context()))
         self.name = ""
         self.queue: list[str] = []  # plan ids, rank 1 first
-        self.active: str | None = None
+        self.workers = [MAIN_WORKER]
+        self.held: dict[str, str] = {}  # worker -> its active plan
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
         self.words = 0
@@ -112,8 +117,20 @@ class QueueConformance(RuleBasedStateMachine):
         finally:
             self.runner.close()
 
-    @initialize()
-    def create(self) -> None:
+    @property
+    def active(self) -> str | None:
+        """The active plan of the worker `main` (a lone agent's)."""
+        return self.held.get(MAIN_WORKER)
+
+    def worker(self, data: st.DataObject) -> tuple[str, str | None]:
+        """A worker drawn for a call, and what the call names (None: `main` by default)."""
+        worker = data.draw(st.sampled_from(self.workers))
+        named = worker if worker != MAIN_WORKER or data.draw(st.booleans()) else None
+        return worker, named
+
+    @initialize(others=st.lists(worker_names, min_size=1, max_size=3, unique=True))
+    def create(self, others: list[str]) -> None:
+        self.workers += [name for name in others if name != MAIN_WORKER]
         created = self.service.create_session("conformance", workspace=self.workspace)
         self.name = self.run(created).session.name
         self.events.append((EventKind.SESSION_CREATED, None))
@@ -132,56 +149,60 @@ class QueueConformance(RuleBasedStateMachine):
         self._insert(placed.plan.id, where, placed.rank)
         self.events.append((EventKind.PLAN_ADDED, placed.plan.id))
 
-    @rule()
-    def pull(self) -> None:
-        if self.active is not None:
-            self.refused(self.service.pull_plan(self.name), PlanAlreadyActiveError)
+    @rule(data=st.data())
+    def pull(self, data: st.DataObject) -> None:
+        worker, named = self.worker(data)
+        if worker in self.held:
+            self.refused(self.service.pull_plan(self.name, worker=named), PlanAlreadyActiveError)
         elif not self.queue:
-            self.refused(self.service.pull_plan(self.name), QueueEmptyError)
+            self.refused(self.service.pull_plan(self.name, worker=named), QueueEmptyError)
         else:
-            placed = self.run(self.service.pull_plan(self.name))
+            placed = self.run(self.service.pull_plan(self.name, worker=named))
             assert placed.plan.id == self.queue.pop(0)
-            self.active = placed.plan.id
+            assert placed.plan.worker == worker
+            self.held[worker] = placed.plan.id
             self.events.append((EventKind.PLAN_PULLED, placed.plan.id))
 
-    @rule(reason=required_text, where=positions)
-    def defer(self, reason: str, where: Position) -> None:
-        if self.active is None:
-            self.refused(self.service.defer_plan(self.name, reason, where), NoActivePlanError)
+    @rule(data=st.data(), reason=required_text, where=positions)
+    def defer(self, data: st.DataObject, reason: str, where: Position) -> None:
+        worker, named = self.worker(data)
+        deferred = self.service.defer_plan(self.name, reason, where, worker=named)
+        if worker not in self.held:
+            self.refused(deferred, NoActivePlanError)
             return
-        placed = self.run(self.service.defer_plan(self.name, reason, where))
-        assert placed.plan.id == self.active
+        placed = self.run(deferred)
+        assert placed.plan.id == self.held.pop(worker)
         assert "Deferred: " in placed.plan.notes
-        self.active = None
         self._insert(placed.plan.id, where, placed.rank)
         self.events.append((EventKind.PLAN_DEFERRED, placed.plan.id))
 
-    @rule(summary=free_text)
-    def complete(self, summary: str) -> None:
+    @rule(data=st.data(), summary=free_text)
+    def complete(self, data: st.DataObject, summary: str) -> None:
+        worker, named = self.worker(data)
         self.words += 1
         word = f"zq{self.words}x{len(self.completed)}k"
-        outcome = f"{summary} {word}"
-        if self.active is None:
-            self.refused(self.service.complete_plan(self.name, outcome), NoActivePlanError)
+        completed = self.service.complete_plan(self.name, f"{summary} {word}", worker=named)
+        if worker not in self.held:
+            self.refused(completed, NoActivePlanError)
             return
-        done = self.run(self.service.complete_plan(self.name, outcome))
-        assert done.plan.id == self.active
+        done = self.run(completed)
+        assert done.plan.id == self.held[worker]
         assert done.queue_length == len(self.queue)
-        self.completed[self.active] = word
-        self.events.append((EventKind.PLAN_COMPLETED, self.active))
-        self.active = None
+        self.completed[self.held[worker]] = word
+        self.events.append((EventKind.PLAN_COMPLETED, self.held.pop(worker)))
         assert done.completed_count == len(self.completed)
 
-    @rule(reason=required_text)
-    def discard(self, reason: str) -> None:
-        if self.active is None:
-            self.refused(self.service.discard_plan(self.name, reason), NoActivePlanError)
+    @rule(data=st.data(), reason=required_text)
+    def discard(self, data: st.DataObject, reason: str) -> None:
+        worker, named = self.worker(data)
+        discarded = self.service.discard_plan(self.name, reason, worker=named)
+        if worker not in self.held:
+            self.refused(discarded, NoActivePlanError)
             return
-        gone = self.run(self.service.discard_plan(self.name, reason))
-        assert gone.plan.id == self.active
-        self.discarded.add(self.active)
-        self.events.append((EventKind.PLAN_DISCARDED, self.active))
-        self.active = None
+        gone = self.run(discarded)
+        assert gone.plan.id == self.held[worker]
+        self.discarded.add(self.held[worker])
+        self.events.append((EventKind.PLAN_DISCARDED, self.held.pop(worker)))
 
     @precondition(lambda self: bool(self.queue))
     @rule(data=st.data(), where=positions)
@@ -202,12 +223,12 @@ class QueueConformance(RuleBasedStateMachine):
         self.discarded.add(plan_id)
         self.events.append((EventKind.PLAN_DISCARDED, plan_id))
 
-    @precondition(lambda self: self.active is not None)
-    @rule(where=positions)
-    def person_cannot_steer_the_active_plan(self, where: Position) -> None:
-        assert self.active is not None
-        self.refused(self.service.move_plan(self.name, self.active, where), PlanHeldByAgentError)
-        self.refused(self.service.drop_plan(self.name, self.active, "no"), PlanHeldByAgentError)
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data(), where=positions)
+    def person_cannot_steer_an_active_plan(self, data: st.DataObject, where: Position) -> None:
+        plan_id = data.draw(st.sampled_from(sorted(self.held.values())))
+        self.refused(self.service.move_plan(self.name, plan_id, where), PlanHeldByAgentError)
+        self.refused(self.service.drop_plan(self.name, plan_id, "no"), PlanHeldByAgentError)
 
     @precondition(lambda self: bool(self.completed))
     @rule(data=st.data())
@@ -243,8 +264,15 @@ class QueueConformance(RuleBasedStateMachine):
         assert [entry.id for entry in state.queue] == self.queue
         assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
         assert (state.active_plan.id if state.active_plan else None) == self.active
+        assert {hold.worker: hold.plan.id for hold in state.active_plans} == self.held
         assert state.completed_count == len(self.completed)
         assert state.file_db_match
+
+    @rule(data=st.data())
+    def state_of_a_worker(self, data: st.DataObject) -> None:
+        worker, named = self.worker(data)
+        state = self.run(self.service.session_state(self.name, worker=named))
+        assert (state.active_plan.id if state.active_plan else None) == self.held.get(worker)
 
     @invariant()
     def primer_matches_state(self) -> None:
@@ -254,7 +282,7 @@ class QueueConformance(RuleBasedStateMachine):
         if not self.name or find is None:
             return
         primed = find(self.workspace)
-        if not self.queue and self.active is None:
+        if not self.queue and not self.held:
             assert primed is None, primed
             return
         assert primed is not None
@@ -264,7 +292,7 @@ class QueueConformance(RuleBasedStateMachine):
         assert primed.task_description == "conformance"
         assert (primed.active_plan.id if primed.active_plan else None) == self.active
         assert primed.next == [entry.goal for entry in state.queue][:3]
-        live = {*self.queue, *([self.active] if self.active else [])}
+        live = {*self.queue, *self.held.values()}
         assert all(p.id in live and p.defers >= STUCK_DEFERS for p in primed.stuck), primed
 
     @invariant()

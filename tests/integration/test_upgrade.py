@@ -24,8 +24,8 @@ from tests.integration.servers import PROJECT, stdio_server
 from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
-SQLITE_VERSION = 6  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = 4  # this version's nineplan_schema
+SQLITE_VERSION = 7  # this version's session schema (PRAGMA user_version)
+POSTGRES_VERSION = 5  # this version's nineplan_schema
 
 
 @attrs.frozen
@@ -122,6 +122,10 @@ async def test_an_older_session_folder_opens_and_migrates(tmp_path: Path, releas
         await _check(client, release)
     with sqlite3.connect(database) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SQLITE_VERSION
+        # The plan active before workers was the lone agent's: the worker main's (v7).
+        assert db.execute(
+            "SELECT id, worker FROM plans WHERE status = 'active' OR worker IS NOT NULL"
+        ).fetchall() == [(release.queue[0][0], "main")]
 
 
 @asynccontextmanager
@@ -165,6 +169,50 @@ async def test_an_older_postgres_dump_opens_and_migrates(tmp_path: Path, release
         connection: Any = await asyncpg.connect(url)
         try:
             version = await connection.fetchval("SELECT max(version) FROM nineplan_schema")
+            holders = await connection.fetch(
+                "SELECT id, worker FROM nineplan_plans WHERE status = 'active' OR worker IS NOT NULL"
+            )
         finally:
             await connection.close()
     assert version == POSTGRES_VERSION
+    assert [tuple(row) for row in holders] == [(release.queue[0][0], "main")]
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=lambda release: release.folder)
+async def test_the_plan_active_before_workers_is_mains(tmp_path: Path, release: Release):
+    """Migrating to one active plan per worker (schema 7) gives the plan that was active the
+    worker `main`, seen at the migration; the lone agent still finds it as its active plan."""
+    shutil.copytree(DATA / release.folder / "sessions", tmp_path / "sessions")
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        state = await ok(client, "9plan_session_resume", session_name=release.session)
+        assert state["active_plan"]["id"] == release.active[0]
+    database = tmp_path / "sessions" / release.session / "session.db"
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT id, worker, last_seen IS NOT NULL FROM plans WHERE worker IS NOT NULL"
+        ).fetchall()
+    assert rows == [(release.active[0], "main", 1)]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("release", RELEASES, ids=lambda release: release.folder)
+async def test_the_plan_active_before_workers_is_mains_on_postgres(
+    tmp_path: Path, release: Release
+):
+    """On PostgreSQL (schema 5) too, the plan that was active becomes the worker main's."""
+    import asyncpg
+
+    async with _database_from_dump(DATA / release.folder / "postgres.sql") as url:
+        params = stdio_server(tmp_path / "mirror", NINEPLAN_DATABASE_URL=url)
+        async with Client(params, mode="legacy") as client:
+            state = await ok(client, "9plan_session_resume", session_name=release.session)
+            assert state["active_plan"]["id"] == release.active[0]
+        connection: Any = await asyncpg.connect(url)
+        try:
+            rows = await connection.fetch(
+                "SELECT id, worker, last_seen IS NOT NULL FROM nineplan_plans "
+                "WHERE worker IS NOT NULL"
+            )
+        finally:
+            await connection.close()
+    assert [tuple(row) for row in rows] == [(release.active[0], "main", True)]

@@ -410,3 +410,40 @@ async def test_a_cancelled_wait_leaves_the_connection_usable(tmp_path: Path):
         assert (await service.validate_session(name)).valid
         await service.add_plan(name, **PLAN)
         assert len((await service.session_state(name)).queue) == added + 1
+
+
+async def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path):
+    """A session database from a newer version is refused in one line naming its schema
+    version and the newest this version knows, and is left as it was."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    with raw(tmp_path / name / "session.db") as db:
+        db.execute("PRAGMA user_version = 8")
+    async with open_backend("sqlite", tmp_path) as backend:
+        with pytest.raises(DatabaseError) as caught:
+            await backend.service.session_state(name)
+    assert caught.value.message == (
+        f"The session database has schema version 8, newer than version {len(MIGRATIONS)}, "
+        "the newest this nineplan knows."
+    )
+    assert "\n" not in caught.value.message
+    with raw(tmp_path / name / "session.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 8
+
+
+async def test_migrating_twice_to_workers_keeps_one_set_of_columns(tmp_path: Path):
+    """The worker migration (v7) run again on a database that has its columns (a second
+    process racing, or a version set back) skips the columns there already and succeeds."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        await backend.service.add_plan(name, **PLAN)
+        await backend.service.pull_plan(name, worker="w1")
+    with raw(tmp_path / name / "session.db") as db:
+        db.execute("PRAGMA user_version = 6")
+    async with open_backend("sqlite", tmp_path) as backend:
+        state = await backend.service.session_state(name, worker="w1")
+        assert state.active_plan is not None
+    with raw(tmp_path / name / "session.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        columns = [row[1] for row in db.execute("PRAGMA table_info(plans)")]
+    assert (columns.count("worker"), columns.count("last_seen")) == (1, 1)

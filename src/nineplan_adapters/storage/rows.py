@@ -18,7 +18,7 @@ T = TypeVar("T")
 #: The columns of a stored plan, in the order both SQL schemas declare them.
 PLAN_COLUMNS = (
     "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
-    "success_criteria", "notes", "outcome", "created_at", "completed_at",
+    "success_criteria", "notes", "outcome", "created_at", "completed_at", "worker", "last_seen",
 )  # fmt: skip
 #: What saving a stored plan may change: all but its id and creation time.
 CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})

@@ -7,7 +7,15 @@ import attrs
 
 from nineplan_core.edits import active_with_edits, working_copy
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
-from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
+from nineplan_core.journal import (
+    Actor,
+    EventKind,
+    defer_counts,
+    deferrals,
+    excerpt,
+    plan_event,
+    worker_detail,
+)
 from nineplan_core.model import (
     Plan,
     PlanContent,
@@ -15,6 +23,7 @@ from nineplan_core.model import (
     check_position,
     check_session_name,
     check_text,
+    check_worker,
     is_stuck,
 )
 from nineplan_core.plan_file import render
@@ -30,7 +39,7 @@ from nineplan_core.service.checks import (
     check_sections,
     check_task_description,
 )
-from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.service.envelope import Applied, Envelope, for_worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -72,21 +81,25 @@ class Commands(Envelope):
         log.info("session created", extra={"session": store.name})
         return await self._state(store)
 
-    async def resume_session(self, name: str) -> SessionState:
-        """The state of a session an agent picks back up; the first resume in a process
+    async def resume_session(self, name: str, *, worker: str | None = None) -> SessionState:
+        """The state of a session an agent picks back up, with `worker`'s active plan (a
+        worker named is heard from: its plan's `last_seen`); the first resume in a process
         reconciles its files (re-renders missing or empty ones, moves strays aside).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         session = check_session_name(name)
+        who = check_worker(worker)
         store = await self.catalog.open(session)
+        if worker is not None:
+            await self._heard_from(store, who)
         if session in self._reconciled and not store.files_mirror:
-            return await self._state(store)
+            return await self._state(store, who)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
         _, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        return state
+        return for_worker(state, who)
 
     async def add_plan(
         self,
@@ -142,24 +155,30 @@ class Commands(Envelope):
         return await self._apply(name, add, retry=call)
 
     async def pull_plan(
-        self, name: str, *, request_id: str | None = None, actor: Actor | str = Actor.AGENT
+        self,
+        name: str,
+        *,
+        request_id: str | None = None,
+        actor: Actor | str = Actor.AGENT,
+        worker: str | None = None,
     ) -> PlacedPlan:
-        """Make the front of the queue the active plan.
+        """Make the front of the queue `worker`'s active plan (`main` when none is named).
 
         Raises:
-            PlanAlreadyActiveError: a plan is active already.
+            PlanAlreadyActiveError: the worker holds a plan already.
             QueueEmptyError: nothing is queued (the task is complete).
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        call = request(request_id, PlacedPlan, "pull_plan")
+        holder = check_worker(worker)
+        call = request(request_id, PlacedPlan, "pull_plan", worker=holder)
         who = check_actor(actor)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            if (active := await tx.active_plan()) is not None:
-                raise PlanAlreadyActiveError(active.id)
+            if (active := await tx.active_plan(holder)) is not None:
+                raise PlanAlreadyActiveError(active.id, holder)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
-            plan = queued.pull()
+            plan = queued.pull(worker=holder, at=self.clock())
             await tx.save(plan)
             text = await working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
@@ -171,7 +190,11 @@ class Commands(Envelope):
                     defer_count=deferred,
                     stuck=is_stuck(deferred, self.stuck_defers),
                 ),
-                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan)],
+                events=[
+                    plan_event(
+                        self.clock(), who, EventKind.PLAN_PULLED, plan, **worker_detail(holder)
+                    )
+                ],
                 said="plan pulled",
                 about={"plan_id": plan.id},
             )
@@ -187,9 +210,10 @@ class Commands(Envelope):
         notes: str | None = None,
         request_id: str | None = None,
         actor: Actor | str = Actor.AGENT,
+        worker: str | None = None,
     ) -> PlacedPlan:
-        """Put the active plan back in the queue, noting why; the agent's file edits are kept,
-        and `notes` appended after them.
+        """Put `worker`'s active plan back in the queue, noting why; the agent's file edits
+        are kept, and `notes` appended after them.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
@@ -197,13 +221,20 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
+        holder = check_worker(worker)
         call = request(
-            request_id, PlacedPlan, "defer_plan", reason=reason, position=where, notes=notes
+            request_id,
+            PlacedPlan,
+            "defer_plan",
+            worker=holder,
+            reason=reason,
+            position=where,
+            notes=notes,
         )
         who = check_actor(actor)
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
@@ -219,6 +250,7 @@ class Commands(Envelope):
                 position=where,
                 rank=rank,
                 reason=reason.strip(),
+                **worker_detail(holder),
             )
             return Applied(
                 result=PlacedPlan(
@@ -239,8 +271,9 @@ class Commands(Envelope):
         notes: str | None = None,
         request_id: str | None = None,
         actor: Actor | str = Actor.AGENT,
+        worker: str | None = None,
     ) -> Completion:
-        """Finish the active plan: its outcome goes into searchable history, its file goes away
+        """Finish `worker`'s active plan: its outcome goes into searchable history, its file goes away
         (its edits read back first, `notes` appended after them).
 
         Raises:
@@ -248,17 +281,25 @@ class Commands(Envelope):
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        call = request(request_id, Completion, "complete_plan", outcome=outcome, notes=notes)
+        holder = check_worker(worker)
+        call = request(
+            request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
+        )
         who = check_actor(actor)
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             at = plan.completed_at or self.clock()
             completed = plan_event(
-                at, who, EventKind.PLAN_COMPLETED, plan, outcome=excerpt(outcome)
+                at,
+                who,
+                EventKind.PLAN_COMPLETED,
+                plan,
+                outcome=excerpt(outcome),
+                **worker_detail(holder),
             )
             return Applied(
                 result=Completion(plan=plan, tally=await tx.tally(), salvage=salvage),
@@ -277,24 +318,33 @@ class Commands(Envelope):
         notes: str | None = None,
         request_id: str | None = None,
         actor: Actor | str = Actor.AGENT,
+        worker: str | None = None,
     ) -> Discarded:
-        """Abandon the active plan; it is kept (file edits and `notes` too) but never searchable.
+        """Abandon `worker`'s active plan; it is kept (file edits and `notes` too) but never searchable.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        call = request(request_id, Discarded, "discard_plan", reason=reason, notes=notes)
+        holder = check_worker(worker)
+        call = request(
+            request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
+        )
         who = check_actor(actor)
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who)
+            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             discarded = plan_event(
-                self.clock(), who, EventKind.PLAN_DISCARDED, plan, reason=reason.strip()
+                self.clock(),
+                who,
+                EventKind.PLAN_DISCARDED,
+                plan,
+                reason=reason.strip(),
+                **worker_detail(holder),
             )
             return Applied(
                 result=Discarded(plan=plan, tally=await tx.tally(), salvage=salvage),
@@ -306,9 +356,9 @@ class Commands(Envelope):
         return await self._apply(name, discard, retry=call)
 
     async def _active_with_edits(
-        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor
+        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str
     ) -> tuple[Plan, str | None]:
-        """The active plan with the agent's file edits read back, then `notes` (`edits`)."""
+        """`worker`'s active plan with the agent's file edits read back, then `notes`."""
         return await active_with_edits(
             tx,
             store.name,
@@ -316,4 +366,5 @@ class Commands(Envelope):
             who,
             clock=self.clock,
             max_section_chars=self.limits.max_text_chars,
+            worker=worker,
         )

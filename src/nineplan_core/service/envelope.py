@@ -15,6 +15,7 @@ from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    MAIN_WORKER,
     STUCK_DEFERS,
     Limits,
     Plan,
@@ -101,7 +102,7 @@ class Envelope:
             for event in applied.events:
                 await tx.append(event)
             if retry is not None:
-                await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
+                await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
         return applied.result
 
@@ -120,15 +121,29 @@ class Envelope:
             store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
         )
 
-    async def _state(self, store: SessionStore) -> SessionState:
-        """The queue, the active plan and the counts of an open session, in one read."""
+    async def _state(self, store: SessionStore, worker: str = MAIN_WORKER) -> SessionState:
+        """The queue, `worker`'s active plan, every active plan and the counts of an open
+        session, in one read."""
         async with store.reading() as reader:
             queue = await reader.queue()
-            active = await reader.active_plan()
+            held = await reader.active_plans()
             files = set(await reader.files.names())
-            return await state_of(
-                store, reader, queue=queue, active=active, plan_files=files, stuck=self.stuck_defers
+            state = await state_of(
+                store,
+                reader,
+                queue=queue,
+                active=next((plan for plan in held if plan.worker == MAIN_WORKER), None),
+                plan_files=files,
+                stuck=self.stuck_defers,
+                held=held,
             )
+        return for_worker(state, worker)
+
+    async def _heard_from(self, store: SessionStore, worker: str) -> None:
+        """A worker's call: its active plan's `last_seen` is now (the Clock port)."""
+        async with store.transaction() as tx:
+            if (active := await tx.active_plan(worker)) is not None:
+                await tx.save(active.seen(self.clock()))
 
     async def _created(self, call: Request[str]) -> str | None:
         """The session a repeated create made, or None to create one."""
@@ -178,3 +193,16 @@ class Envelope:
                 return plan
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
         raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
+
+
+def for_worker(state: SessionState, worker: str) -> SessionState:
+    """`state` as `worker` sees it: its own active plan as `active_plan` (or none)."""
+    if worker == MAIN_WORKER:
+        return state
+    hold = next((hold for hold in state.active_plans if hold.worker == worker), None)
+    return attrs.evolve(
+        state,
+        active_plan=hold.plan if hold else None,
+        active_plan_path=hold.path if hold else None,
+        pulled_at=hold.pulled_at if hold else None,
+    )

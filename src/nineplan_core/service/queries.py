@@ -33,6 +33,7 @@ from nineplan_core.model import (
     SessionName,
     check_plan_id,
     check_session_name,
+    check_worker,
     file_name,
 )
 from nineplan_core.plan_file import decode, render, unreadable
@@ -49,13 +50,19 @@ class Queries(Envelope):
 
     __slots__ = ()
 
-    async def session_state(self, name: str) -> SessionState:
-        """The queue, the active plan and the counts of a session; reads only, never repairs.
+    async def session_state(self, name: str, *, worker: str | None = None) -> SessionState:
+        """The queue, `worker`'s active plan, every active plan and the counts of a session;
+        never repairs (a worker named is heard from: its plan's `last_seen`).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        return await self._state(await self.catalog.open(check_session_name(name)))
+        session = check_session_name(name)
+        who = check_worker(worker)
+        store = await self.catalog.open(session)
+        if worker is not None:
+            await self._heard_from(store, who)
+        return await self._state(store, who)
 
     async def names(self) -> list[SessionName]:
         """The name of every session, sorted; cheap, as no session is opened."""

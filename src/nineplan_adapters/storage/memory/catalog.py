@@ -22,6 +22,7 @@ from nineplan_core.journal import (
 )
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    MAIN_WORKER,
     Session,
     SessionName,
 )
@@ -74,8 +75,11 @@ class MemorySessionCatalog:
         store = await self.open(name)
         async with store.reading() as reader:
             tally = await reader.tally()
-            active = await reader.active_plan()
-            live = {entry.id for entry in await reader.queue()} | ({active.id} if active else set())
+            every = await reader.active_plans()
+            active = next(
+                (p for p in every if p.worker == MAIN_WORKER), every[0] if every else None
+            )
+            live = {entry.id for entry in await reader.queue()} | {plan.id for plan in every}
             newest = await reader.events(EventQuery(last=1))
             return SessionSummary(
                 session=store.session,
@@ -90,6 +94,7 @@ class MemorySessionCatalog:
                 ),
                 defer_counts=dict(defer_counts(await reader.events(deferrals(live)))),
                 last_activity=readable(newest)[-1].at if readable(newest) else None,
+                active_count=len(every),
             )
 
     def watch(self) -> MemorySessionWatch:

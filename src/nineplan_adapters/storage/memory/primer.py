@@ -15,7 +15,7 @@ from nineplan_adapters.storage.memory.store import MemorySessionStore
 from nineplan_adapters.storage.priming import NEXT_GOALS, covers, primed_plan, stuck_from_events
 from nineplan_core.journal import Event
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import file_name
+from nineplan_core.model import MAIN_WORKER, file_name
 from nineplan_core.results import PrimedSession
 
 
@@ -49,7 +49,9 @@ class MemoryPrimer:
             (plan for plan in plans if plan.status is PlanStatus.QUEUED),
             key=lambda plan: plan.position or 0,
         )
-        active = next((plan for plan in plans if plan.status is PlanStatus.ACTIVE), None)
+        active = next(
+            (p for p in plans if p.status is PlanStatus.ACTIVE and p.worker == MAIN_WORKER), None
+        )
         live: dict[str, str] = {
             plan.id: plan.goal
             for plan in plans

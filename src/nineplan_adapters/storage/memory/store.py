@@ -25,6 +25,7 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -192,10 +193,12 @@ class MemorySessionTx(EventRows):
     async def session(self) -> Session:
         return self._session
 
-    async def active_plan(self) -> Plan | None:
-        return next(
-            (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE), None
-        )
+    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
+        return next((plan for plan in await self.active_plans() if plan.worker == worker), None)
+
+    async def active_plans(self) -> list[Plan]:
+        active = (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE)
+        return sorted(active, key=lambda plan: plan.id)
 
     async def front_of_queue(self) -> Plan | None:
         queued = self._queued()
@@ -250,7 +253,7 @@ class MemorySessionTx(EventRows):
 
     async def plan_rows(self) -> list[PlanRow]:
         return [
-            PlanRow(plan.id, plan.status, plan.position)
+            PlanRow(plan.id, plan.status, plan.position, plan.worker)
             for plan in self.plans.values()
             if plan.status in LIVE or plan.position is not None
         ]

@@ -35,7 +35,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3, 4)
+    for number in (1, 2, 3, 4, 5)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -75,7 +75,8 @@ async def _migrate(pool: asyncpg.Pool) -> None:
                 version = await connection.fetchval("SELECT max(version) FROM nineplan_schema") or 0
                 if version > len(MIGRATIONS):
                     raise DatabaseError(
-                        f"The database has nineplan schema version {version}, newer than this nineplan knows.",
+                        f"The database has nineplan schema version {version}, newer than "
+                        f"version {len(MIGRATIONS)}, the newest this nineplan knows.",
                         suggestion=Suggestion(
                             Action.UPGRADE, detail="Upgrade nineplan on this machine."
                         ),
@@ -217,9 +218,13 @@ SELECT s.name, s.task_description, s.created_at, s.workspace,
            JOIN nineplan_plans p ON p.session_name = j.session_name AND p.id = j.plan_id
            WHERE j.session_name = s.name AND j.kind = 'plan_deferred'
              AND p.status IN ('queued', 'active')
-           GROUP BY j.plan_id) d) AS deferred
+           GROUP BY j.plan_id) d) AS deferred,
+       (SELECT count(*) FROM nineplan_plans p
+        WHERE p.session_name = s.name AND p.status = 'active') AS active_count
 FROM nineplan_sessions s
-LEFT JOIN nineplan_plans a ON a.session_name = s.name AND a.status = 'active'
+LEFT JOIN nineplan_plans a ON a.session_name = s.name AND a.id = (
+    SELECT p.id FROM nineplan_plans p WHERE p.session_name = s.name AND p.status = 'active'
+    ORDER BY p.worker <> 'main', p.id LIMIT 1)
 WHERE s.name = ANY($1::text[])
 """
 
@@ -236,4 +241,5 @@ def _summary(record: asyncpg.Record) -> SessionSummary:
         pulled_at=record["pulled_at"],
         defer_counts={str(k): int(v) for k, v in json.loads(record["deferred"]).items()},
         last_activity=record["last_at"],
+        active_count=int(record["active_count"]),
     )

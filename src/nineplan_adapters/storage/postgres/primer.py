@@ -14,7 +14,7 @@ from nineplan_adapters.storage.postgres.store import PLAN_SELECT
 from nineplan_adapters.storage.priming import NEXT_GOALS, primed_plan, read_file, stuck_from_rows
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import file_name
+from nineplan_core.model import MAIN_WORKER, file_name
 from nineplan_core.results import PrimedSession
 
 #: The session bound to $1 (the folder, or one below its workspace) with queued or active
@@ -73,7 +73,10 @@ async def find_postgres(
         return None
     finally:
         await connection.close()
-    active = next((plan for plan in plans if plan["status"] == PlanStatus.ACTIVE.value), None)
+    active = next(
+        (p for p in plans if p["status"] == PlanStatus.ACTIVE.value and p["worker"] == MAIN_WORKER),
+        None,
+    )
     primed = None
     if active is not None:
         path = plans_folder(root / name) / file_name(active["id"])

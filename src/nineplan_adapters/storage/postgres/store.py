@@ -34,6 +34,7 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -255,8 +256,15 @@ class PostgresSessionTx(EventRows):
             raise DatabaseError("The session row is missing.")
         return row_to_session(record)
 
-    async def active_plan(self) -> Plan | None:
-        return await self._plan_where("status = 'active'")
+    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
+        return await self._plan_where("status = 'active' AND worker = $2", worker)
+
+    async def active_plans(self) -> list[Plan]:
+        records = await self.connection.fetch(
+            f"{PLAN_SELECT} WHERE session_name = $1 AND status = 'active' ORDER BY id",
+            self.session_name,
+        )
+        return [row_to_plan(record) for record in records]
 
     async def front_of_queue(self) -> Plan | None:
         return await self._plan_where("status = 'queued' ORDER BY queue_position LIMIT 1")
@@ -317,11 +325,15 @@ class PostgresSessionTx(EventRows):
 
     async def plan_rows(self) -> list[PlanRow]:
         records = await self.connection.fetch(
-            "SELECT id, status, queue_position FROM nineplan_plans WHERE session_name = $1 "
+            "SELECT id, status, queue_position, worker FROM nineplan_plans "
+            "WHERE session_name = $1 "
             "AND (status IN ('queued', 'active') OR queue_position IS NOT NULL)",
             self.session_name,
         )
-        return [PlanRow(r["id"], PlanStatus(r["status"]), r["queue_position"]) for r in records]
+        return [
+            PlanRow(r["id"], PlanStatus(r["status"]), r["queue_position"], r["worker"])
+            for r in records
+        ]
 
     async def add(self, plan: Plan) -> bool:
         try:

@@ -283,8 +283,10 @@ SELECT s.name, s.task_description, s.created_at, (SELECT path FROM workspace) AS
        (SELECT json_group_object(plan_id, n) FROM
           (SELECT j.plan_id, count(*) AS n FROM journal j JOIN plans p ON p.id = j.plan_id
            WHERE j.kind = 'plan_deferred' AND p.status IN ('queued', 'active')
-           GROUP BY j.plan_id)) AS deferred
-FROM sessions s LEFT JOIN plans a ON a.status = 'active'
+           GROUP BY j.plan_id)) AS deferred,
+       (SELECT count(*) FROM plans WHERE status = 'active') AS active_count
+FROM sessions s LEFT JOIN plans a ON a.id = (SELECT id FROM plans WHERE status = 'active'
+                                            ORDER BY worker <> 'main', id LIMIT 1)
 """
 
 
@@ -314,6 +316,7 @@ def _read_summary(database: Path, busy_timeout: float) -> SessionSummary | None:
         pulled_at=_time(row["pulled_at"]),
         defer_counts=_counts(row["deferred"]),
         last_activity=_time(row["last_at"]),
+        active_count=int(row["active_count"]),
     )
 
 

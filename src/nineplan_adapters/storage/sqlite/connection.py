@@ -1,6 +1,7 @@
 """One session database connection: short statements on the caller's thread, waits on aiosqlite's."""
 
 import logging
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +21,9 @@ log = logging.getLogger("nineplan.sqlite")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3, 4, 5, 6)
+    for number in (1, 2, 3, 4, 5, 6, 7)
 )
+_ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+) [^;]*;$", re.MULTILINE)
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 
@@ -160,16 +162,39 @@ async def _migrate(db: aiosqlite.Connection) -> None:
     version = await _user_version(db)
     if version > len(MIGRATIONS):
         raise DatabaseError(
-            f"The session database has schema version {version}, newer than this nineplan knows.",
+            f"The session database has schema version {version}, newer than version "
+            f"{len(MIGRATIONS)}, the newest this nineplan knows.",
             suggestion=Suggestion(Action.UPGRADE, detail="Upgrade nineplan to open this session."),
         )
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         # Every migration is idempotent, so two processes racing to migrate both succeed.
-        await db.executescript(
-            f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
-        )
+        try:
+            await db.executescript(
+                f"BEGIN IMMEDIATE;\n{await _new_columns_only(db, script)}\n"
+                f"PRAGMA user_version = {number};\nCOMMIT;"
+            )
+        except sqlite3.OperationalError:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            if await _user_version(db) < number:  # not another process that migrated first
+                raise
         if version:  # a new database is created at the newest version: nothing to report
             log.info("migrated session database to version %d", number)
+
+
+async def _new_columns_only(db: aiosqlite.Connection, script: str) -> str:
+    """`script` without the ADD COLUMN statements whose column is there already (SQLite has
+    no ADD COLUMN IF NOT EXISTS): a migration run again, or by a second process, still works."""
+
+    async def exists(match: re.Match[str]) -> bool:
+        table, column = match.group(1), match.group(2)
+        rows = await db.execute_fetchall("SELECT name FROM pragma_table_info(?)", (table,))
+        return column in {row[0] for row in rows}
+
+    for match in list(_ADD_COLUMN.finditer(script)):
+        if await exists(match):
+            script = script.replace(match.group(0), "")
+    return script
 
 
 async def _user_version(db: aiosqlite.Connection) -> int:

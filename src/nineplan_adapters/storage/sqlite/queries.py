@@ -21,7 +21,11 @@ INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  #
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
 FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
-ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active'"  # noqa: S608 - constants only
+#: The active plan of the worker `main` (a lone agent's); ACTIVE_OF: of the worker named.
+ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
+ACTIVE_OF = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = ?"  # noqa: S608 - constants only
+#: Every active plan (by id: the service orders them by when they were pulled).
+ACTIVE_ALL = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' ORDER BY id"  # noqa: S608 - constants only
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
 TALLY = (
     f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "

@@ -23,7 +23,8 @@ from nineplan_adapters.storage.sqlite.connection import (
     database_errors,
 )
 from nineplan_adapters.storage.sqlite.queries import (
-    ACTIVE,
+    ACTIVE_ALL,
+    ACTIVE_OF,
     BY_ID,
     FINISHED,
     FRONT,
@@ -41,6 +42,7 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -240,8 +242,11 @@ class SqliteSessionTx(EventRows):
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))
 
-    async def active_plan(self) -> Plan | None:
-        return await self._plan(ACTIVE)
+    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
+        return await self._plan(ACTIVE_OF, (worker,))
+
+    async def active_plans(self) -> list[Plan]:
+        return [row_to_plan(dict(row)) for row in await self.db.run(ACTIVE_ALL)]
 
     async def front_of_queue(self) -> Plan | None:
         return await self._plan(FRONT)
@@ -298,11 +303,11 @@ class SqliteSessionTx(EventRows):
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self.db.run_in_thread(
-            "SELECT id, status, queue_position FROM plans WHERE queue_position IS NOT NULL "
-            "UNION ALL SELECT id, status, queue_position FROM plans WHERE status = 'active' "
-            "AND queue_position IS NULL"
+            "SELECT id, status, queue_position, worker FROM plans WHERE queue_position IS NOT NULL "
+            "UNION ALL SELECT id, status, queue_position, worker FROM plans "
+            "WHERE status = 'active' AND queue_position IS NULL"
         )
-        return [PlanRow(row[0], _STATUS[row[1]], row[2]) for row in rows]
+        return [PlanRow(row[0], _STATUS[row[1]], row[2], row[3]) for row in rows]
 
     async def add(self, plan: Plan) -> bool:
         try:

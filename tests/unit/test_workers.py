@@ -1,0 +1,226 @@
+"""Many agents on one queue (DESIGN §10), on every backend: one active plan per worker,
+retries per worker, the journal's `detail.worker`, `last_seen` from the Clock port."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nineplan_core.errors import (
+    DatabaseError,
+    InvalidInputError,
+    NoActivePlanError,
+    PlanAlreadyActiveError,
+)
+from nineplan_core.invariants import check
+from nineplan_core.journal import Event, EventKind
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import PlanId, PlanRow
+from tests.fakes import PLAN, Backend, open_backend, postgres_schema
+
+K = EventKind
+
+
+async def queue_of(backend: Backend, count: int) -> tuple[str, list[str]]:
+    name = await backend.session()
+    ids = [(await backend.service.add_plan(name, **PLAN)).plan.id for _ in range(count)]
+    return name, ids
+
+
+async def test_each_worker_holds_its_own_plan(backend: Backend):
+    """A second worker pulls the next plan while the first holds one; each worker's pull,
+    complete and state act on its own plan; a worker that holds one is refused a second."""
+    service = backend.service
+    name, (a, b, c) = await queue_of(backend, 3)
+    assert (await service.pull_plan(name)).plan.id == a
+    pulled = await service.pull_plan(name, worker="tests")
+    assert (pulled.plan.id, pulled.plan.worker) == (b, "tests")
+    with pytest.raises(PlanAlreadyActiveError) as caught:
+        await service.pull_plan(name, worker="tests")
+    assert caught.value.message == (
+        f"Plan {b} is already active; worker tests works on one plan at a time."
+    )
+    with pytest.raises(PlanAlreadyActiveError) as main_caught:
+        await service.pull_plan(name)
+    assert main_caught.value.message == (
+        f"Plan {a} is already active; only one plan is worked on at a time."
+    )
+    state = await service.session_state(name, worker="tests")
+    assert state.active_plan is not None
+    assert state.active_plan.id == b
+    assert [(hold.plan.id, hold.worker) for hold in state.active_plans] == [
+        (a, "main"),
+        (b, "tests"),
+    ]
+    assert (await service.session_state(name)).active_plan.id == a  # type: ignore[union-attr]
+    assert (await service.complete_plan(name, "done", worker="tests")).plan.id == b
+    assert (await service.pull_plan(name, worker="tests")).plan.id == c
+    report = await service.validate_session(name)
+    assert report.valid, report.issues
+
+
+async def test_a_worker_without_a_plan_is_told_so_by_name(backend: Backend):
+    """Defer, complete and discard by a worker that holds no plan are NO_ACTIVE_PLAN naming
+    the worker, even while `main` holds one; for `main` the text is as it always was."""
+    service = backend.service
+    name, _ = await queue_of(backend, 2)
+    await service.pull_plan(name)
+    for call in (
+        service.defer_plan(name, "later", worker="docs"),
+        service.complete_plan(name, "done", worker="docs"),
+        service.discard_plan(name, "no", worker="docs"),
+    ):
+        with pytest.raises(NoActivePlanError) as caught:
+            await call
+        assert caught.value.message == "No plan is active for worker docs."
+    await service.complete_plan(name, "done")
+    with pytest.raises(NoActivePlanError) as main_caught:
+        await service.complete_plan(name, "again")
+    assert main_caught.value.message == "No plan is active in this session."
+
+
+@pytest.mark.parametrize(
+    "worker", ["", "Tests", "-tests", ".x", "a" * 41, "tests/1", "tést", "a b", 7]
+)
+async def test_a_bad_worker_name_is_refused(backend: Backend, worker: object):
+    """A worker name outside [a-z0-9._-], not starting with a letter or digit, empty, longer
+    than 40 characters or not text is a VALIDATION_ERROR naming `worker`; nothing changes."""
+    name, _ = await queue_of(backend, 1)
+    for call in (
+        backend.service.pull_plan(name, worker=worker),  # type: ignore[arg-type]
+        backend.service.session_state(name, worker=worker),  # type: ignore[arg-type]
+        backend.service.complete_plan(name, "done", worker=worker),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            await call
+        assert caught.value.field == "worker"
+    assert len((await backend.service.session_state(name)).queue) == 1
+
+
+async def test_forty_characters_of_the_alphabet_are_a_worker(backend: Backend):
+    """The longest name and every character of the alphabet are accepted."""
+    name, _ = await queue_of(backend, 2)
+    for worker in ("a" * 40, "0a._-z9"):
+        assert (await backend.service.pull_plan(name, worker=worker)).plan.worker == worker
+
+
+async def test_a_request_id_is_remembered_per_worker(backend: Backend):
+    """Two workers sending the same request_id each get their own plan; a repeat by one of
+    them gets its own first result back."""
+    service = backend.service
+    name, (a, b, _) = await queue_of(backend, 3)
+    first = await service.pull_plan(name, worker="one", request_id="pull-1")
+    second = await service.pull_plan(name, worker="two", request_id="pull-1")
+    assert (first.plan.id, second.plan.id) == (a, b)
+    again = await service.pull_plan(name, worker="one", request_id="pull-1")
+    assert again.plan.id == a
+    with pytest.raises(PlanAlreadyActiveError):  # a new id: worker one holds a plan
+        await service.pull_plan(name, worker="one", request_id="pull-2")
+
+
+async def test_the_journal_names_the_worker(backend: Backend):
+    """Pull, defer, complete and discard by a named worker carry `detail.worker`; `main`'s
+    events carry none, as before workers; the journal replays who holds what."""
+    service = backend.service
+    name, _ = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    await service.defer_plan(name, "later", worker="w1")
+    await service.pull_plan(name, worker="w1")
+    await service.complete_plan(name, "done", worker="w1")
+    await service.pull_plan(name)
+    await service.discard_plan(name, "no")
+    events = [e for e in await service.journal(name) if isinstance(e, Event)]
+    changes = [
+        (e.kind, e.detail.get("worker"))
+        for e in events
+        if e.kind in {K.PLAN_PULLED, K.PLAN_DEFERRED, K.PLAN_COMPLETED, K.PLAN_DISCARDED}
+    ]
+    assert changes == [
+        (EventKind.PLAN_PULLED, "w1"),
+        (EventKind.PLAN_DEFERRED, "w1"),
+        (EventKind.PLAN_PULLED, "w1"),
+        (EventKind.PLAN_COMPLETED, "w1"),
+        (EventKind.PLAN_PULLED, None),
+        (EventKind.PLAN_DISCARDED, None),
+    ]
+    assert (await service.validate_session(name)).journal_matches_state
+
+
+async def test_last_seen_is_the_workers_last_call(backend: Backend):
+    """A pull stamps the plan's `last_seen` with the Clock port's time; a later state call
+    by the worker moves it on; another worker's call does not."""
+    service = backend.service
+    name, _ = await queue_of(backend, 2)
+    pulled_at = backend.clock()
+    await service.pull_plan(name, worker="w1")
+    backend.clock.advance(60)
+    await service.session_state(name, worker="w2")
+    [hold] = (await service.session_state(name)).active_plans
+    assert hold.plan.last_seen == pulled_at
+    backend.clock.advance(60)
+    await service.resume_session(name, worker="w1")
+    [hold] = (await service.session_state(name)).active_plans
+    assert hold.plan.last_seen == backend.clock()
+    assert hold.pulled_at == pulled_at
+
+
+def test_single_active_plan_means_one_per_worker():
+    """The invariant holds for one active plan per worker and fails, naming the worker, for
+    two plans held by one worker."""
+    rows = [
+        PlanRow(PlanId("aaaaa"), PlanStatus.ACTIVE, None, "main"),
+        PlanRow(PlanId("bbbbb"), PlanStatus.ACTIVE, None, "w1"),
+    ]
+    files = ["aaaaa.txt", "bbbbb.txt", "ccccc.txt"]
+    assert check(rows, files[:2]).single_active_plan
+    two = [*rows, PlanRow(PlanId("ccccc"), PlanStatus.ACTIVE, None, "w1")]
+    report = check(two, files)
+    assert not report.single_active_plan
+    assert "more than one active plan for worker w1: bbbbb, ccccc" in report.issues
+
+
+async def test_the_database_refuses_two_active_plans_for_one_worker(tmp_path: Path):
+    """Even a buggy writer cannot store two active plans for one worker (the index is per
+    worker), while two workers' active plans are stored side by side."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name, _ = await queue_of(backend, 3)
+        await backend.service.pull_plan(name, worker="w1")
+        await backend.service.pull_plan(name, worker="w2")
+    with (
+        sqlite3.connect(tmp_path / name / "session.db") as db,
+        pytest.raises(sqlite3.IntegrityError),
+    ):
+        db.execute(
+            "UPDATE plans SET status = 'active', queue_position = NULL, worker = 'w1' "
+            "WHERE status = 'queued'"
+        )
+
+
+@pytest.mark.postgres
+async def test_postgres_with_a_newer_schema_is_refused_naming_both_versions():
+    """A database migrated by a newer version (every machine sharing it upgrades together)
+    is refused in one line naming its schema version and the newest this version knows,
+    and nothing is changed."""
+    import asyncpg
+
+    from nineplan_adapters.storage.postgres.catalog import MIGRATIONS, connect_pool
+
+    async with postgres_schema() as url:
+        pool = await connect_pool(url)
+        try:
+            await pool.execute("INSERT INTO nineplan_schema (version) VALUES ($1)", 99)
+            before = await pool.fetch("SELECT version FROM nineplan_schema ORDER BY version")
+        finally:
+            await pool.close()
+        with pytest.raises(DatabaseError) as caught:
+            await connect_pool(url)
+        assert caught.value.message == (
+            f"The database has nineplan schema version 99, newer than version "
+            f"{len(MIGRATIONS)}, the newest this nineplan knows."
+        )
+        connection = await asyncpg.connect(url)
+        try:
+            after = await connection.fetch("SELECT version FROM nineplan_schema ORDER BY version")
+        finally:
+            await connection.close()
+        assert after == before
