@@ -4,6 +4,8 @@ These TypedDicts are the contract with clients: they change only on purpose, nev
 the domain did.
 """
 
+from typing import NotRequired
+
 from typing_extensions import TypedDict
 
 from nineplan_adapters.entrypoints.journal_views import (
@@ -11,7 +13,7 @@ from nineplan_adapters.entrypoints.journal_views import (
     UnreadableEventView,
     journal_entry,
 )
-from nineplan_core.model import Plan, format_timestamp
+from nineplan_core.model import MAIN_WORKER, Plan, format_timestamp
 from nineplan_core.results import (
     Completion,
     Discarded,
@@ -45,6 +47,20 @@ class ActivePlan(TypedDict):
     stuck: bool
 
 
+class HeldPlan(TypedDict):
+    """An active plan of the session, whoever holds it (DESIGN §10)."""
+
+    id: str
+    goal: str
+    file_path: str
+    worker: str
+    pulled_at: str | None
+    last_seen: str | None
+    stale: bool
+    defer_count: int
+    stuck: bool
+
+
 class SessionStateView(TypedDict):
     session_name: str
     session_path: str
@@ -54,6 +70,8 @@ class SessionStateView(TypedDict):
     active_plan: ActivePlan | None
     completed_count: int
     recent: list[EventView | UnreadableEventView]
+    #: Every active plan, oldest pull first (optional: a result from before workers lacks it).
+    active_plans: NotRequired[list[HeldPlan]]
 
 
 class AdminState(SessionStateView):
@@ -72,6 +90,7 @@ class PlanPulled(TypedDict):
     plan_path: str
     goal: str
     plan_text: str
+    worker: NotRequired[str]
 
 
 class PlanDeferred(TypedDict):
@@ -138,6 +157,7 @@ class SessionListItem(TypedDict):
     completed_count: int
     has_active_plan: bool
     workspace: str | None
+    active_count: NotRequired[int]
 
 
 class SessionList(TypedDict):
@@ -179,6 +199,23 @@ def session_state(state: SessionState) -> SessionStateView:
         ),
         "completed_count": state.completed_count,
         "recent": [journal_entry(event) for event in state.recent],
+        "active_plans": [
+            {
+                "id": hold.plan.id,
+                "goal": hold.plan.goal,
+                "file_path": hold.path,
+                "worker": hold.worker,
+                "pulled_at": format_timestamp(hold.pulled_at) if hold.pulled_at else None,
+                "last_seen": (
+                    format_timestamp(hold.plan.last_seen) if hold.plan.last_seen else None
+                ),
+                # Leases (DESIGN §10) are not judged yet: no plan is stale.
+                "stale": False,
+                "defer_count": state.defer_count(hold.plan.id),
+                "stuck": state.stuck(hold.plan.id),
+            }
+            for hold in state.active_plans
+        ],
     }
 
 
@@ -200,6 +237,7 @@ def plan_pulled(placed: PlacedPlan) -> PlanPulled:
         "plan_path": placed.path,
         "goal": placed.plan.goal,
         "plan_text": placed.text or "",
+        "worker": placed.plan.worker or MAIN_WORKER,
     }
 
 
@@ -271,6 +309,7 @@ def session_list(summaries: list[SessionSummary]) -> SessionList:
                 "completed_count": s.completed_count,
                 "has_active_plan": s.has_active_plan,
                 "workspace": s.session.workspace,
+                "active_count": s.active_count,
             }
             for s in summaries
         ]

@@ -190,8 +190,7 @@ class NineplanServer(MCPServer[ToolDeps]):
             for name in sorted(self.sessions.in_use() & set(names)):
                 state = await self.service.session_state(name)
                 plans = [(entry.id, entry.goal) for entry in state.queue]
-                if state.active_plan is not None:
-                    plans.insert(0, (state.active_plan.id, state.active_plan.goal))
+                plans[:0] = [(hold.plan.id, hold.plan.goal) for hold in state.active_plans]
                 listed += [_plan_resource(name, plan_id, goal) for plan_id, goal in plans]
         except NinePlanError:
             pass  # a listing is best effort; reading a resource reports its own error

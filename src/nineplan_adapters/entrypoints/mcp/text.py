@@ -29,6 +29,9 @@ DEPENDENCY RESOLUTION:
 SESSION RECOVERY:
 - Every response starts with [Session: name]
 - After compaction, resume with {session_resume} and that name
+
+MANY AGENTS: agents working beside others on one session pass their own worker name
+(worker="tests") and the session_name on every call; each worker holds one plan.
 """
 
 BOOTSTRAP = """\
@@ -51,6 +54,7 @@ PLAN QUALITY CHECKLIST:
 - Outputs are specific enough to search for
 
 NOTE: Adding A, B, C at 'front' gives [C, B, A] - add in reverse order if needed.
+Agents working beside others on one session pass their own worker name and the session_name.
 """
 
 

@@ -32,6 +32,14 @@ RequestArg = Annotated[
     Field(description="Retry key: a repeat returns the first result", min_length=1, max_length=128),
 ]
 NotesArg = Annotated[str | None, Field(description="Appended to the plan's Notes")]
+WorkerArg = Annotated[
+    str | None,
+    Field(
+        description="Your name beside other agents (default main)",
+        pattern="^[a-z0-9][a-z0-9._-]*$",
+        max_length=40,
+    ),
+]
 PositionArg = Annotated[
     Literal["front", "back"], Field(description="front = next to pull; back = last")
 ]
@@ -98,6 +106,8 @@ def state_text(
         if active
         else "Active plan: none"
     )
+    if len(state.active_plans) > 1:
+        active_line += "\n" + _held_lines(state, now)
     recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
     if not state.queue and not active:
@@ -110,6 +120,15 @@ def state_text(
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
         f"{names.fill(follow)}"
     )
+
+
+def _held_lines(state: SessionState, now: dt.datetime) -> str:
+    """Every active plan with its worker, the one pulled longest ago first."""
+    lines = [
+        f"  {hold.worker}: {reminder_line(hold.plan.id, hold.plan.goal, hold.pulled_at, now)}"
+        for hold in state.active_plans
+    ]
+    return f"Active plans ({len(lines)}):\n" + "\n".join(lines)
 
 
 def _with_reminder(text: str, reminder: str | None) -> str:
@@ -141,12 +160,16 @@ async def session_create(
 
 
 async def session_resume(
-    ctx: ToolContext, session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")]
+    ctx: ToolContext,
+    session_name: Annotated[str, Field(description="e.g. brave-quiet-otter")],
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.SessionStateView]:
     """Resume a session by name and make it current: its queue, active plan and counts. Use after
     a new conversation or compaction."""
     call = ToolCall.of(ctx, session_name)
-    state = await call.service.resume_session(call.session)
+    # A call naming no worker is the call it was before workers (main's).
+    named = {"worker": worker} if worker is not None else {}
+    state = await call.service.resume_session(call.session, **named)
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
@@ -192,12 +215,15 @@ async def queue_add(
 
 
 async def queue_pull(
-    ctx: ToolContext, session_name: SessionArg = None, request_id: RequestArg = None
+    ctx: ToolContext,
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanPulled]:
     """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
     file or pass notes, then complete, defer or discard it."""
     call = ToolCall.of(ctx, session_name)
-    placed = await call.service.pull_plan(call.session, request_id=request_id)
+    placed = await call.service.pull_plan(call.session, request_id=request_id, worker=worker)
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
@@ -217,12 +243,13 @@ async def plan_defer(
     notes: NotesArg = None,
     session_name: SessionArg = None,
     request_id: RequestArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanDeferred]:
     """Return the active plan to the queue with a reason: front when blocked, back (default) after
     splitting it. File edits are kept."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.defer_plan(
-        call.session, reason, position, notes=notes, request_id=request_id
+        call.session, reason, position, notes=notes, request_id=request_id, worker=worker
     )
     return call.succeed(
         _with_salvage(
@@ -238,12 +265,13 @@ async def plan_complete(
     notes: NotesArg = None,
     session_name: SessionArg = None,
     request_id: RequestArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanCompleted]:
     """Finish the active plan. The outcome (what was produced, where) and notes become searchable
     history. Returns what remains."""
     call = ToolCall.of(ctx, session_name)
     done = await call.service.complete_plan(
-        call.session, outcome, notes=notes, request_id=request_id
+        call.session, outcome, notes=notes, request_id=request_id, worker=worker
     )
     follow = _next(call.names, done.next_goal, "The queue is empty. Task complete!")
     return call.succeed(
@@ -262,11 +290,14 @@ async def plan_discard(
     notes: NotesArg = None,
     session_name: SessionArg = None,
     request_id: RequestArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanDiscarded]:
     """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
     {plan_defer} if the work is still needed."""
     call = ToolCall.of(ctx, session_name)
-    gone = await call.service.discard_plan(call.session, reason, notes=notes, request_id=request_id)
+    gone = await call.service.discard_plan(
+        call.session, reason, notes=notes, request_id=request_id, worker=worker
+    )
     follow = _next(call.names, gone.next_goal, "The queue is empty: add plans with {queue_add}.")
     return call.succeed(
         _with_salvage(
@@ -320,8 +351,9 @@ async def history_get(
 async def admin_validate(
     ctx: ToolContext, session_name: SessionArg = None
 ) -> Annotated[CallToolResult, views.Validation]:
-    """Check the session's invariants (one active plan, distinct queue positions, a readable file
-    per live plan, no stray files, a journal that replays to the state). Reports only."""
+    """Check the session's invariants (one active plan per worker, distinct queue positions, a
+    readable file per live plan, no stray files, a journal that replays to the state). Reports
+    only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
     issues = "\n".join(f"- {issue}" for issue in report.issues)
@@ -338,20 +370,24 @@ async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.Se
     view = views.session_list(await call.service.list_sessions())
     lines = [
         f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
-        f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
+        f"{_active_count(s.get('active_count', 0))} - {one_line(s['task_description']) or '(no task)'}"
         f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
         for s in view["sessions"]
     ]
     return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
 
 
+def _active_count(count: int) -> str:
+    return f", {count} active" if count else ""
+
+
 async def admin_state(
-    ctx: ToolContext, session_name: SessionArg = None
+    ctx: ToolContext, session_name: SessionArg = None, worker: WorkerArg = None
 ) -> Annotated[CallToolResult, views.AdminState]:
     """The session's queue, active plan, counts, plan files on disk and whether they match the
     database. Reads only."""
     call = ToolCall.of(ctx, session_name)
-    state = await call.service.session_state(call.session)
+    state = await call.service.session_state(call.session, worker=worker)
     return call.succeed(
         f"{state_text(state, 'State of', call.service.clock(), call.names)}\n"
         f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"

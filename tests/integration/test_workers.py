@@ -1,0 +1,159 @@
+"""Many agents on one queue (DESIGN §10) through real stdio servers and the SDK client: a
+second worker pulling while the first holds a plan, retries per worker, bad worker names,
+and workers in separate processes racing for one queue."""
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.integration.servers import stdio_server
+from tests.mcp_helpers import error, ok, text
+
+PLAN = {
+    "context": "A queue several agents share",
+    "approach": "Do it",
+    "success_criteria": "Done",
+}
+
+
+async def _session_with(client: Client, count: int) -> tuple[str, list[str]]:
+    created = await ok(client, "9plan_session_create", task_description="shared backlog")
+    name = created["session_name"]
+    ids = [
+        (await ok(client, "9plan_queue_add", goal=f"Plan {number}", **PLAN))["plan_id"]
+        for number in range(count)
+    ]
+    return name, ids
+
+
+async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path):
+    """Over a real stdio server: the lone agent (main) holds a plan; worker `tests` pulls
+    the next one, is refused a second, completes its own; resume and state report each
+    worker's active plan, every active plan with its worker, and list both in the text."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, (a, b, c) = await _session_with(client, 3)
+        first = await ok(client, "9plan_queue_pull")
+        assert (first["plan_id"], first["worker"]) == (a, "main")
+        pulled = await ok(client, "9plan_queue_pull", session_name=name, worker="tests")
+        assert (pulled["plan_id"], pulled["worker"]) == (b, "tests")
+        kind, body = await error(client, "9plan_queue_pull", session_name=name, worker="tests")
+        assert kind == "PLAN_ALREADY_ACTIVE"
+        assert f"Plan {b} is already active; worker tests works on one plan" in body
+        state = await ok(client, "9plan_admin_state", session_name=name, worker="tests")
+        assert state["active_plan"]["id"] == b
+        assert [(p["id"], p["worker"], p["stale"]) for p in state["active_plans"]] == [
+            (a, "main", False),
+            (b, "tests", False),
+        ]
+        assert all(p["last_seen"] and p["pulled_at"] for p in state["active_plans"])
+        result = await client.call_tool("9plan_session_resume", {"session_name": name})
+        resumed = result.structured_content or {}
+        assert resumed["active_plan"]["id"] == a
+        assert "Active plans (2):\n  main: Active plan: " in text(result)
+        assert f"  tests: Active plan: {b} Plan 1" in text(result)
+        done = await ok(
+            client, "9plan_plan_complete", session_name=name, worker="tests", outcome="ok"
+        )
+        assert done["plan_id"] == b
+        kind, body = await error(
+            client, "9plan_plan_defer", session_name=name, worker="tests", reason="later"
+        )
+        assert (kind, "No plan is active for worker tests." in body) == ("NO_ACTIVE_PLAN", True)
+        assert (await ok(client, "9plan_queue_pull", worker="tests"))["plan_id"] == c
+        listed = await ok(client, "9plan_admin_sessions")
+        assert [s["active_count"] for s in listed["sessions"]] == [2]
+        validation = await ok(client, "9plan_admin_validate", session_name=name)
+        assert validation["valid"], validation["issues"]
+
+
+async def test_two_workers_with_one_request_id_get_their_own_plans(tmp_path: Path):
+    """Two workers sending the same request_id each get their own plan (never each other's
+    result); a repeat by either returns its own first result."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, (a, b, _) = await _session_with(client, 3)
+        one = await ok(client, "9plan_queue_pull", worker="one", request_id="same-id")
+        two = await ok(client, "9plan_queue_pull", worker="two", request_id="same-id")
+        assert (one["plan_id"], two["plan_id"]) == (a, b)
+        again = await ok(client, "9plan_queue_pull", worker="two", request_id="same-id")
+        assert again["plan_id"] == b
+        state = await ok(client, "9plan_admin_state", session_name=name)
+        assert sorted(p["worker"] for p in state["active_plans"]) == ["one", "two"]
+
+
+@pytest.mark.parametrize("worker", ["", "Tests", "-x", "a" * 41, "a/b", "tést"])
+async def test_a_bad_worker_name_is_a_validation_error(tmp_path: Path, worker: str):
+    """A worker name outside [a-z0-9._-], starting otherwise, empty or longer than 40 is a
+    VALIDATION_ERROR naming `worker`, on every tool that takes one; nothing is pulled."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, _ = await _session_with(client, 1)
+        for tool, arguments in [
+            ("9plan_queue_pull", {}),
+            ("9plan_plan_defer", {"reason": "r"}),
+            ("9plan_plan_complete", {"outcome": "o"}),
+            ("9plan_plan_discard", {"reason": "r"}),
+            ("9plan_session_resume", {"session_name": name}),
+            ("9plan_admin_state", {}),
+        ]:
+            kind, body = await error(client, tool, worker=worker, **arguments)
+            assert kind == "VALIDATION_ERROR", (tool, body)
+            assert "worker" in body.split("\n\n")[1], (tool, body)
+        state = await ok(client, "9plan_admin_state")
+        assert (len(state["queue"]), state["active_plans"]) == (1, [])
+
+
+WORKERS = 8
+PLANS = 200
+
+
+async def _work(sessions: Path, name: str, worker: str, done: list[str]) -> None:
+    """One worker in its own server process: pull and complete until the queue is empty."""
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        while True:
+            result = await client.call_tool(
+                "9plan_queue_pull", {"session_name": name, "worker": worker}
+            )
+            if result.is_error:
+                assert "Error: QUEUE_EMPTY" in text(result), text(result)
+                return
+            pulled: dict[str, Any] = result.structured_content or {}
+            assert pulled["worker"] == worker
+            completed = await ok(
+                client,
+                "9plan_plan_complete",
+                session_name=name,
+                worker=worker,
+                outcome=f"{worker} did {pulled['plan_id']}",
+            )
+            assert completed["plan_id"] == pulled["plan_id"]
+            done.append(pulled["plan_id"])
+
+
+async def test_eight_worker_processes_empty_one_queue_exactly_once(tmp_path: Path):
+    """8 workers, each its own stdio server process and SDK client, pull and complete on one
+    SQLite session until a 200-plan queue is empty: every plan is completed exactly once,
+    none is lost, and the journal replays to the state (admin_validate is valid)."""
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name, ids = await _session_with(client, PLANS)
+    done: list[str] = []
+    started = time.monotonic()
+    with anyio.fail_after(300):
+        async with anyio.create_task_group() as workers:
+            for number in range(WORKERS):
+                workers.start_soon(_work, sessions, name, f"w{number}", done)
+    elapsed = time.monotonic() - started
+    assert sorted(done) == sorted(ids)  # exactly once each: none twice, none lost
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        state = await ok(client, "9plan_admin_state", session_name=name)
+        assert (state["queue"], state["active_plans"], state["completed_count"]) == (
+            [],
+            [],
+            PLANS,
+        )
+        validation = await ok(client, "9plan_admin_validate", session_name=name)
+        assert validation["valid"], validation["issues"]
+    print(f"{WORKERS} workers completed {PLANS} plans in {elapsed:.1f} s")  # noqa: T201
