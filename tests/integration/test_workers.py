@@ -3,6 +3,7 @@ second worker pulling while the first holds a plan, retries per worker, bad work
 and workers in separate processes racing for one queue."""
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from tests.fakes import postgres_schema
 from tests.integration.servers import stdio_server
 from tests.mcp_helpers import error, ok, text
 
@@ -109,9 +111,9 @@ WORKERS = 8
 PLANS = 200
 
 
-async def _work(sessions: Path, name: str, worker: str, done: list[str]) -> None:
+async def _work(sessions: Path, name: str, worker: str, done: list[str], **env: str) -> None:
     """One worker in its own server process: pull and complete until the queue is empty."""
-    async with Client(stdio_server(sessions), mode="legacy") as client:
+    async with Client(stdio_server(sessions, **env), mode="legacy") as client:
         while True:
             result = await client.call_tool(
                 "9plan_queue_pull", {"session_name": name, "worker": worker}
@@ -157,3 +159,39 @@ async def test_eight_worker_processes_empty_one_queue_exactly_once(tmp_path: Pat
         validation = await ok(client, "9plan_admin_validate", session_name=name)
         assert validation["valid"], validation["issues"]
     print(f"{WORKERS} workers completed {PLANS} plans in {elapsed:.1f} s")  # noqa: T201
+
+
+@pytest.mark.postgres
+async def test_two_machines_of_four_workers_empty_one_postgres_queue_exactly_once(
+    tmp_path: Path,
+):
+    """2 x 4 workers, each its own stdio server process, on two "machines" (separate sessions
+    folders) sharing one PostgreSQL database, pull and complete until a 200-plan queue is
+    empty: every plan completed exactly once, none lost, the journal valid."""
+    async with postgres_schema() as url:
+        machines = [tmp_path / "machine-a", tmp_path / "machine-b"]
+        async with Client(
+            stdio_server(machines[0], NINEPLAN_DATABASE_URL=url), mode="legacy"
+        ) as client:
+            name, ids = await _session_with(client, PLANS)
+        done: list[str] = []
+        started = time.monotonic()
+        with anyio.fail_after(300):
+            async with anyio.create_task_group() as workers:
+                for number in range(WORKERS):
+                    machine = machines[number % 2]
+                    worker = f"{machine.name}.w{number}"
+                    workers.start_soon(
+                        partial(_work, NINEPLAN_DATABASE_URL=url), machine, name, worker, done
+                    )
+        elapsed = time.monotonic() - started
+        assert sorted(done) == sorted(ids)
+        async with Client(
+            stdio_server(machines[1], NINEPLAN_DATABASE_URL=url), mode="legacy"
+        ) as client:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            assert (state["queue"], state["active_plans"]) == ([], [])
+            assert state["completed_count"] == PLANS
+            validation = await ok(client, "9plan_admin_validate", session_name=name)
+            assert validation["valid"], validation["issues"]
+    print(f"2 x 4 workers on PostgreSQL completed {PLANS} plans in {elapsed:.1f} s")  # noqa: T201

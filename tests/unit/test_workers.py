@@ -21,7 +21,7 @@ from tests.fakes import PLAN, Backend, open_backend, postgres_schema
 K = EventKind
 
 
-async def queue_of(backend: Backend, count: int) -> tuple[str, list[str]]:
+async def queue_of(backend: Backend, count: int) -> tuple[str, list[PlanId]]:
     name = await backend.session()
     ids = [(await backend.service.add_plan(name, **PLAN)).plan.id for _ in range(count)]
     return name, ids
