@@ -212,8 +212,7 @@ class Commands(Envelope):
         actor: Actor | str = Actor.AGENT,
         worker: str | None = None,
     ) -> PlacedPlan:
-        """Put `worker`'s active plan back in the queue, noting why; the agent's file edits
-        are kept, and `notes` appended after them.
+        """Put `worker`'s active plan back in the queue, noting why; file edits kept, notes after.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.

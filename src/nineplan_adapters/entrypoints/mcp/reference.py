@@ -126,6 +126,15 @@ async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
     return examples
 
 
+#: What the reference says about workers (DESIGN §10).
+_WORKERS = (
+    "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
+    "`a-z0-9._-`, a letter or digit first; default `main`) to pull, defer, complete, discard,",
+    "resume and state: each worker holds one active plan, and `single_active_plan` in",
+    "`9plan_admin_validate` means at most one active plan per worker.",
+)
+
+
 async def render() -> str:
     """The whole tools.md, from a server the container builds over memory storage."""
     app = build_container(Settings(storage="memory"))
@@ -147,10 +156,7 @@ async def render() -> str:
         "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
-        "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
-        "`a-z0-9._-`, a letter or digit first; default `main`) to pull, defer, complete, discard,",
-        "resume and state: each worker holds one active plan, and `single_active_plan` in",
-        "`9plan_admin_validate` means at most one active plan per worker.",
+        *_WORKERS,
         "The names are the default ones: `NINEPLAN_TOOL_PREFIX` (default `9plan_`) renames every tool",
         "and every text that names one ([clients.md](clients.md#tool-names)).",
         "",
