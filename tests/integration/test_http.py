@@ -361,7 +361,7 @@ async def test_a_reconnected_stream_receives_the_notifications_it_missed(server:
     """Legacy-era streams are resumable: a POST's answer opens with a priming event, events
     carry ids, and a client that drops its GET stream, misses a notification meanwhile (a plan
     added to the session it subscribed to), and reconnects with Last-Event-ID receives it; the
-    id replays nothing on another MCP session."""
+    id replays nothing on another MCP session, whose stream stays open for what comes next."""
     async with httpx2.AsyncClient(timeout=30) as http:
         client = RawSession(http, server)
         opened = await client.initialize()
@@ -386,4 +386,9 @@ async def test_a_reconnected_stream_receives_the_notifications_it_missed(server:
         await other.initialize()
         async with other.stream(last_event_id=last_id) as foreign:
             assert foreign.status_code == 200
-            assert [e async for e in _sse_events(foreign.aiter_lines()) if e.get("data")] == []
+            came: list[dict[str, str]] = []
+            with anyio.move_on_after(1.5) as waited:  # a replay would come at once
+                async for event in _sse_events(foreign.aiter_lines()):
+                    came += [event] if event.get("data") else []
+            assert came == []
+            assert waited.cancelled_caught  # the stream stays open, live

@@ -13,9 +13,14 @@ so two MCP sessions use the same names. Each event is therefore kept under the M
 was sent on, and only that session may replay it: `SessionStreams` (in front of the SDK's app)
 marks each request with its session's `StreamOwner`, which the tasks the SDK starts for a new
 session inherit as context.
+
+A GET stream resumed after an event the store no longer has (forgotten, or another session's)
+replays nothing and goes on live: were it closed, the client would ask again with the same id,
+and never hear a notification again.
 """
 
 import itertools
+import re
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +28,7 @@ from contextvars import ContextVar
 
 import attrs
 from mcp.server.streamable_http import (
+    GET_STREAM_KEY,
     MCP_SESSION_ID_HEADER,
     EventCallback,
     EventId,
@@ -41,6 +47,8 @@ PER_STREAM = 100
 STREAMS = 1_000
 #: MCP sessions whose requests can be told apart (the SDK's own default session limit).
 SESSIONS = 10_000
+#: An event id: the stream's number, the event's, and `-get` on a session's GET stream.
+EVENT_ID = re.compile(r"(\d+)-(\d+)(-get)?")
 
 
 class StreamOwner:
@@ -70,8 +78,8 @@ class _Stream:
 
 @attrs.define
 class SessionEventStore(EventStore):
-    """The last `per_stream` events of the `streams` most recently written streams; an event id
-    is `<stream number>-<event number>`, and replays only to the session that stored it."""
+    """The last `per_stream` events of the `streams` most recently written streams; an event
+    replays only to the session that stored it."""
 
     per_stream: int = PER_STREAM
     streams: int = STREAMS
@@ -82,7 +90,7 @@ class SessionEventStore(EventStore):
     async def store_event(self, stream_id: StreamId, message: JSONRPCMessage | None) -> EventId:
         owner = _owner.get()
         if owner is None:  # no session to replay it to: an id, and nothing kept
-            return f"0-{next(self._next)}"
+            return _event_id(0, next(self._next), stream_id)
         key = (owner, stream_id)
         number = self._numbers.get(key)
         if number is None or number not in self._kept:
@@ -96,22 +104,28 @@ class SessionEventStore(EventStore):
             self._numbers.pop((gone.owner, gone.stream_id), None)
         sequence = next(self._next)
         stream.events.append((sequence, message))
-        return f"{number}-{sequence}"
+        return _event_id(number, sequence, stream_id)
 
     async def replay_events_after(
         self, last_event_id: EventId, send_callback: EventCallback
     ) -> StreamId | None:
-        number, _, after = last_event_id.partition("-")
-        if not (number.isdigit() and after.isdigit()):
-            return None
-        stream = self._kept.get(int(number))
+        parsed = EVENT_ID.fullmatch(last_event_id)
         owner = _owner.get()
-        if stream is None or stream.owner is not owner:
-            return None  # gone, or another session's: nothing to replay
+        stream = self._kept.get(int(parsed.group(1))) if parsed else None
+        if parsed is None or owner is None:
+            return None
+        if stream is None or stream.owner is not owner:  # forgotten, or another session's
+            return GET_STREAM_KEY if parsed.group(3) else None  # a GET stream goes on live
+        after = int(parsed.group(2))
         for sequence, message in list(stream.events):
-            if sequence > int(after) and message is not None:
-                await send_callback(EventMessage(message, f"{number}-{sequence}"))
+            if sequence > after and message is not None:
+                event_id = _event_id(int(parsed.group(1)), sequence, stream.stream_id)
+                await send_callback(EventMessage(message, event_id))
         return stream.stream_id
+
+
+def _event_id(stream: int, sequence: int, stream_id: StreamId) -> EventId:
+    return f"{stream}-{sequence}{'-get' if stream_id == GET_STREAM_KEY else ''}"
 
 
 @attrs.define
