@@ -24,6 +24,7 @@ DOCUMENTS = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
 ELSEWHERE = {
     "make demo": "test_cli.py::test_the_demo_shows_a_whole_session runs the same demo",
     "make test": "CI runs it (.ci/run)",
+    "make conformance": "CI runs it (.ci/run)",
     "claude mcp add 9plan -- nineplan serve": "a client's own command; it spawns `nineplan serve`",
     "python3 -m pip install .": "the Makefile installs the same way (pip install -e)",
     "pipx install .": "the same package install as above",

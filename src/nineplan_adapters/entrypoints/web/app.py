@@ -2,7 +2,7 @@
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -15,6 +15,19 @@ from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
 from nineplan_core.service import NinePlan
+
+
+async def no_well_known(_: Request) -> Response:
+    """Every `/.well-known/` path, OAuth's protected-resource and authorization-server metadata
+    among them: a JSON 404, so that a client probing for OAuth falls back to the bearer token."""
+    return JSONResponse(
+        {
+            "error": "not_found",
+            "error_description": "nineplan has no OAuth: send the NINEPLAN_HTTP_TOKEN value as "
+            "'Authorization: Bearer <token>'",
+        },
+        status_code=404,
+    )
 
 
 def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
@@ -42,6 +55,7 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     routes = [
         Route("/", pages.sessions),
         Route("/live", live_list),
+        Route("/.well-known/{rest:path}", no_well_known),
         Route("/login", pages.login_page, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),
