@@ -85,11 +85,6 @@ async def test_the_session_list_watch_sees_another_process(backend: Backend):
                 seen = await anext(changes)
 
 
-@pytest.mark.parametrize(
-    "backend_kind",
-    ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-    indirect=True,
-)
 async def test_the_session_list_watch_names_an_archived_session(backend: Backend):
     """Archiving or unarchiving a session changes the session lists, so the list's watch
     names it (the web list then drops or brings back its row)."""

@@ -120,8 +120,11 @@ class MemorySessionCatalog:
         return MemorySessionWatch(self.open, self.versions)
 
     def versions(self) -> dict[str, int]:
-        """Each session's commit count: what the session list's watch compares."""
-        return {name: store.version for name, store in self.stores.items()}
+        """What the session list's watch compares: each session's commit count, doubled, plus
+        one while it is archived (so archiving changes it too)."""
+        return {
+            name: store.version * 2 + (name in self.filed) for name, store in self.stores.items()
+        }
 
     async def aclose(self) -> None:
         """Nothing to release; present so every catalog closes alike."""
