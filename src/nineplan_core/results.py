@@ -100,7 +100,7 @@ class SessionSummary:
     last_activity: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = 3
-    #: Filed away by a person (`nineplan archive`): left out of the session lists unless asked.
+    #: Filed away by a person (`archive_session`): left out of the session lists unless asked.
     archived: bool = False
 
     @property

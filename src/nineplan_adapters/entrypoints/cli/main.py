@@ -54,6 +54,8 @@ examples:
   nineplan ui                             the web view on http://127.0.0.1:8765/
   nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
   nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
+  nineplan history brave-quiet-otter      its completed plans, newest first
+  nineplan archive brave-quiet-otter      filed away: out of the lists unless sessions --all
 """
 COMMANDS = [
     ("serve", "run the MCP server (MCP clients spawn this on stdio)",
