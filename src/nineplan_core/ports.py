@@ -212,6 +212,34 @@ class SessionCatalog(Protocol):
         """
         ...
 
+    async def archived(self) -> frozenset[SessionName]:
+        """The names of the archived sessions (a person filed them away).
+
+        Raises:
+            StorageError: the marks could not be read.
+        """
+        ...
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        """Mark a session archived, or not; durable once this returns. The session itself is
+        left whole, and a session that cannot be read can be marked too.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the mark could not be stored.
+        """
+        ...
+
+    async def delete(self, name: SessionName) -> bool:
+        """Remove an archived session for good: its plans, journal and local files. False (and
+        nothing removed) when by then it is not archived or holds an active plan.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: it could not be removed.
+        """
+        ...
+
     @property
     def creations(self) -> RequestLog:
         """The session creates applied with a `request_id`; each result is the session name."""

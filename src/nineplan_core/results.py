@@ -25,8 +25,10 @@ __all__ = [
     "HistoryMatch",
     "PlacedPlan",
     "Repair",
+    "SessionListing",
     "SessionState",
     "SessionSummary",
+    "UnreadableSession",
     "ValidationReport",
 ]
 
@@ -98,6 +100,12 @@ class SessionSummary:
     last_activity: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = 3
+    #: Filed away by a person (`archive_session`): left out of the session lists unless asked.
+    archived: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.session.name
 
     @property
     def has_active_plan(self) -> bool:
@@ -107,6 +115,26 @@ class SessionSummary:
     def stuck_plans(self) -> list[str]:
         """The ids of the queued or active plans deferred `stuck_defers` times or more."""
         return sorted(id_ for id_, count in self.defer_counts.items() if count >= self.stuck_defers)
+
+
+@attrs.frozen(kw_only=True)
+class UnreadableSession:
+    """A session the list could not read (a corrupt database, say): listed with its reason,
+    never left out."""
+
+    name: str
+    #: The one-line reason it cannot be read.
+    error: str
+    archived: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SessionListing:
+    """The session list: each session shown, by name, and how many archived ones it leaves out."""
+
+    sessions: list[SessionSummary | UnreadableSession]
+    #: The archived sessions left out (0 when they were asked for).
+    archived_left_out: int = 0
 
 
 @attrs.frozen(kw_only=True)

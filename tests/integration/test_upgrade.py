@@ -25,7 +25,7 @@ from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
 SQLITE_VERSION = 6  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = 4  # this version's nineplan_schema
+POSTGRES_VERSION = 5  # this version's nineplan_schema
 
 
 @attrs.frozen

@@ -27,7 +27,7 @@ async def test_a_session_keeps_its_workspace_on_every_backend(backend: Backend):
     [summary] = await backend.service.list_sessions()
     assert summary.session.workspace == "/work/project"
     assert views.session_state(state)["workspace"] == "/work/project"
-    assert views.session_list([summary])["sessions"][0]["workspace"] == "/work/project"
+    assert views.session_item(summary)["workspace"] == "/work/project"
     if backend.kind.startswith("sqlite"):  # the copy `nineplan prime` reads without the database
         assert (backend.root / name / "workspace").read_text() == "/work/project"
 

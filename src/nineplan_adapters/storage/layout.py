@@ -8,6 +8,8 @@ from pathlib import Path
 
 DATABASE = "session.db"  # SQLite: the session's database (and its -wal, -shm beside it)
 WORKSPACE = "workspace"  # SQLite: a copy of the session's workspace, for prime to read fast
+#: SQLite: a person filed the session away (`nineplan archive`); the file's presence is the mark.
+ARCHIVED = "archived"
 PLANS = "plans"  # the agent's working copies, one file per queued or active plan
 RECOVERED = "recovered"  # copies kept before any loss
 CREATIONS = ".requests"  # SQLite: retried create calls; not a three-word name, never a session

@@ -62,8 +62,9 @@ class Queries(Envelope):
         return await self.catalog.names()
 
     async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
-        """Every session (or those of `names`) that can be read; one that cannot is logged
-        and left out. Reads only: nothing is reconciled.
+        """Every session (or those of `names`) that can be read, archived ones included; one
+        that cannot is logged and left out (`catalogue` lists it). Reads only: nothing is
+        reconciled.
 
         Raises:
             InvalidInputError: a name in `names` is not a session name.
@@ -75,6 +76,7 @@ class Queries(Envelope):
             else [check_session_name(name) for name in names]
         )
         summaries = []
+        filed = await self.catalog.archived()
         for name, summary in zip(checked, await self.catalog.summaries(checked), strict=True):
             if isinstance(summary, NinePlanError):
                 log.warning(
@@ -82,7 +84,9 @@ class Queries(Envelope):
                     extra={"session": name, "error": summary.message},
                 )
             else:
-                summaries.append(attrs.evolve(summary, stuck_defers=self.stuck_defers))
+                summaries.append(
+                    attrs.evolve(summary, stuck_defers=self.stuck_defers, archived=name in filed)
+                )
         return summaries
 
     async def search_history(

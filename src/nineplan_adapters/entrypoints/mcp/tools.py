@@ -333,16 +333,24 @@ async def admin_validate(
 
 async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.SessionList]:
     """Every session with its task, queue length, completed count and whether a plan is active:
-    find one to resume."""
+    find one to resume. A session that cannot be read is listed with its error; archived
+    sessions are left out (counted)."""
     call = ToolCall.of(ctx)
-    view = views.session_list(await call.service.list_sessions())
-    lines = [
+    view = views.session_list(await call.service.catalogue())
+    lines = [_session_line(s) for s in view["sessions"]]
+    filed = view["archived_left_out"]
+    archived = f"\n{filed} archived session(s) not listed." if filed else ""
+    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines) + archived, view)
+
+
+def _session_line(s: views.SessionListItem) -> str:
+    if s["error"] is not None:
+        return f"- {s['name']}: UNREADABLE - {s['error']}"
+    return (
         f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
         f"{', 1 active' if s['has_active_plan'] else ''} - {one_line(s['task_description']) or '(no task)'}"
         f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
-        for s in view["sessions"]
-    ]
-    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
+    )
 
 
 async def admin_state(

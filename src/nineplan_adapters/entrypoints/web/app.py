@@ -10,7 +10,7 @@ from starlette.types import ASGIApp
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import ToolNames
 from nineplan_adapters.entrypoints.web.live import LiveResponse, SessionsLiveResponse
-from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
+from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, showing_archived
 from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
@@ -49,8 +49,8 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
             return pages.error(exc, back="/")
         return LiveResponse(pages, watch, name, SessionView.of(request))
 
-    async def live_list(_: Request) -> Response:
-        return SessionsLiveResponse(pages, watch)
+    async def live_list(request: Request) -> Response:
+        return SessionsLiveResponse(pages, watch, archived=showing_archived(request))
 
     routes = [
         Route("/", pages.sessions),

@@ -23,7 +23,14 @@ from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFou
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
-from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionState, SessionSummary
+from nineplan_core.results import (
+    SNIPPET_MARKS,
+    HistoryMatch,
+    SessionListing,
+    SessionState,
+    SessionSummary,
+    UnreadableSession,
+)
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.
@@ -32,7 +39,13 @@ PAGE_SIZE = 200
 SEARCH_RESULTS = 20
 #: Journal entries a session page shows, newest first.
 JOURNAL_LIMIT = 100
-_STATUS_CODES = {"SESSION_NOT_FOUND": 404, "PLAN_NOT_FOUND": 404, "VALIDATION_ERROR": 400}
+#: A session whose database cannot be read is unavailable, not a fault of the view.
+_STATUS_CODES = {
+    "SESSION_NOT_FOUND": 404,
+    "PLAN_NOT_FOUND": 404,
+    "VALIDATION_ERROR": 400,
+    "DATABASE_ERROR": 503,
+}
 
 
 def templates() -> jinja2.Environment:
@@ -126,8 +139,11 @@ class Reads:
 
     service: NinePlan
 
-    async def sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
-        return await self.service.list_sessions(names)
+    async def sessions(
+        self, names: list[str] | None = None, *, archived: bool = False
+    ) -> SessionListing:
+        """The session list's lines, unreadable sessions included; archived ones if asked."""
+        return await self.service.catalogue(names, archived=archived)
 
     async def state(self, name: str) -> SessionState:
         return await self.service.session_state(name)
@@ -196,14 +212,18 @@ class Pages:
         }
         return parts, state
 
-    async def session_rows(self, names: list[str] | None = None) -> dict[str, SessionSummary]:
-        """The session list's lines (of `names`, or every session), by name."""
-        return {s.session.name: s for s in await self.reads.sessions(names)}
+    async def session_rows(
+        self, names: list[str] | None = None, *, archived: bool = False
+    ) -> dict[str, SessionSummary | UnreadableSession]:
+        """The session list's lines (of `names`, or every session; archived ones if asked),
+        by name."""
+        listing = await self.reads.sessions(names, archived=archived)
+        return {s.name: s for s in listing.sessions}
 
-    def rows_html(self, summaries: Iterable[SessionSummary]) -> str:
+    def rows_html(self, summaries: Iterable[SessionSummary | UnreadableSession]) -> str:
         return self.fragment("session_rows", list(summaries), self.clock())
 
-    def row_html(self, summary: SessionSummary) -> str:
+    def row_html(self, summary: SessionSummary | UnreadableSession) -> str:
         return self.fragment("session_row", summary, self.clock())
 
     def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
@@ -219,12 +239,16 @@ class Pages:
 
     # -- pages -----------------------------------------------------------------------
 
-    async def sessions(self, _: Request) -> Response:
+    async def sessions(self, request: Request) -> Response:
+        archived = showing_archived(request)
+        listing = await self.reads.sessions(archived=archived)
         return self.render(
             "sessions.html",
-            sessions=await self.reads.sessions(),
+            sessions=listing.sessions,
+            archived_left_out=listing.archived_left_out,
+            showing_archived=archived,
             now=self.clock(),
-            live_url="/live",
+            live_url="/live?archived=1" if archived else "/live",
         )
 
     async def session(self, request: Request) -> Response:
@@ -366,6 +390,11 @@ class Pages:
                 back=_local(request.url.path.rsplit("/plans", 1)[0]),
             )
         return form
+
+
+def showing_archived(request: Request) -> bool:
+    """Whether the session list was asked for archived sessions too (`?archived=1`)."""
+    return request.query_params.get("archived") == "1"
 
 
 def _text(form: FormData, field: str) -> str:

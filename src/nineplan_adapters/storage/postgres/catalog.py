@@ -2,9 +2,12 @@
 
 import json
 import logging
+import shutil
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
+import anyio
 import asyncpg
 import attrs
 
@@ -15,6 +18,7 @@ from nineplan_adapters.storage.plan_files import (
     file_system_error,
 )
 from nineplan_adapters.storage.postgres.store import (
+    SESSIONS_CHANNEL,
     PostgresSessionStore,
     database_errors,
 )
@@ -35,7 +39,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3, 4)
+    for number in (1, 2, 3, 4, 5)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -154,6 +158,55 @@ class PostgresSessionCatalog:
             records = await self.pool.fetch(_SUMMARIES, names)
         found = {record["name"]: _summary(record) for record in records}
         return [found.get(name) or SessionNotFoundError(name) for name in names]
+
+    async def archived(self) -> frozenset[SessionName]:
+        with database_errors("list the archived sessions"):
+            records = await self.pool.fetch(
+                "SELECT name FROM nineplan_sessions WHERE archived_at IS NOT NULL"
+            )
+        return frozenset(record["name"] for record in records)
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        """The mark is the session row's `archived_at` (schema version 5): shared by every
+        machine, and set in one statement."""
+        with database_errors("mark the session archived"):
+            found = await self.pool.fetchval(
+                "WITH marked AS (UPDATE nineplan_sessions SET archived_at = CASE WHEN $2 "
+                "THEN coalesce(archived_at, now()) END WHERE name = $1 RETURNING name) "
+                "SELECT name, pg_notify($3, name) FROM marked",
+                name,
+                archived,
+                SESSIONS_CHANNEL,
+            )
+        if found is None:
+            raise SessionNotFoundError(name)
+
+    async def delete(self, name: SessionName) -> bool:
+        """In one transaction holding the session's row lock, as every writer takes it (so no
+        agent pulls meanwhile): the session's rows go (its plans, journal and requests with
+        them) if it is archived and holds no active plan; then this machine's folder."""
+        with database_errors("remove the session"):
+            async with self.pool.acquire() as connection, connection.transaction():
+                archived = await connection.fetchrow(
+                    "SELECT archived_at IS NOT NULL AS archived FROM nineplan_sessions "
+                    "WHERE name = $1 FOR UPDATE",
+                    name,
+                )
+                if archived is None:
+                    raise SessionNotFoundError(name)
+                active = await connection.fetchval(
+                    "SELECT 1 FROM nineplan_plans WHERE session_name = $1 AND status = 'active'",
+                    name,
+                )
+                if not archived["archived"] or active:
+                    return False
+                await connection.execute("DELETE FROM nineplan_sessions WHERE name = $1", name)
+                await connection.execute("SELECT pg_notify($1, $2)", SESSIONS_CHANNEL, name)
+        self._stores.pop(name, None)
+        await anyio.to_thread.run_sync(
+            partial(shutil.rmtree, self.mirror_root / name, ignore_errors=True)
+        )
+        return True
 
     def watch(self) -> PostgresSessionWatch:
         """Change ticks for these sessions, from commits made on any machine."""
