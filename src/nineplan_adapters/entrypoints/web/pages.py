@@ -7,7 +7,7 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -18,7 +18,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
-from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.errors import (
+    InvalidInputError,
+    NinePlanError,
+    PlanHeldByAgentError,
+    PlanNotFoundError,
+)
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
@@ -226,7 +231,13 @@ class Pages:
         )
 
     async def session(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        return await self.session_page(request, request.path_params["name"])
+
+    async def session_page(
+        self, request: Request, name: str, add: "AddForm | None" = None, status_code: int = 200
+    ) -> Response:
+        """The session page; with `add`, its add form as the person filled it in, and why it
+        was refused (`status_code` then says the request was refused)."""
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
@@ -240,6 +251,7 @@ class Pages:
                     search_error = exc.message
             return self.render(
                 "session.html",
+                status_code,
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
@@ -250,6 +262,7 @@ class Pages:
                 query=query,
                 matches=matches,
                 search_error=search_error,
+                add=add or AddForm(),
                 live_url=f"/sessions/{name}/live{view.query()}",
             )
         except NinePlanError as exc:
@@ -287,18 +300,23 @@ class Pages:
     # -- steering (POST, CSRF-checked) ---------------------------------------------------
 
     async def add(self, request: Request) -> Response:
+        """Add the posted plan; a refused one comes back as the session page with the form
+        filled in as it was sent and the reason beside the field it names."""
         name = request.path_params["name"]
         form = await self._form(request)
         if isinstance(form, Response):
             return form
-        fields = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+        values = {field: _text(form, field) for field in (*ADD_FIELDS, "position")}
         try:
             await self.service.add_plan(
                 name,
-                **{field: _text(form, field) for field in fields},
-                position=_text(form, "position") or "back",
+                **{field: values[field] for field in ADD_FIELDS},
+                position=values["position"] or "back",
                 actor="person",
             )
+        except InvalidInputError as exc:
+            refused = AddForm(values, exc.field, exc.message, for_people(exc.suggestion))
+            return await self.session_page(request, name, refused, status_code=400)
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")
         return RedirectResponse(f"/sessions/{name}", status_code=303)
@@ -366,6 +384,35 @@ class Pages:
         return form
 
 
+#: The add form's text fields, in the order the use case takes them.
+ADD_FIELDS = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+
+
+@attrs.frozen
+class AddForm:
+    """The add form as the page shows it: empty, or as a person sent it with the reason it
+    was refused and the field that reason names (None when it names none of the form's)."""
+
+    values: Mapping[str, str] = attrs.field(factory=dict)
+    field: str | None = None
+    message: str | None = None
+    #: What to do about it, in the words of the page's controls.
+    suggestion: str | None = None
+
+    def value(self, field: str) -> str:
+        return self.values.get(field, "")
+
+    def refuses(self, field: str) -> bool:
+        """Whether the refusal is about `field` (its reason is shown beside it)."""
+        return self.message is not None and self.field == field
+
+    @property
+    def general(self) -> str | None:
+        """A refusal about none of the form's fields (a full queue): shown above them."""
+        named = self.field in {*ADD_FIELDS, "position"}
+        return None if self.message is None or named else self.message
+
+
 def _text(form: FormData, field: str) -> str:
     value = form.get(field)
     return value if isinstance(value, str) else ""
@@ -418,8 +465,10 @@ def _steer_status(exc: NinePlanError) -> int | None:
 
 
 __all__ = [
+    "ADD_FIELDS",
     "JOURNAL_LIMIT",
     "PAGE_SIZE",
+    "AddForm",
     "JournalPage",
     "Pages",
     "QueuePage",
