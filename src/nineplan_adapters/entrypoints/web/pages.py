@@ -429,27 +429,35 @@ def _count(text: str) -> int:
 
 @attrs.frozen
 class SessionView:
-    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
+    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq;
+    `path` is the session page's, which its links lead to (also from a refused form, shown at
+    the form's address)."""
 
     page: int = 1
     before: int | None = None
+    path: str = ""
 
     @classmethod
     def of(cls, request: Request) -> "SessionView":
         page = _count(request.query_params.get("page", ""))
         before = _count(request.query_params.get("before", ""))
-        return cls(page or 1, before or None)
+        name = request.path_params.get("name")
+        return cls(page or 1, before or None, f"/sessions/{name}" if name else "")
 
     def query(self) -> str:
         """This view as a query string: `?page=2&before=40`, defaults left out."""
-        return self.link(self.page, self.before)
+        return _query(self.page, self.before)
 
-    @staticmethod
-    def link(page: int, before: int | None) -> str:
-        """The query string of the view with queue `page` and journal `before`."""
-        parts = [f"page={page}"] if page != 1 else []
-        parts += [f"before={before}"] if before is not None else []
-        return "?" + "&".join(parts)
+    def link(self, page: int, before: int | None) -> str:
+        """The session page with queue `page` and journal `before`."""
+        return self.path + _query(page, before)
+
+
+def _query(page: int, before: int | None) -> str:
+    """The query string of the view with queue `page` and journal `before`."""
+    parts = [f"page={page}"] if page != 1 else []
+    parts += [f"before={before}"] if before is not None else []
+    return "?" + "&".join(parts)
 
 
 def _local(target: str | None) -> str:
