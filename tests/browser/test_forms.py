@@ -42,6 +42,10 @@ async def test_a_refused_add_comes_back_filled_in_with_the_reason_beside_the_fie
             response = await navigation.value
             assert response is not None
             assert response.status == 400
+            if javascript:  # the live script has swapped in the page's fragments: still there
+                await page.wait_for_selector(
+                    "[data-testid=live-status][data-state=open]", timeout=WAIT_MS
+                )
             form = page.locator("[data-testid=add-plan]")
             # (A label's accessible name holds its text field's value: the fields by name.)
             assert await form.locator("[name=context]").input_value() == LONG
