@@ -4,6 +4,7 @@ directory; over HTTP the roots alone. A value that is not usable is passed over.
 
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
@@ -23,13 +24,15 @@ def offering(*uris: str) -> "RootsCallback":
 class RootsCallback:
     """What a client that declares the roots capability answers to roots/list."""
 
-    def __init__(self, uris: list[str]) -> None:
+    def __init__(self, uris: list[str], delay: float = 0) -> None:
         self.uris = uris
+        self.delay = delay
         self.asked = 0
 
     async def __call__(self, context: ClientRequestContext) -> ListRootsResult:
         del context  # the answer is the same for every request
         self.asked += 1
+        await anyio.sleep(self.delay)
         return ListRootsResult(roots=[Root(uri=uri) for uri in self.uris])  # type: ignore[arg-type]
 
 
@@ -88,8 +91,8 @@ async def test_the_clients_first_file_root_comes_next_on_stdio(
     tmp_path: Path, folders: tuple[Path, Path]
 ):
     """Without NINEPLAN_WORKSPACE, a client that offers roots gives the first one; a root
-    folder that does not exist, or no roots and a variable left unexpanded, leave the working
-    directory."""
+    folder that does not exist, a client that does not answer within the server's short wait,
+    or no roots and a variable left unexpanded, leave the working directory."""
     project, cache = folders
     sessions = tmp_path / "sessions"
     roots = offering(project.as_uri(), cache.as_uri())
@@ -97,6 +100,10 @@ async def test_the_clients_first_file_root_comes_next_on_stdio(
     assert roots.asked == 1
     missing = offering((tmp_path / "gone").as_uri())
     assert await created_over_stdio(sessions, cache, roots=missing) == str(cache.resolve())
+    slow = RootsCallback([project.as_uri()], delay=30)
+    with anyio.fail_after(20):  # the server waits ROOTS_TIMEOUT, not for the client
+        assert await created_over_stdio(sessions, cache, roots=slow) == str(cache.resolve())
+    assert slow.asked == 1
     unexpanded = await created_over_stdio(
         sessions, cache, NINEPLAN_WORKSPACE="${CLAUDE_PROJECT_DIR}"
     )
