@@ -240,10 +240,20 @@ class StuckPlan:
     defers: int
 
 
+@attrs.frozen
+class OtherSession:
+    """Another session bound to the folder that has work, as `nineplan prime` names it."""
+
+    session_name: str
+    task_description: str | None
+    queued: int
+    active: int
+
+
 @attrs.frozen(kw_only=True)
 class PrimedSession:
     """What a backend's primer found for a folder: the session to go back to and where its
-    work stands (docs/clients.md)."""
+    work stands, and the folder's other sessions with work (docs/clients.md)."""
 
     session_name: str
     task_description: str | None
@@ -251,3 +261,5 @@ class PrimedSession:
     active_plan: PrimedPlan | None
     next: list[str]
     stuck: list[StuckPlan]
+    #: The folder's other sessions with work, the most recently active first (at most three).
+    others: list[OtherSession] = attrs.field(factory=list)

@@ -20,6 +20,7 @@ from nineplan_adapters.entrypoints.mcp.results import (
     ToolFunction,
     domain_errors_as_results,
 )
+from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
@@ -129,7 +130,9 @@ async def session_create(
     after compaction. Next: {queue_add}."""
     call = ToolCall.of(ctx)
     state = await call.service.create_session(
-        task_description, request_id=request_id, workspace=call.deps.workspace
+        task_description,
+        request_id=request_id,
+        workspace=await session_workspace(ctx, call.deps.workspace),
     )
     call.make_current(state.session.name)
     return call.succeed(

@@ -7,7 +7,7 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -19,7 +19,12 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
-from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.errors import (
+    InvalidInputError,
+    NinePlanError,
+    PlanHeldByAgentError,
+    PlanNotFoundError,
+)
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
@@ -252,7 +257,13 @@ class Pages:
         )
 
     async def session(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        return await self.session_page(request, request.path_params["name"])
+
+    async def session_page(
+        self, request: Request, name: str, add: "AddForm | None" = None, status_code: int = 200
+    ) -> Response:
+        """The session page; with `add`, its add form as the person filled it in, and why it
+        was refused (`status_code` then says the request was refused)."""
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
@@ -266,6 +277,7 @@ class Pages:
                     search_error = exc.message
             return self.render(
                 "session.html",
+                status_code,
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
@@ -276,6 +288,7 @@ class Pages:
                 query=query,
                 matches=matches,
                 search_error=search_error,
+                add=add or AddForm(),
                 live_url=f"/sessions/{name}/live{view.query()}",
             )
         except NinePlanError as exc:
@@ -313,18 +326,23 @@ class Pages:
     # -- steering (POST, CSRF-checked) ---------------------------------------------------
 
     async def add(self, request: Request) -> Response:
+        """Add the posted plan; a refused one comes back as the session page with the form
+        filled in as it was sent and the reason beside the field it names."""
         name = request.path_params["name"]
         form = await self._form(request)
         if isinstance(form, Response):
             return form
-        fields = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+        values = {field: _text(form, field) for field in (*ADD_FIELDS, "position")}
         try:
             await self.service.add_plan(
                 name,
-                **{field: _text(form, field) for field in fields},
-                position=_text(form, "position") or "back",
+                **{field: values[field] for field in ADD_FIELDS},
+                position=values["position"] or "back",
                 actor="person",
             )
+        except InvalidInputError as exc:
+            refused = AddForm(values, exc.field, exc.message, for_people(exc.suggestion))
+            return await self.session_page(request, name, refused, status_code=400)
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")
         return RedirectResponse(f"/sessions/{name}", status_code=303)
@@ -397,6 +415,35 @@ def showing_archived(request: Request) -> bool:
     return request.query_params.get("archived") == "1"
 
 
+#: The add form's text fields, in the order the use case takes them.
+ADD_FIELDS = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+
+
+@attrs.frozen
+class AddForm:
+    """The add form as the page shows it: empty, or as a person sent it with the reason it
+    was refused and the field that reason names (None when it names none of the form's)."""
+
+    values: Mapping[str, str] = attrs.field(factory=dict)
+    field: str | None = None
+    message: str | None = None
+    #: What to do about it, in the words of the page's controls.
+    suggestion: str | None = None
+
+    def value(self, field: str) -> str:
+        return self.values.get(field, "")
+
+    def refuses(self, field: str) -> bool:
+        """Whether the refusal is about `field` (its reason is shown beside it)."""
+        return self.message is not None and self.field == field
+
+    @property
+    def general(self) -> str | None:
+        """A refusal about none of the form's fields (a full queue): shown above them."""
+        named = self.field in {*ADD_FIELDS, "position"}
+        return None if self.message is None or named else self.message
+
+
 def _text(form: FormData, field: str) -> str:
     value = form.get(field)
     return value if isinstance(value, str) else ""
@@ -413,27 +460,35 @@ def _count(text: str) -> int:
 
 @attrs.frozen
 class SessionView:
-    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
+    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq;
+    `path` is the session page's, which its links lead to (also from a refused form, shown at
+    the form's address)."""
 
     page: int = 1
     before: int | None = None
+    path: str = ""
 
     @classmethod
     def of(cls, request: Request) -> "SessionView":
         page = _count(request.query_params.get("page", ""))
         before = _count(request.query_params.get("before", ""))
-        return cls(page or 1, before or None)
+        name = request.path_params.get("name")
+        return cls(page or 1, before or None, f"/sessions/{name}" if name else "")
 
     def query(self) -> str:
         """This view as a query string: `?page=2&before=40`, defaults left out."""
-        return self.link(self.page, self.before)
+        return _query(self.page, self.before)
 
-    @staticmethod
-    def link(page: int, before: int | None) -> str:
-        """The query string of the view with queue `page` and journal `before`."""
-        parts = [f"page={page}"] if page != 1 else []
-        parts += [f"before={before}"] if before is not None else []
-        return "?" + "&".join(parts)
+    def link(self, page: int, before: int | None) -> str:
+        """The session page with queue `page` and journal `before`."""
+        return self.path + _query(page, before)
+
+
+def _query(page: int, before: int | None) -> str:
+    """The query string of the view with queue `page` and journal `before`."""
+    parts = [f"page={page}"] if page != 1 else []
+    parts += [f"before={before}"] if before is not None else []
+    return "?" + "&".join(parts)
 
 
 def _local(target: str | None) -> str:
@@ -449,8 +504,10 @@ def _steer_status(exc: NinePlanError) -> int | None:
 
 
 __all__ = [
+    "ADD_FIELDS",
     "JOURNAL_LIMIT",
     "PAGE_SIZE",
+    "AddForm",
     "JournalPage",
     "Pages",
     "QueuePage",
