@@ -128,6 +128,7 @@ class Validation(TypedDict):
     valid: bool
     invariants: Invariants
     issues: list[str]
+    notes: list[str]
 
 
 class SessionListItem(TypedDict):
@@ -257,6 +258,7 @@ def validation(report: ValidationReport) -> Validation:
             "journal_matches_state": report.journal_matches_state,
         },
         "issues": report.issues,
+        "notes": report.notes,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from nineplan_core.copies import kept_lines
 from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
@@ -79,21 +80,21 @@ class Envelope:
         *,
         retry: Request[T] | None = None,
         refresh: bool = False,
+        tell: Callable[[T, list[str]], T] | None = None,
     ) -> T:
         """Run `change` in the envelope every change shares.
 
         Check the name, open the session (reconciled once per process; with `refresh`, a
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it.
+        result for a retry, and log it. With `tell`, the lines saying what opening moved to
+        recovered/ (`copies.kept_lines`) are put into the result.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store = await self._open(session)
-        if refresh and store.files_mirror:
-            await self._reconcile(store, level=logging.INFO)
+        store, kept = await self._opened(session, refresh=refresh)
         async with store.transaction() as tx:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
@@ -103,15 +104,21 @@ class Envelope:
             if retry is not None:
                 await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
-        return applied.result
+        return tell(applied.result, kept) if kept and tell is not None else applied.result
 
-    async def _open(self, name: SessionName) -> SessionStore:
-        """Open a session, reconciling it the first time this process opens it."""
+    async def _opened(
+        self, name: SessionName, *, refresh: bool = False
+    ) -> tuple[SessionStore, list[str]]:
+        """Open a session, reconciling it the first time this process opens it (and, with
+        `refresh`, a mirror's files each time); with the lines saying what was kept."""
         store = await self.catalog.open(name)
+        repairs: list[Repair] = []
         if name not in self._reconciled:
-            await self._reconcile(store)
+            repairs, _ = await self._reconcile(store)
             self._reconciled.add(name)
-        return store
+        elif refresh and store.files_mirror:
+            repairs, _ = await self._reconcile(store, level=logging.INFO)
+        return store, kept_lines(repairs)
 
     async def _reconcile(
         self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
