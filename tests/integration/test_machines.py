@@ -56,9 +56,7 @@ async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another
             assert report_b["notes"] == ["2 plan(s) not rendered here yet"]
 
             async with Client(machine_b, mode="legacy") as client_b:
-                await ok(
-                    client_b, "9plan_plan_complete", outcome="done on B", session_name=name
-                )
+                await ok(client_b, "9plan_plan_complete", outcome="done on B", session_name=name)
             report_a = await _validate(a, name, database)
             assert report_a["valid"], report_a
             assert report_a["notes"] == [
@@ -79,7 +77,8 @@ async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another
         assert any(path.name in json.dumps(event) for event in repaired), log.stdout
         for folder in (a, b):
             report = await _validate(folder, name, database)
-            assert report["valid"] and not report["issues"], report
+            assert report["valid"], report
+            assert not report["issues"], report
 
 
 async def test_a_change_made_on_another_machine_reaches_the_next_pull(tmp_path: Path):
