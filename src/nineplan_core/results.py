@@ -68,7 +68,8 @@ class SessionState:
     stuck_defers: int = STUCK_DEFERS
     #: One line per plan file that opening moved to recovered/ because it held lines the
     #: database lacks (a plan finished on another machine, say).
-    kept: list[str] = attrs.field(factory=list)
+    #: It tells of the call, not of the state: two states that differ only here are equal.
+    kept: list[str] = attrs.field(factory=list, eq=False)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
