@@ -33,11 +33,14 @@ def _recovered(folder: Path, name: str) -> str:
     return "".join(path.read_text("utf-8") for path in where.iterdir()) if where.is_dir() else ""
 
 
-async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another(tmp_path: Path):
+@pytest.mark.parametrize("next_call", ["9plan_session_resume", "9plan_queue_pull"])
+async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another(
+    tmp_path: Path, next_call: str
+):
     """A pulls a plan and the agent writes notes into A's file; B completes the plan. Before
     A opens the session again both machines validate (what A's next open heals is a note, not
-    a violation); A's resume moves its file to A's recovered/ (the notes are there), says so
-    in its result and journals it; then both machines still validate."""
+    a violation); A's next resume (or pull) moves its file to A's recovered/ (the notes are
+    there), says so in its result and journals it; then both machines still validate."""
     a, b = tmp_path / "a", tmp_path / "b"
     async with postgres_schema() as database:
         machine_a = stdio_server(a, NINEPLAN_DATABASE_URL=database)
@@ -64,7 +67,8 @@ async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another
             ]
             assert path.exists(), "validate wrote nothing"
 
-            resumed = await client_a.call_tool("9plan_session_resume", {"session_name": name})
+            resumed = await client_a.call_tool(next_call, {"session_name": name})
+            assert not resumed.is_error, text(resumed)
             said = text(resumed)
             assert f"Plan file moved {path.name} to recovered/: it holds lines the database" in said
             assert "completed elsewhere" in said

@@ -179,7 +179,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, pull, retry=call, refresh=True, tell=_told)
+        return await self._apply(name, pull, retry=call, refresh=True)
 
     async def defer_plan(
         self,
@@ -320,8 +320,3 @@ class Commands(Envelope):
             clock=self.clock,
             max_section_chars=self.limits.max_text_chars,
         )
-
-
-def _told(placed: PlacedPlan, kept: list[str]) -> PlacedPlan:
-    """A pull's result with the lines saying what opening the session moved to recovered/."""
-    return attrs.evolve(placed, salvage="\n".join([*kept, *filter(None, [placed.salvage])]))

@@ -7,7 +7,7 @@ log it. Fresh plan ids and session names are drawn here too, again on a collisio
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import attrs
 
@@ -34,7 +34,7 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.reconcile import reconcile, state_of
-from nineplan_core.results import Repair, SessionState
+from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
 
 log = logging.getLogger("nineplan.service")
@@ -80,15 +80,14 @@ class Envelope:
         *,
         retry: Request[T] | None = None,
         refresh: bool = False,
-        tell: Callable[[T, list[str]], T] | None = None,
     ) -> T:
         """Run `change` in the envelope every change shares.
 
         Check the name, open the session (reconciled once per process; with `refresh`, a
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it. With `tell`, the lines saying what opening moved to
-        recovered/ (`copies.kept_lines`) are put into the result.
+        result for a retry, and log it. A result with a `salvage` line also carries the lines
+        saying what opening the session moved to recovered/ (`copies.kept_lines`).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
@@ -104,7 +103,7 @@ class Envelope:
             if retry is not None:
                 await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
-        return tell(applied.result, kept) if kept and tell is not None else applied.result
+        return _told(applied.result, kept)
 
     async def _opened(
         self, name: SessionName, *, refresh: bool = False
@@ -185,3 +184,12 @@ class Envelope:
                 return plan
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
         raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
+
+
+def _told(result: T, kept: list[str]) -> T:
+    """`result` with the lines saying what opening moved to recovered/ put before its own
+    salvage line, when it has one to carry them (a placed or finished plan)."""
+    if kept and isinstance(result, PlacedPlan | Finished):
+        said = [*kept, *filter(None, [result.salvage])]
+        return cast("T", attrs.evolve(result, salvage="\n".join(said)))
+    return result

@@ -170,7 +170,10 @@ async def queue_add(
     )
     return call.succeed(
         _with_reminder(
-            f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+            _with_salvage(
+                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                placed.salvage,
+            ),
             await call.service.reminder(call.session),
         ),
         views.plan_added(placed),
