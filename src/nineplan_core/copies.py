@@ -128,3 +128,21 @@ async def refreshed_copy(
         plan_event(clock(), actor, EventKind.EDITS_SALVAGED, merged, salvaged=line, recovered=copy)
     )
     return merged, line
+
+
+async def render_if_never_here(tx: SessionTx) -> None:
+    """On a machine's copy of a shared database: give the active plan its file when this
+    machine never wrote one (the plan was pulled elsewhere after this machine last opened the
+    session), so reading it back finds the stored text, not a "missing" file the agent here
+    never had. A file this machine wrote and that is gone stays missing (and is reported).
+
+    Raises:
+        StorageError: the file or its record cannot be read or written.
+    """
+    active = await tx.active_plan()
+    if (
+        active is not None
+        and await tx.files.written(active.id) is None
+        and await tx.files.read(active.id) is None
+    ):
+        await tx.files.write(active.id, render(active.content, active.notes))

@@ -1,6 +1,7 @@
 """Arbitrary agent edits of one machine's plan file while the plan is finished on another
 machine (two catalogs with their own sessions folders on one PostgreSQL database): the first
-machine's next open keeps every line the agent added, in the stored plan or in recovered/.
+machine's next open keeps every line the agent added, in the stored plan or in recovered/,
+and the other machine's finish reports no salvage of a file it never had.
 """
 
 import asyncio
@@ -73,9 +74,11 @@ class TwoMachines:
         recovered.mkdir(exist_ok=True)
         before = set(recovered.iterdir())
         if finish == "complete":
-            await self.b.complete_plan(name, "done on B")
+            done = await self.b.complete_plan(name, "done on B")
         else:
-            await self.b.discard_plan(name, "dropped on B")
+            done = await self.b.discard_plan(name, "dropped on B")
+        # B never had a file of this plan: there was nothing of B's to salvage.
+        assert done.salvage is None, done.salvage
         state = await self.a.resume_session(name)
         assert not path.exists()
         stored = await _plan(self.a, name, pulled.plan.id)

@@ -5,7 +5,7 @@ import logging
 
 import attrs
 
-from nineplan_core.copies import kept_lines, refreshed_copy
+from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
 from nineplan_core.edits import active_with_edits, working_copy
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
 from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
@@ -312,6 +312,8 @@ class Commands(Envelope):
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor
     ) -> tuple[Plan, str | None]:
         """The active plan with the agent's file edits read back, then `notes` (`edits`)."""
+        if store.files_mirror:
+            await render_if_never_here(tx)
         return await active_with_edits(
             tx,
             store.name,
