@@ -27,20 +27,36 @@ async def _validate(folder: Path, name: str, database: str) -> dict[str, object]
     return dict(report)
 
 
+async def _next_on_a(client: Client, call: str, folder: Path, name: str, database: str) -> str:
+    """Make machine A's next call (a tool, or the CLI's repair) and return what it said."""
+    if call.startswith("nineplan "):
+        done = await anyio.to_thread.run_sync(
+            lambda: run_nineplan(folder, *call.split()[1:], name, NINEPLAN_DATABASE_URL=database)
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    result = await client.call_tool(call, {"session_name": name})
+    assert not result.is_error, text(result)
+    return text(result)
+
+
 def _recovered(folder: Path, name: str) -> str:
     """Everything in a session's recovered/ folder on one machine, as text."""
     where = folder / name / "recovered"
     return "".join(path.read_text("utf-8") for path in where.iterdir()) if where.is_dir() else ""
 
 
-@pytest.mark.parametrize("next_call", ["9plan_session_resume", "9plan_queue_pull"])
+@pytest.mark.parametrize(
+    "next_call", ["9plan_session_resume", "9plan_queue_pull", "nineplan validate --repair"]
+)
 async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another(
     tmp_path: Path, next_call: str
 ):
     """A pulls a plan and the agent writes notes into A's file; B completes the plan. Before
     A opens the session again both machines validate (what A's next open heals is a note, not
-    a violation); A's next resume (or pull) moves its file to A's recovered/ (the notes are
-    there), says so in its result and journals it; then both machines still validate."""
+    a violation); A's next resume (or pull, or a person's `validate --repair`) moves its file
+    to A's recovered/ (the notes are there), says so in its result and journals it; then both
+    machines still validate."""
     a, b = tmp_path / "a", tmp_path / "b"
     async with postgres_schema() as database:
         machine_a = stdio_server(a, NINEPLAN_DATABASE_URL=database)
@@ -67,10 +83,8 @@ async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another
             ]
             assert path.exists(), "validate wrote nothing"
 
-            resumed = await client_a.call_tool(next_call, {"session_name": name})
-            assert not resumed.is_error, text(resumed)
-            said = text(resumed)
-            assert f"Plan file moved {path.name} to recovered/: it holds lines the database" in said
+            said = await _next_on_a(client_a, next_call, a, name, database)
+            assert f"moved {path.name} to recovered/: it holds lines the database lacks" in said
             assert "completed elsewhere" in said
             assert not path.exists()
             assert "- A found: the index is never used" in _recovered(a, name)
