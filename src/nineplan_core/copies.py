@@ -104,10 +104,11 @@ async def refreshed_copy(
     Raises:
         StorageError: the file, its record or the journal cannot be read or written.
     """
-    recorded = await tx.files.written(plan.id)
+    if (recorded := await tx.files.written(plan.id)) is None:
+        return plan, None  # never written here (or no record kept: the files are the session's)
     rendered = render(plan.content, plan.notes)
-    if recorded is None or digest(rendered.encode("utf-8")) == recorded:
-        return plan, None  # never written here, or the database is as this machine wrote it
+    if digest(rendered.encode("utf-8")) == recorded:
+        return plan, None  # the database is as this machine wrote it
     data = await tx.files.read(plan.id)
     if data is None or not data.strip():
         return plan, None  # the pull renders a missing or empty file itself
