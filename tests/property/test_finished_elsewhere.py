@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from nineplan_adapters.config import Settings
 from nineplan_core.model import PlanId, SessionName
+from nineplan_core.results import Finished
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, open_service, postgres_schema
 from tests.property.test_plan_edits import (
@@ -73,10 +74,11 @@ class TwoMachines:
         recovered = self.root / "a" / name / "recovered"
         recovered.mkdir(exist_ok=True)
         before = set(recovered.iterdir())
-        if finish == "complete":
-            done = await self.b.complete_plan(name, "done on B")
-        else:
-            done = await self.b.discard_plan(name, "dropped on B")
+        done: Finished = (
+            await self.b.complete_plan(name, "done on B")
+            if finish == "complete"
+            else await self.b.discard_plan(name, "dropped on B")
+        )
         # B never had a file of this plan: there was nothing of B's to salvage.
         assert done.salvage is None, done.salvage
         state = await self.a.resume_session(name)
