@@ -31,6 +31,12 @@ class PlanFileView(Protocol):
         """Every entry in the session's plan folder. Raises FileSystemError."""
         ...
 
+    async def written(self, plan_id: PlanId) -> str | None:
+        """The hash (`copies.digest`) of what this machine last wrote into the plan's file;
+        None when it never wrote it, or when the store keeps no such record (its files are
+        the session's own). Raises FileSystemError."""
+        ...
+
 
 class PlanFileChanges(PlanFileView, Protocol):
     """The file half of a unit of work: writes undone on rollback, the rest after commit."""
@@ -156,6 +162,8 @@ class SessionStore(Protocol):
     #: True when the plan files are only this machine's copy of a shared database: resume, pull
     #: and validate then refresh them first.
     files_mirror: bool
+    #: This machine's id when the files are a mirror (a pull records it), else None.
+    machine: str | None
 
     @property
     def name(self) -> SessionName: ...

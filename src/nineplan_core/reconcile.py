@@ -3,6 +3,7 @@ state on the way (the same reads serve both)."""
 
 import logging
 
+from nineplan_core.copies import finished_file_repair
 from nineplan_core.errors import FileSystemError
 from nineplan_core.journal import (
     RECENT_EVENTS,
@@ -49,9 +50,10 @@ async def reconcile(
         repairs += [await _stray_file_repair(tx, entry) for entry in strays]
         rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
         files = (names | rendered) - set(strays)
-        # A mirror's files are this machine's copy, not the session: filling it is no change.
-        if repairs and not store.files_mirror:
-            await tx.append(_repaired(repairs, clock))
+        # A mirror's files are this machine's copy, not the session: filling it is no change,
+        # but a file kept for lines the database lacks is news on every backend.
+        if journalled := _journalled(repairs, mirror=store.files_mirror):
+            await tx.append(_repaired(journalled, clock))
         state = await state_of(
             store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers
         )
@@ -124,6 +126,11 @@ async def _render_missing(
     return repairs
 
 
+def _journalled(repairs: list[Repair], *, mirror: bool) -> list[Repair]:
+    """The repairs the journal records: all of them, or a mirror's kept files only."""
+    return [repair for repair in repairs if not mirror or repair.action == "kept"]
+
+
 def _repaired(repairs: list[Repair], clock: Clock) -> NewEvent:
     """The journal's `files_repaired` event for what reconcile changed."""
     return NewEvent(
@@ -150,10 +157,10 @@ def _is_empty(data: bytes | None) -> bool:
 
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
-    """A file of a finished plan is removed; anything else is moved to recovered/."""
+    """A file of a finished plan is removed (or kept, `finished_file_repair`); anything else
+    is moved to recovered/."""
     plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
     if plan is not None:
-        tx.files.remove_after_commit(plan.id)
-        return Repair("removed", entry)
+        return await finished_file_repair(tx, plan, entry)
     tx.files.recover_after_commit(entry)
     return Repair("recovered", entry)

@@ -68,6 +68,10 @@ class SessionState:
     pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = STUCK_DEFERS
+    #: One line per plan file that opening moved to recovered/ because it held lines the
+    #: database lacks (a plan finished on another machine, say).
+    #: It tells of the call, not of the state: two states that differ only here are equal.
+    kept: list[str] = attrs.field(factory=list, eq=False)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -195,6 +199,9 @@ class ValidationReport:
     no_orphaned_files: bool
     journal_matches_state: bool = True
     issues: list[str]
+    #: What is not a violation but worth knowing: on a machine's copy of a shared database,
+    #: what the next open renders or moves here.
+    notes: list[str] = attrs.field(factory=list)
 
     @property
     def valid(self) -> bool:
@@ -211,13 +218,22 @@ class ValidationReport:
 class Repair:
     """One change reconcile made to bring files back in line with the database."""
 
-    action: str  # "rendered", "removed" or "recovered"
+    #: "rendered", "removed", "recovered" (a stray file moved aside) or "kept" (a file with
+    #: lines the database lacks moved to recovered/ instead of being removed).
+    action: str
     file_name: str
+    #: Why a file was kept (for "kept").
+    why: str | None = None
 
     def describe(self) -> str:
         """One line for people and for the journal's `files_repaired` event."""
         if self.action == "recovered":
             return f"moved {self.file_name} to recovered/"
+        if self.action == "kept":
+            return (
+                f"moved {self.file_name} to recovered/: it holds lines the database lacks "
+                f"({self.why})"
+            )
         return f"{self.action} {self.file_name}"
 
 

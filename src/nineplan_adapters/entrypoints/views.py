@@ -130,6 +130,7 @@ class Validation(TypedDict):
     valid: bool
     invariants: Invariants
     issues: list[str]
+    notes: list[str]
 
 
 class SessionListItem(TypedDict):
@@ -266,6 +267,7 @@ def validation(report: ValidationReport) -> Validation:
             "journal_matches_state": report.journal_matches_state,
         },
         "issues": report.issues,
+        "notes": report.notes,
     }
 
 

@@ -5,6 +5,7 @@ import logging
 
 import attrs
 
+from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
 from nineplan_core.edits import active_with_edits, working_copy
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
 from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
@@ -84,9 +85,9 @@ class Commands(Envelope):
         if session in self._reconciled and not store.files_mirror:
             return await self._state(store)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        _, state = await self._reconcile(store, level=reconcile_level(store))
+        repairs, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        return state
+        return attrs.evolve(state, kept=kept_lines(repairs))
 
     async def add_plan(
         self,
@@ -159,19 +160,21 @@ class Commands(Envelope):
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
-            plan = queued.pull()
+            plan, merged = await refreshed_copy(tx, queued.pull(), who, self.clock)
             await tx.save(plan)
             text = await working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
+            where = {"machine": store.machine} if store.machine else {}
             return Applied(
                 result=PlacedPlan(
                     plan=plan,
                     path=store.plan_path(plan.id),
                     text=text,
+                    salvage=merged,
                     defer_count=deferred,
                     stuck=is_stuck(deferred, self.stuck_defers),
                 ),
-                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan)],
+                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
                 said="plan pulled",
                 about={"plan_id": plan.id},
             )
@@ -309,6 +312,8 @@ class Commands(Envelope):
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor
     ) -> tuple[Plan, str | None]:
         """The active plan with the agent's file edits read back, then `notes` (`edits`)."""
+        if store.files_mirror:
+            await render_if_never_here(tx)
         return await active_with_edits(
             tx,
             store.name,

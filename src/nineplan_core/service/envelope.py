@@ -7,10 +7,11 @@ log it. Fresh plan ids and session names are drawn here too, again on a collisio
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import attrs
 
+from nineplan_core.copies import kept_lines
 from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
@@ -33,7 +34,7 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.reconcile import reconcile, state_of
-from nineplan_core.results import Repair, SessionState
+from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
 
 log = logging.getLogger("nineplan.service")
@@ -85,15 +86,14 @@ class Envelope:
         Check the name, open the session (reconciled once per process; with `refresh`, a
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it.
+        result for a retry, and log it. A result with a `salvage` line also carries the lines
+        saying what opening the session moved to recovered/ (`copies.kept_lines`).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store = await self._open(session)
-        if refresh and store.files_mirror:
-            await self._reconcile(store, level=logging.INFO)
+        store, kept = await self._opened(session, refresh=refresh)
         async with store.transaction() as tx:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
@@ -103,15 +103,21 @@ class Envelope:
             if retry is not None:
                 await tx.requests.remember(retry.id, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
-        return applied.result
+        return _told(applied.result, kept)
 
-    async def _open(self, name: SessionName) -> SessionStore:
-        """Open a session, reconciling it the first time this process opens it."""
+    async def _opened(
+        self, name: SessionName, *, refresh: bool = False
+    ) -> tuple[SessionStore, list[str]]:
+        """Open a session, reconciling it the first time this process opens it (and, with
+        `refresh`, a mirror's files each time); with the lines saying what was kept."""
         store = await self.catalog.open(name)
+        repairs: list[Repair] = []
         if name not in self._reconciled:
-            await self._reconcile(store)
+            repairs, _ = await self._reconcile(store)
             self._reconciled.add(name)
-        return store
+        elif refresh and store.files_mirror:
+            repairs, _ = await self._reconcile(store, level=logging.INFO)
+        return store, kept_lines(repairs)
 
     async def _reconcile(
         self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
@@ -178,3 +184,12 @@ class Envelope:
                 return plan
             log.warning("plan id collision, drawing another", extra={"plan_id": plan.id})
         raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
+
+
+def _told(result: T, kept: list[str]) -> T:
+    """`result` with the lines saying what opening moved to recovered/ put before its own
+    salvage line, when it has one to carry them (a placed or finished plan)."""
+    if kept and isinstance(result, PlacedPlan | Finished):
+        said = [*kept, *filter(None, [result.salvage])]
+        return cast("T", attrs.evolve(result, salvage="\n".join(said)))
+    return result

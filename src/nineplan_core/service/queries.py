@@ -34,6 +34,7 @@ from nineplan_core.model import (
     check_plan_id,
     check_session_name,
     file_name,
+    plan_id_of,
 )
 from nineplan_core.plan_file import decode, render, unreadable
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
@@ -170,7 +171,9 @@ class Queries(Envelope):
         A damaged journal row makes `journal_matches_state` false with an issue line.
 
         A live plan's file that cannot be read as a plan (not a regular file, not UTF-8, no
-        plan heading) counts against files_match_database.
+        plan heading) counts against files_match_database. On a machine's copy of a shared
+        database, what this machine holds is judged: a file it never wrote, or the file of a
+        plan finished on another machine, is named in the report's notes instead.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
@@ -181,7 +184,15 @@ class Queries(Envelope):
             names = await reader.files.names()
             damaged = await _damaged_files(reader, rows, set(names))
             journal = journal_issues(await reader.events(EventQuery()), rows)
-            return check(rows, names, damaged, journal=journal)
+            unrendered, finished = await _healed_here(store, reader, rows, set(names))
+            return check(
+                rows,
+                names,
+                damaged,
+                journal=journal,
+                unrendered=unrendered,
+                finished_elsewhere=finished,
+            )
 
     async def journal(
         self, name: str, query: EventQuery | None = None
@@ -277,3 +288,39 @@ async def _damaged_files(
             if problem is not None:
                 damaged[file_name(row.id)] = problem
     return damaged
+
+
+async def _healed_here(
+    store: SessionStore, reader: SessionReader, rows: list[PlanRow], present: set[str]
+) -> tuple[set[str], set[str]]:
+    """On a machine's copy of a shared database (DESIGN §3): the live plans' missing files
+    this machine never wrote (save the active plan pulled through it), and the files of plans
+    finished elsewhere. Both are what its next open heals; elsewhere, nothing is."""
+    if not store.files_mirror:
+        return set(), set()
+    live = {row.id: row for row in rows if row.status in LIVE}
+    unrendered = {
+        file_name(row.id)
+        for row in live.values()
+        if file_name(row.id) not in present
+        and await reader.files.written(row.id) is None
+        and not await _pulled_here(store, reader, row)
+    }
+    finished = set()
+    for name in present:
+        plan_id = plan_id_of(name)
+        if plan_id is None or plan_id in live:
+            continue
+        if (plan := await reader.plan(plan_id)) is not None and plan.status not in LIVE:
+            finished.add(name)
+    return unrendered, finished
+
+
+async def _pulled_here(store: SessionStore, reader: SessionReader, row: PlanRow) -> bool:
+    """Whether `row` is the active plan and its latest pull was made through this machine."""
+    if row.status is not PlanStatus.ACTIVE:
+        return False
+    pulls = await reader.events(last_pull(row.id))
+    return any(
+        isinstance(event, Event) and event.detail.get("machine") == store.machine for event in pulls
+    )

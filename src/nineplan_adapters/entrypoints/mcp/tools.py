@@ -153,7 +153,7 @@ async def session_resume(
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
-        state_text(state, "Resumed", call.service.clock(), call.names),
+        "\n".join([state_text(state, "Resumed", call.service.clock(), call.names), *state.kept]),
         views.session_state(state),
         extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
     )
@@ -187,7 +187,10 @@ async def queue_add(
     )
     return call.succeed(
         _with_reminder(
-            f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+            _with_salvage(
+                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                placed.salvage,
+            ),
             await call.service.reminder(call.session),
         ),
         views.plan_added(placed),
@@ -204,10 +207,12 @@ async def queue_pull(
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
-    return call.succeed(
+    head = (
         f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
-        f"{placed.text}",
+        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
+    )
+    return call.succeed(
+        f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
         views.plan_pulled(placed),
         extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
     )
@@ -328,8 +333,9 @@ async def admin_validate(
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
     issues = "\n".join(f"- {issue}" for issue in report.issues)
+    said = "Session is valid." if report.valid else f"Session is INVALID:\n{issues}"
     return call.succeed(
-        "Session is valid." if report.valid else f"Session is INVALID:\n{issues}",
+        "\n".join([said, *(f"Note: {note}" for note in report.notes)]),
         views.validation(report),
     )
 

@@ -100,6 +100,8 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
 
     files_mirror = False
+    #: One machine: a pull need not say which.
+    machine: str | None = attrs.field(default=None, init=False)
 
     @property
     def name(self) -> SessionName:

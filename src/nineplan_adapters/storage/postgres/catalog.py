@@ -11,7 +11,7 @@ import anyio
 import asyncpg
 import attrs
 
-from nineplan_adapters.storage.layout import plans_folder, recovered_folder
+from nineplan_adapters.storage.layout import plans_folder, recovered_folder, written_folder
 from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
     directory_plan_files,
@@ -25,6 +25,7 @@ from nineplan_adapters.storage.postgres.store import (
 from nineplan_adapters.storage.postgres.watch import PostgresSessionWatch
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import load_result, row_to_session
+from nineplan_adapters.storage.written import DirectoryWriteRecord, machine_id
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
@@ -106,6 +107,7 @@ class PostgresSessionCatalog:
     remembered: int = DEFAULT_LIMITS.remembered_requests
     creations: RetryLog = attrs.field(init=False)
     _stores: dict[str, PostgresSessionStore] = attrs.field(factory=dict, init=False)
+    _machine: str | None = attrs.field(default=None, init=False)
 
     @creations.default
     def _creations(self) -> RetryLog:
@@ -120,9 +122,22 @@ class PostgresSessionCatalog:
                 raise file_system_error("create the local plan folder", exc) from exc
             files = self.plan_files(plans_folder(folder), recovered_folder(folder))
             store = self._stores[name] = PostgresSessionStore(
-                name, folder, files, self.pool, self.remembered
+                name,
+                folder,
+                files,
+                self.pool,
+                self.remembered,
+                record=DirectoryWriteRecord(written_folder(folder)),
+                machine=self.machine,
             )
         return store
+
+    @property
+    def machine(self) -> str:
+        """This machine's id, from the sessions folder (made there the first time)."""
+        if self._machine is None:
+            self._machine = machine_id(self.mirror_root)
+        return self._machine
 
     async def create(self, session: Session, first: NewEvent) -> PostgresSessionStore:
         known = session.name in self._stores
