@@ -43,8 +43,10 @@ class PlanFileChanges(PlanFileView, Protocol):
         ...
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path.
+        """Copy a plan's file into recovered/ now (it stays on a rollback); its path.
 
+        The copy is the file itself, whole, whatever its size (`data`, what was read of it,
+        can stop at the read limit); `data` is kept only when the file went away since.
         Raises FileSystemError.
         """
         ...

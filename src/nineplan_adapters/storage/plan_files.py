@@ -36,6 +36,12 @@ class PlanFiles(Protocol):
         `file_name`; return where. Raises FileSystemError."""
         ...
 
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        """Copy the plan's file itself, whole (whatever its size), into recovered/ under a
+        fresh name; return where, or None when there is no regular file to copy. Never
+        follows a link. Raises FileSystemError."""
+        ...
+
     async def remove(self, plan_id: PlanId) -> None:
         """Delete the file if it exists (a directory in its place goes to recovered/).
         Raises FileSystemError."""
@@ -206,6 +212,31 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("copy a plan file to recovered/", exc) from exc
         return str(target)
+
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        source = self._file(plan_id)
+        try:
+            fd = self.calls.open_to_read(source)
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            raise file_system_error("copy a plan file to recovered/", exc) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            target = self._recovered_name(source.name)
+            self._copy(fd, self.calls.create(target))
+        except OSError as exc:
+            raise file_system_error("copy a plan file to recovered/", exc) from exc
+        finally:
+            os.close(fd)
+        return str(target)
+
+    def _copy(self, source: int, target: int) -> None:
+        """Stream the open file `source` into the new file `target` (and close `target`)."""
+        with os.fdopen(target, "wb") as out:
+            while chunk := self.calls.read(source, 1 << 20):
+                out.write(chunk)
 
     async def names(self) -> list[str]:
         try:

@@ -46,7 +46,10 @@ class FileChanges:
         await self.files.write(plan_id, text.encode("utf-8"))
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        return await self.files.keep(file_name(plan_id), data)
+        # The file itself, whole: `data` is only what was read (a read stops past the limit).
+        # It is used only when the file went away since it was read.
+        kept = await self.files.keep_file(plan_id)
+        return kept if kept is not None else await self.files.keep(file_name(plan_id), data)
 
     def remove_after_commit(self, plan_id: PlanId) -> None:
         self.later.append(lambda: self.files.remove(plan_id))

@@ -70,6 +70,10 @@ class MemoryPlanFiles:
         self.recovered[name] = data
         return f"memory://{self.session}/recovered/{name}"
 
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        data = self.texts.get(file_name(plan_id))
+        return None if data is None else await self.keep(file_name(plan_id), data)
+
     async def remove(self, plan_id: PlanId) -> None:
         self.texts.pop(file_name(plan_id), None)
 
