@@ -10,7 +10,15 @@ import logging
 from nineplan_core.errors import NoActivePlanError
 from nineplan_core.journal import Actor, EventKind, excerpt, plan_event
 from nineplan_core.model import Plan
-from nineplan_core.plan_file import PlanText, ReadBack, decode, read_back, render, salvage_line
+from nineplan_core.plan_file import (
+    PlanText,
+    ReadBack,
+    decode,
+    read_absent,
+    read_back,
+    render,
+    salvage_line,
+)
 from nineplan_core.ports import Clock, SessionTx
 
 log = logging.getLogger("nineplan.service")
@@ -58,16 +66,33 @@ async def with_edits(
     Raises:
         StorageError: the file or the journal cannot be read or written.
     """
-    data = await tx.files.read(live.id)
-    got = read_back(data, PlanText(live.content, live.notes), max_section_chars=max_section_chars)
-    copy = await tx.files.keep_recovered(live.id, data) if got.keep_original and data else None
+    got, copy, moved = await _read_file(tx, live, max_section_chars)
     plan = live.with_edits(got.text.content, joined_notes(got.text.notes, notes))
-    line = await _journal_salvage(tx, session, plan, got, copy, actor, clock)
+    line = await _journal_salvage(tx, session, plan, got, copy, moved, actor, clock)
     if notes and notes.strip():
         await tx.append(
             plan_event(clock(), actor, EventKind.NOTES_ADDED, plan, notes=excerpt(notes))
         )
     return plan, line
+
+
+async def _read_file(
+    tx: SessionTx, live: Plan, max_section_chars: int
+) -> tuple[ReadBack, str | None, str | None]:
+    """The plan's file read back; the recovered/ copy made of it (when not all of it could
+    be read), and where a directory standing in its place was moved.
+
+    Raises:
+        StorageError: the file cannot be read, copied or moved.
+    """
+    stored = PlanText(live.content, live.notes)
+    data = await tx.files.read(live.id)
+    if data is None:  # no regular file: say what stood there; a directory goes aside
+        kind, moved = await tx.files.set_aside(live.id)
+        return read_absent(kind, moved, stored), None, moved
+    got = read_back(data, stored, max_section_chars=max_section_chars)
+    copy = await tx.files.keep_recovered(live.id, data) if got.keep_original and data else None
+    return got, copy, None
 
 
 def joined_notes(edited: str, notes: str | None) -> str:
@@ -101,15 +126,19 @@ async def _journal_salvage(
     plan: Plan,
     got: ReadBack,
     copy: str | None,
+    moved: str | None,
     actor: Actor,
     clock: Clock,
 ) -> str | None:
-    """Say what reading the file back had to salvage (the log and the journal), or None."""
+    """Say what reading the file back had to salvage (the log and the journal), or None.
+
+    `copy` is the copy of the file in recovered/, `moved` where a directory in its place
+    went (its phrase in `got` names it already); the journal's event names either."""
     if not got.salvaged:
         return None
     line = salvage_line(got.salvaged, copy)
     log.warning("plan file salvaged: %s", line, extra={"session": session, "plan_id": plan.id})
-    where = {"recovered": copy} if copy else {}
+    where = {"recovered": copy or moved} if copy or moved else {}
     await tx.append(
         plan_event(clock(), actor, EventKind.EDITS_SALVAGED, plan, salvaged=line, **where)
     )

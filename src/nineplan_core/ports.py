@@ -51,6 +51,16 @@ class PlanFileChanges(PlanFileView, Protocol):
         """
         ...
 
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        """What stands where a plan's file belongs when `read` found no regular file there:
+        "missing", "link" (never followed), "directory" or "other" (a FIFO, a socket), or
+        "file" when one appeared since. A directory is moved to recovered/ now (it stays
+        there on a rollback); the second value is where it went.
+
+        Raises FileSystemError.
+        """
+        ...
+
     def remove_after_commit(self, plan_id: PlanId) -> None:
         """Delete a plan's file once the transaction has committed."""
         ...

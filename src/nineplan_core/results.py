@@ -66,6 +66,8 @@ class SessionState:
     pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = STUCK_DEFERS
+    #: What opening the session did to the active plan's file, one line each (a resume).
+    notices: list[str] = attrs.field(factory=list)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -185,6 +187,8 @@ class Repair:
 
     action: str  # "rendered", "removed" or "recovered"
     file_name: str
+    #: Why a live plan's file was rendered: "missing" or "empty" ("" for the other actions).
+    why: str = ""
 
     def describe(self) -> str:
         """One line for people and for the journal's `files_repaired` event."""

@@ -9,6 +9,7 @@ damaged before its pull. `nineplan log` shows the journal event of each copy.
 import json
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from nineplan_core.plan_file import MAX_FILE_BYTES
@@ -51,3 +52,88 @@ async def test_a_file_over_the_limit_is_copied_whole(tmp_path: Path):
     assert not path.exists()
     (event,) = [e for e in _journal(tmp_path, name) if e["kind"] == "edits_salvaged"]
     assert event["detail"]["recovered"] == str(copies[0])
+
+
+def _damage(path: Path, damage: str, outside: Path) -> None:
+    """Do to the active plan's file what an agent or an editor did."""
+    if damage == "emptied":
+        path.write_text("")
+        return
+    path.unlink()
+    if damage == "directory":
+        path.mkdir()
+        (path / "inside.txt").write_text("the agent's own file")
+    elif damage == "symlink":
+        path.symlink_to(outside)
+
+
+SAID = {
+    "deleted": "the plan file was deleted; kept the stored copy",
+    "emptied": "the plan file was empty; kept the stored copy",
+    "directory": "a directory stood in the plan file's place; it was moved to ",
+    "symlink": "the plan file was a symbolic link; it was not followed and its target was left"
+    " alone; kept the stored copy",
+}
+
+
+@pytest.mark.parametrize("process", ["same", "fresh"])
+@pytest.mark.parametrize("damage", list(SAID))
+async def test_what_stood_in_the_files_place_is_said(tmp_path: Path, damage: str, process: str):
+    """An active plan file deleted, emptied, replaced by a directory or by a symlink: complete
+    (in the server that pulled, or as the first call of a fresh one) says in its one salvage
+    line what it found; a directory is moved to recovered/ (the line and the journal's
+    edits_salvaged event, seen with `nineplan log`, name where); a link's target is left as
+    it was; the stored plan is what history holds."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("not the agent's")
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        await ok(client, "9plan_queue_add", **PLAN)
+        pulled = await ok(client, "9plan_queue_pull")
+        path = Path(pulled["plan_path"])
+        _damage(path, damage, outside)
+        if process == "same":
+            result = await client.call_tool("9plan_plan_complete", {"outcome": "done"})
+    if process == "fresh":
+        async with Client(stdio_server(sessions), mode="legacy") as client:
+            arguments = {"outcome": "done", "session_name": name}
+            result = await client.call_tool("9plan_plan_complete", arguments)
+    assert not result.is_error, text(result)
+    (line,) = _salvage_lines(text(result))
+    assert SAID[damage] in line
+    assert outside.read_text() == "not the agent's"
+    assert not path.exists()
+    assert not path.is_symlink()
+    recovered = sessions / name / "recovered"
+    events = [e for e in _journal(sessions, name) if e["kind"] == "edits_salvaged"]
+    assert len(events) == 1
+    if damage == "directory":
+        (moved,) = recovered.iterdir()
+        assert (moved / "inside.txt").read_text() == "the agent's own file"
+        assert f"moved to {moved}; kept the stored copy" in line
+        assert events[0]["detail"]["recovered"] == str(moved)
+    else:
+        assert not recovered.exists()
+    shown = json.loads(run_nineplan(sessions, "show", name, pulled["plan_id"], "--json").stdout)
+    assert shown["goal"] == PLAN["goal"]
+    outside.unlink()
+
+
+@pytest.mark.parametrize("damage", ["deleted", "emptied"])
+async def test_a_resume_says_it_rendered_the_active_file_again(tmp_path: Path, damage: str):
+    """After compaction a fresh server's resume re-renders an active plan file the agent
+    deleted or emptied, and its result says so in one line (it used to say nothing)."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create"))["session_name"]
+        await ok(client, "9plan_queue_add", **PLAN)
+        pulled = await ok(client, "9plan_queue_pull")
+    path = Path(pulled["plan_path"])
+    _damage(path, damage, tmp_path / "unused")
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
+        assert not resumed.is_error, text(resumed)
+        said = f"Plan file {path.name} of the active plan was {damage}; rendered again from the stored plan."
+        assert said in text(resumed).split("\n")
+        assert path.read_text("utf-8").startswith("# Context\n")
+        assert run_nineplan(tmp_path, "validate", name).returncode == 0

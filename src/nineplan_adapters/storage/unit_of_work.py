@@ -51,6 +51,9 @@ class FileChanges:
         kept = await self.files.keep_file(plan_id)
         return kept if kept is not None else await self.files.keep(file_name(plan_id), data)
 
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        return await self.files.set_aside(plan_id)
+
     def remove_after_commit(self, plan_id: PlanId) -> None:
         self.later.append(lambda: self.files.remove(plan_id))
 

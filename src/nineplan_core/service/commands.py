@@ -20,7 +20,7 @@ from nineplan_core.model import (
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.reconcile import reconcile_level
+from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
 from nineplan_core.retries import request
 from nineplan_core.service.checks import (
@@ -84,9 +84,9 @@ class Commands(Envelope):
         if session in self._reconciled and not store.files_mirror:
             return await self._state(store)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        _, state = await self._reconcile(store, level=reconcile_level(store))
+        repairs, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        return state
+        return attrs.evolve(state, notices=active_file_notices(repairs, state.active_plan))
 
     async def add_plan(
         self,
@@ -229,7 +229,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id, "rank": rank},
             )
 
-        return await self._apply(name, defer, retry=call)
+        return await self._apply(name, defer, retry=call, reads_file=True)
 
     async def complete_plan(
         self,
@@ -267,7 +267,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, complete, retry=call)
+        return await self._apply(name, complete, retry=call, reads_file=True)
 
     async def discard_plan(
         self,
@@ -303,7 +303,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, discard, retry=call)
+        return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor

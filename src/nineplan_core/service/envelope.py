@@ -79,19 +79,22 @@ class Envelope:
         *,
         retry: Request[T] | None = None,
         refresh: bool = False,
+        reads_file: bool = False,
     ) -> T:
         """Run `change` in the envelope every change shares.
 
         Check the name, open the session (reconciled once per process; with `refresh`, a
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it.
+        result for a retry, and log it. A change that `reads_file` (the active plan's,
+        to take the agent's edits) finds that file as the agent left it, even on the first
+        open: reconcile does not render it first, so the change can say it was gone.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store = await self._open(session)
+        store = await self._open(session, spare_active=reads_file)
         if refresh and store.files_mirror:
             await self._reconcile(store, level=logging.INFO)
         async with store.transaction() as tx:
@@ -105,19 +108,34 @@ class Envelope:
         log.info(applied.said, extra={"session": session, **applied.about})
         return applied.result
 
-    async def _open(self, name: SessionName) -> SessionStore:
-        """Open a session, reconciling it the first time this process opens it."""
+    async def _open(self, name: SessionName, *, spare_active: bool = False) -> SessionStore:
+        """Open a session, reconciling it the first time this process opens it.
+
+        With `spare_active` the active plan's file is not rendered, and the session is not
+        counted as reconciled (the next call renders that file if the change did not).
+        """
         store = await self.catalog.open(name)
         if name not in self._reconciled:
-            await self._reconcile(store)
-            self._reconciled.add(name)
+            await self._reconcile(store, spare_active=spare_active)
+            if not spare_active:
+                self._reconciled.add(name)
         return store
 
     async def _reconcile(
-        self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
+        self,
+        store: SessionStore,
+        level: int = logging.WARNING,
+        *,
+        thorough: bool = False,
+        spare_active: bool = False,
     ) -> tuple[list[Repair], SessionState]:
         return await reconcile(
-            store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
+            store,
+            clock=self.clock,
+            stuck_defers=self.stuck_defers,
+            level=level,
+            thorough=thorough,
+            spare_active=spare_active,
         )
 
     async def _state(self, store: SessionStore) -> SessionState:

@@ -89,6 +89,7 @@ def state_text(state: SessionState, verb: str, now: dt.datetime) -> str:
     if not state.queue and not active:
         follow = "The queue is empty: add plans with 9plan_queue_add."
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
+    active_line += "".join(f"\n{notice}" for notice in state.notices)
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"

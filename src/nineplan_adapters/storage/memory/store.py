@@ -74,6 +74,9 @@ class MemoryPlanFiles:
         data = self.texts.get(file_name(plan_id))
         return None if data is None else await self.keep(file_name(plan_id), data)
 
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        return ("file" if file_name(plan_id) in self.texts else "missing"), None
+
     async def remove(self, plan_id: PlanId) -> None:
         self.texts.pop(file_name(plan_id), None)
 
