@@ -14,10 +14,12 @@ from nineplan_core.plan_file import (
     PlanText,
     ReadBack,
     decode,
+    is_heading,
     read_absent,
     read_back,
     render,
     salvage_line,
+    unreadable,
 )
 from nineplan_core.ports import Clock, SessionTx
 
@@ -104,20 +106,122 @@ def joined_notes(edited: str, notes: str | None) -> str:
     return "\n".join(part for part in parts if part.strip())
 
 
-async def working_copy(tx: SessionTx, plan: Plan) -> str:
-    """The text of a plan just pulled: its file as the agent left it, or rendered afresh when
-    it is missing or empty (the agent's own copy stays as it is; defer or complete reads it
-    back).
+async def queued_with_edits(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+    stale: bool,
+) -> tuple[Plan, str, str | None]:
+    """The queued plan about to be pulled, with what a person or an agent wrote in its file
+    (`_take_file`); its file's text, now the plan's render (what pull hands the agent); and
+    one line saying what had to be salvaged (None when nothing).
 
     Raises:
-        StorageError: the file cannot be read or written.
+        StorageError: the file or the journal cannot be read or written.
     """
-    data = await tx.files.read(plan.id)
-    if data is not None and data.strip():
-        return decode(data)[0]
+    plan, line, current = await _take_file(
+        tx, session, queued, actor, clock=clock, max_section_chars=max_section_chars, stale=stale
+    )
     text = render(plan.content, plan.notes)
-    await tx.files.write(plan.id, text)
-    return text
+    if not current:
+        await tx.files.write(plan.id, text)
+    return plan, text, line
+
+
+async def _take_file(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+    stale: bool,
+) -> tuple[Plan, str | None, bool]:
+    """The queued plan with its file's edits, the salvage line, and whether the file is the
+    plan's render already.
+
+    An unedited file (the plan's own render), a missing or an empty one is just a render:
+    nothing to take in. A file that cannot be read as a plan (bytes that are not UTF-8, NUL
+    characters, over the size limit) never replaces the stored plan: it is copied whole to
+    recovered/ first. An edited file is read back as defer and complete read it, unless the
+    stored plan may have changed since the file was written (`stale`, a file mirror filled
+    from a shared database): then the stored sections win, and the file's lines the stored
+    plan lacks go to its Notes, the original to recovered/.
+
+    Raises:
+        StorageError: the file or the journal cannot be read or written.
+    """
+    data = await tx.files.read(queued.id)
+    stored = PlanText(queued.content, queued.notes)
+    if data is None:
+        kind, moved = await tx.files.set_aside(queued.id)
+        got = read_absent(kind, moved, stored) if kind in ("link", "directory") else None
+        return queued, await _said(tx, session, queued, got, None, moved, actor, clock), False
+    text, _, damaged = decode(data)
+    if data == render(queued.content, queued.notes).encode("utf-8"):
+        return queued, None, True
+    if not text.strip():
+        return queued, None, False
+    if damaged:
+        copy = await tx.files.keep_recovered(queued.id, data)
+        why = unreadable(data) or "NUL characters"
+        said = (f"the file cannot be read as a plan ({why}); kept the stored plan",)
+        line = await _said(tx, session, queued, ReadBack(stored, said), copy, None, actor, clock)
+        return queued, line, False
+    if stale:
+        plan, line = await _stored_wins(tx, session, queued, data, text, actor, clock)
+    else:
+        plan, line = await with_edits(
+            tx, session, queued, None, actor, clock=clock, max_section_chars=max_section_chars
+        )
+    return plan, line, False
+
+
+async def _stored_wins(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    data: bytes,
+    text: str,
+    actor: Actor,
+    clock: Clock,
+) -> tuple[Plan, str | None]:
+    """The stored plan, with the lines of `text` it lacks added to its Notes (the original
+    copied to recovered/ first); the plan unchanged when the file holds nothing new."""
+    known = set(render(queued.content, queued.notes).split("\n"))
+    extra = [line for line in text.split("\n") if line.strip() and line not in known]
+    extra = [line for line in extra if not is_heading(line)]
+    if not extra:
+        return queued, None
+    copy = await tx.files.keep_recovered(queued.id, data)
+    plan = queued.with_edits(queued.content, joined_notes(queued.notes, "\n".join(extra)))
+    said = (
+        "the stored plan may have changed since this file was written; its sections were"
+        f" kept and the file's {len(extra)} other lines were added to Notes"
+    )
+    got = ReadBack(PlanText(plan.content, plan.notes), (said,))
+    return plan, await _said(tx, session, plan, got, copy, None, actor, clock)
+
+
+async def _said(
+    tx: SessionTx,
+    session: str,
+    plan: Plan,
+    got: ReadBack | None,
+    copy: str | None,
+    moved: str | None,
+    actor: Actor,
+    clock: Clock,
+) -> str | None:
+    """`_journal_salvage` for a read-back that may have found nothing to say (None)."""
+    if got is None:
+        return None
+    return await _journal_salvage(tx, session, plan, got, copy, moved, actor, clock)
 
 
 async def _journal_salvage(

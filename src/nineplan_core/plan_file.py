@@ -272,6 +272,11 @@ def _notes(
     return "\n".join(part for part in [*kept, *extra] if part)
 
 
+def is_heading(line: str) -> bool:
+    """Whether `line` reads as one of the seven plan headings (any case, trailing spaces)."""
+    return line.rstrip().lower() in _HEADINGS
+
+
 def unreadable(data: bytes | None) -> str | None:
     """Why a plan's file cannot be read as a plan, or None when it can (validate's check)."""
     if data is None:

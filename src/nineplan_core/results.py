@@ -169,6 +169,8 @@ class ValidationReport:
     no_orphaned_files: bool
     journal_matches_state: bool = True
     issues: list[str]
+    #: What to do about a violation that a repair does not fix, one line each.
+    advice: list[str] = attrs.field(factory=list)
 
     @property
     def valid(self) -> bool:

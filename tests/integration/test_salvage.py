@@ -137,3 +137,75 @@ async def test_a_resume_says_it_rendered_the_active_file_again(tmp_path: Path, d
         assert said in text(resumed).split("\n")
         assert path.read_text("utf-8").startswith("# Context\n")
         assert run_nineplan(tmp_path, "validate", name).returncode == 0
+
+
+async def _two_queued(client: Client) -> tuple[str, str]:
+    """A session with two queued plans; the name and the first plan's id."""
+    name = (await ok(client, "9plan_session_create"))["session_name"]
+    first = (await ok(client, "9plan_queue_add", **PLAN))["plan_id"]
+    await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Second"})
+    return name, first
+
+
+async def test_a_damaged_queued_file_never_becomes_the_plan_text(tmp_path: Path):
+    """A queued plan's file overwritten with two bytes that are not UTF-8: `nineplan validate`
+    calls it damaged and advises what to do, and `--repair` (which leaves it) says the same;
+    the pull hands the agent the stored plan (not "\ufffd\ufffd"), says so in a salvage line
+    naming the copy in recovered/, which holds the two bytes; the file is the plan again."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name, plan_id = await _two_queued(client)
+        path = tmp_path / name / "plans" / f"{plan_id}.txt"
+        path.write_bytes(b"\xff\xfe")
+        for repair in ([], ["--repair"]):
+            checked = run_nineplan(tmp_path, "validate", name, *repair)
+            assert checked.returncode == 1, checked.stderr
+            assert f"plan file {plan_id}.txt cannot be read as a plan: not UTF-8" in checked.stdout
+            (advice,) = [x for x in checked.stdout.splitlines() if x.startswith("advice: ")]
+            assert f"{plan_id}.txt" in advice
+            assert "pull" in advice
+            assert "recovered/" in advice
+        assert path.read_bytes() == b"\xff\xfe"
+        result = await client.call_tool("9plan_queue_pull", {})
+        assert not result.is_error, text(result)
+    pulled = result.structured_content or {}
+    assert pulled["plan_text"].startswith("# Context\n")
+    assert f"# Goal\n{PLAN['goal']}\n" in pulled["plan_text"]
+    assert "\ufffd" not in text(result)
+    (line,) = _salvage_lines(text(result))
+    assert "not UTF-8" in line
+    assert "kept the stored plan" in line
+    (copy,) = (tmp_path / name / "recovered").iterdir()
+    assert copy.read_bytes() == b"\xff\xfe"
+    assert str(copy) in line
+    assert path.read_text("utf-8") == pulled["plan_text"]
+    assert run_nineplan(tmp_path, "validate", name).returncode == 0
+    (event,) = [e for e in _journal(tmp_path, name) if e["kind"] == "edits_salvaged"]
+    assert event["detail"]["recovered"] == str(copy)
+
+
+async def test_a_queued_file_edited_before_its_pull_reaches_the_plan(tmp_path: Path):
+    """A person edits a queued plan's file (a new goal, a note, text above the first heading):
+    the pull takes the edits into the stored plan (`nineplan show`), hands the agent the
+    stored sections, and says in one line what it salvaged; an unedited queued file is
+    pulled as it was rendered, without a line."""
+    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        name, plan_id = await _two_queued(client)
+        path = tmp_path / name / "plans" / f"{plan_id}.txt"
+        edited = path.read_text("utf-8").replace(PLAN["goal"], "Design the accounts table")
+        path.write_text(f"Reviewed by a person\n{edited}- keep the email unique\n", "utf-8")
+        result = await client.call_tool("9plan_queue_pull", {})
+        assert not result.is_error, text(result)
+        pulled = result.structured_content or {}
+        (line,) = _salvage_lines(text(result))
+        assert "text before the first heading was kept in Notes" in line
+        assert "# Goal\nDesign the accounts table\n" in pulled["plan_text"]
+        assert "Reviewed by a person\n- keep the email unique" in pulled["plan_text"]
+        assert path.read_text("utf-8") == pulled["plan_text"]
+        shown = run_nineplan(tmp_path, "show", name, plan_id, "--json", check=True)
+        stored = json.loads(shown.stdout)
+        assert stored["goal"] == "Design the accounts table"
+        assert "- keep the email unique" in stored["notes"].split("\n")
+        await ok(client, "9plan_plan_complete", outcome="done")
+        second = await client.call_tool("9plan_queue_pull", {})
+        assert _salvage_lines(text(second)) == []
+        assert "# Goal\nSecond\n" in (second.structured_content or {})["plan_text"]

@@ -5,7 +5,7 @@ import logging
 
 import attrs
 
-from nineplan_core.edits import active_with_edits, working_copy
+from nineplan_core.edits import active_with_edits, queued_with_edits
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
 from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
 from nineplan_core.model import (
@@ -159,15 +159,24 @@ class Commands(Envelope):
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
-            plan = queued.pull()
+            edited, text, salvage = await queued_with_edits(
+                tx,
+                store.name,
+                queued,
+                who,
+                clock=self.clock,
+                max_section_chars=self.limits.max_text_chars,
+                stale=store.files_mirror,
+            )
+            plan = edited.pull()
             await tx.save(plan)
-            text = await working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
             return Applied(
                 result=PlacedPlan(
                     plan=plan,
                     path=store.plan_path(plan.id),
                     text=text,
+                    salvage=salvage,
                     defer_count=deferred,
                     stuck=is_stuck(deferred, self.stuck_defers),
                 ),

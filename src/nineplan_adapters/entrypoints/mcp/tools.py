@@ -186,10 +186,11 @@ async def queue_pull(
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.pull_plan(call.session, request_id=request_id)
     stuck = f"\n{stuck_text(placed.plan.id, placed.defer_count)}" if placed.stuck else ""
+    salvage = f"\n{placed.salvage}" if placed.salvage else ""
     return call.succeed(
         f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
-        f"{placed.text}",
+        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}{salvage}"
+        f"\n\n{placed.text}",
         views.plan_pulled(placed),
         extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
     )
@@ -309,7 +310,9 @@ async def admin_validate(
     per live plan, no stray files, a journal that replays to the state). Reports only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
-    issues = "\n".join(f"- {issue}" for issue in report.issues)
+    issues = "\n".join(
+        [f"- {issue}" for issue in report.issues] + [f"Advice: {x}" for x in report.advice]
+    )
     return call.succeed(
         "Session is valid." if report.valid else f"Session is INVALID:\n{issues}",
         views.validation(report),
