@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from nineplan_core.plan_file import MAX_FILE_BYTES
-from tests.fakes import PLAN
+from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import run_nineplan, stdio_server
 from tests.mcp_helpers import ok, text
 
@@ -209,3 +209,34 @@ async def test_a_queued_file_edited_before_its_pull_reaches_the_plan(tmp_path: P
         second = await client.call_tool("9plan_queue_pull", {})
         assert _salvage_lines(text(second)) == []
         assert "# Goal\nSecond\n" in (second.structured_content or {})["plan_text"]
+
+
+@pytest.mark.postgres
+async def test_on_postgres_a_queued_files_lines_join_the_stored_plan(tmp_path: Path):
+    """On PostgreSQL a machine's plan files are a mirror, and the stored plan may have changed
+    elsewhere since the file was written: a pull keeps the stored sections, adds the edited
+    file's new lines to Notes, copies the original to recovered/ and says so in one line."""
+    async with postgres_schema() as url:
+        server = stdio_server(tmp_path, NINEPLAN_DATABASE_URL=url)
+        async with Client(server, mode="legacy") as client:
+            name, plan_id = await _two_queued(client)
+            path = tmp_path / name / "plans" / f"{plan_id}.txt"
+            original = path.read_text("utf-8").replace(PLAN["goal"], "Another goal")
+            original += "- a person's note\n"
+            path.write_text(original, "utf-8")
+            result = await client.call_tool("9plan_queue_pull", {})
+            assert not result.is_error, text(result)
+            pulled = result.structured_content or {}
+            (line,) = _salvage_lines(text(result))
+            assert "its sections were kept and the file's 2 other lines were added to Notes" in line
+            assert f"# Goal\n{PLAN['goal']}\n" in pulled["plan_text"]
+            assert "# Notes\nAnother goal\n- a person's note\n" in pulled["plan_text"]
+            (copy,) = (tmp_path / name / "recovered").iterdir()
+            assert copy.read_text("utf-8") == original
+            assert str(copy) in line
+            done = await ok(client, "9plan_plan_complete", outcome="done")
+            assert done["plan_id"] == plan_id
+            shown = run_nineplan(
+                tmp_path, "show", name, plan_id, "--json", check=True, NINEPLAN_DATABASE_URL=url
+            )
+            assert "- a person's note" in json.loads(shown.stdout)["notes"].split("\n")
