@@ -240,3 +240,27 @@ async def test_on_postgres_a_queued_files_lines_join_the_stored_plan(tmp_path: P
                 tmp_path, "show", name, plan_id, "--json", check=True, NINEPLAN_DATABASE_URL=url
             )
             assert "- a person's note" in json.loads(shown.stdout)["notes"].split("\n")
+
+
+@pytest.mark.parametrize("damage", ["directory", "symlink"])
+async def test_a_pull_says_what_stood_in_a_queued_files_place(tmp_path: Path, damage: str):
+    """A directory or a symlink where a queued plan's file belongs: the pull moves the
+    directory to recovered/ (or leaves the link's target alone), says so in one line, and
+    hands the agent the stored plan in a fresh file."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the agent's")
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name, plan_id = await _two_queued(client)
+        path = sessions / name / "plans" / f"{plan_id}.txt"
+        _damage(path, damage, outside)
+        result = await client.call_tool("9plan_queue_pull", {})
+        assert not result.is_error, text(result)
+    (line,) = _salvage_lines(text(result))
+    assert SAID[damage] in line
+    assert outside.read_text() == "not the agent's"
+    assert path.read_text("utf-8") == (result.structured_content or {})["plan_text"]
+    if damage == "directory":
+        (moved,) = (sessions / name / "recovered").iterdir()
+        assert (moved / "inside.txt").read_text() == "the agent's own file"
+        assert str(moved) in line

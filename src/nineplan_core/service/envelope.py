@@ -112,9 +112,12 @@ class Envelope:
         """Open a session, reconciling it the first time this process opens it.
 
         With `spare_active` the active plan's file is not rendered, and the session is not
-        counted as reconciled (the next call renders that file if the change did not).
+        counted as reconciled (the next call renders that file if the change did not). A
+        file mirror's missing file may never have been written on this machine, so it is
+        rendered, not reported as deleted.
         """
         store = await self.catalog.open(name)
+        spare_active = spare_active and not store.files_mirror
         if name not in self._reconciled:
             await self._reconcile(store, spare_active=spare_active)
             if not spare_active:
