@@ -8,6 +8,7 @@ damaged before its pull. `nineplan log` shows the journal event of each copy.
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -24,7 +25,7 @@ def _salvage_lines(result_text: str) -> list[str]:
     return [line for line in result_text.split("\n") if line.startswith(SALVAGE)]
 
 
-def _journal(sessions: Path, name: str) -> list[dict]:
+def _journal(sessions: Path, name: str) -> list[dict[str, Any]]:
     """The session's journal as the installed CLI prints it (`nineplan log --json`)."""
     done = run_nineplan(sessions, "log", name, "--json", check=True)
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
