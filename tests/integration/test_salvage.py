@@ -150,7 +150,8 @@ async def _two_queued(client: Client) -> tuple[str, str]:
 
 async def test_a_damaged_queued_file_never_becomes_the_plan_text(tmp_path: Path):
     """A queued plan's file overwritten with two bytes that are not UTF-8: `nineplan validate`
-    calls it damaged and advises what to do, and `--repair` (which leaves it) says the same;
+    calls it damaged and advises what to do (so do `--json` and 9plan_admin_validate), and
+    `--repair` (which leaves it) says the same;
     the pull hands the agent the stored plan (not "\ufffd\ufffd"), says so in a salvage line
     naming the copy in recovered/, which holds the two bytes; the file is the plan again."""
     async with Client(stdio_server(tmp_path), mode="legacy") as client:
@@ -165,6 +166,10 @@ async def test_a_damaged_queued_file_never_becomes_the_plan_text(tmp_path: Path)
             assert f"{plan_id}.txt" in advice
             assert "pull" in advice
             assert "recovered/" in advice
+        as_json = json.loads(run_nineplan(tmp_path, "validate", name, "--json").stdout)
+        assert as_json["advice"] == [advice.removeprefix("advice: ")]
+        validated = await client.call_tool("9plan_admin_validate", {})
+        assert f"Advice: {as_json['advice'][0]}" in text(validated).split("\n")
         assert path.read_bytes() == b"\xff\xfe"
         result = await client.call_tool("9plan_queue_pull", {})
         assert not result.is_error, text(result)
