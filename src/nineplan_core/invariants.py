@@ -45,6 +45,7 @@ def check(
     issues += [f"plan file {name} cannot be read as a plan: {why}" for name, why in unreadable]
     issues += [f"orphaned file: {name}" for name in orphans]
     return ValidationReport(
+        advice=_damage_advice(rows, [name for name, _ in unreadable]),
         single_active_plan=single_active,
         queue_order_preserved=not order_issues,
         files_match_database=not missing and not unreadable,
@@ -82,3 +83,20 @@ def _queue_order_issues(rows: list[PlanRow]) -> list[str]:
     )
     issues += [f"queue position {pos} is shared by {n} plans" for pos, n in counts.items() if n > 1]
     return issues
+
+
+def _damage_advice(rows: list[PlanRow], damaged: list[str]) -> list[str]:
+    """What to do about each live plan's file that cannot be read as a plan: a repair leaves
+    a non-empty file as it is, because it may hold what someone wrote."""
+    active = {file_name(row.id) for row in rows if row.status is PlanStatus.ACTIVE}
+    later = {
+        True: "the next defer, complete or discard reads it back",
+        False: "its plan's pull reads it back",
+    }
+    return [
+        f"{name} is left as it is by --repair (it may hold what someone wrote): "
+        f"{later[name in active]}, keeping the stored plan where the file cannot be read and "
+        "copying the file to recovered/ first; to drop it now, move it out of plans/ and run "
+        "--repair to render it again from the stored plan"
+        for name in damaged
+    ]

@@ -49,7 +49,19 @@ class PlanFileChanges(PlanFileView, Protocol):
         ...
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path.
+        """Copy a plan's file into recovered/ now (it stays on a rollback); its path.
+
+        The copy is the file itself, whole, whatever its size (`data`, what was read of it,
+        can stop at the read limit); `data` is kept only when the file went away since.
+        Raises FileSystemError.
+        """
+        ...
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        """What stands where a plan's file belongs when `read` found no regular file there:
+        "missing", "link" (never followed), "directory" or "other" (a FIFO, a socket), or
+        "file" when one appeared since. A directory is moved to recovered/ now (it stays
+        there on a rollback); the second value is where it went.
 
         Raises FileSystemError.
         """

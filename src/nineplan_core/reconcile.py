@@ -30,12 +30,15 @@ async def reconcile(
     stuck_defers: int,
     level: int = logging.WARNING,
     thorough: bool = False,
+    spare_active: bool = False,
 ) -> tuple[list[Repair], SessionState]:
     """Make the plan files match the live plans; return the repairs and the state read.
 
     The state comes from the same reads (one pass over the queue and the folder), as it
     will be once the removals that wait for the commit are done. With `thorough`, every
-    live plan's empty file is re-rendered too, not only the active plan's.
+    live plan's empty file is re-rendered too, not only the active plan's. With
+    `spare_active`, the active plan's file is left as it is, missing or empty: the call
+    about to run (a defer, a complete, a discard) reads it back and says what it found.
     """
     async with store.transaction() as tx:
         names = set(await tx.files.names())
@@ -44,7 +47,10 @@ async def reconcile(
         live = {file_name(entry.id): entry.id for entry in queue}
         if active is not None:
             live[file_name(active.id)] = active.id
+        spared = live.pop(file_name(active.id)) if spare_active and active else None
         repairs = await _render_missing(tx, live, names, active, thorough=thorough)
+        if spared is not None:
+            live[file_name(spared)] = spared
         # Only files that belong to no live plan need a look at the database.
         strays = sorted(names - live.keys())
         repairs += [await _stray_file_repair(tx, entry) for entry in strays]
@@ -119,16 +125,31 @@ async def _render_missing(
         # thorough repair): no read of every file on open. A non-empty file stays as it
         # is, however damaged: the next defer, complete or discard salvages it.
         emptied = thorough or (active is not None and plan_id == active.id)
-        missing = name not in names or (emptied and await _reads_empty(tx, plan_id))
-        if missing and (plan := await tx.plan(plan_id)) is not None:
+        why = "missing" if name not in names else ""
+        if not why and emptied and await _reads_empty(tx, plan_id):
+            why = "empty"
+        if why and (plan := await tx.plan(plan_id)) is not None:
             await tx.files.write(plan.id, render(plan.content, plan.notes))
-            repairs.append(Repair("rendered", name))
+            repairs.append(Repair("rendered", name, why))
     return repairs
 
 
 def _journalled(repairs: list[Repair], *, mirror: bool) -> list[Repair]:
     """The repairs the journal records: all of them, or a mirror's kept files only."""
     return [repair for repair in repairs if not mirror or repair.action == "kept"]
+
+
+def active_file_notices(repairs: list[Repair], active: Plan | None) -> list[str]:
+    """One line for each repair of the active plan's file: what the agent finds on resume."""
+    if active is None:
+        return []
+    said = {"missing": "deleted", "empty": "emptied"}
+    return [
+        f"Plan file {repair.file_name} of the active plan was {said[repair.why]}; rendered"
+        " again from the stored plan."
+        for repair in repairs
+        if repair.file_name == file_name(active.id) and repair.why in said
+    ]
 
 
 def _repaired(repairs: list[Repair], clock: Clock) -> NewEvent:

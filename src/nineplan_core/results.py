@@ -72,6 +72,8 @@ class SessionState:
     #: database lacks (a plan finished on another machine, say).
     #: It tells of the call, not of the state: two states that differ only here are equal.
     kept: list[str] = attrs.field(factory=list, eq=False)
+    #: What opening the session did to the active plan's file, one line each (a resume).
+    notices: list[str] = attrs.field(factory=list)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -202,6 +204,8 @@ class ValidationReport:
     #: What is not a violation but worth knowing: on a machine's copy of a shared database,
     #: what the next open renders or moves here.
     notes: list[str] = attrs.field(factory=list)
+    #: What to do about a violation that a repair does not fix, one line each.
+    advice: list[str] = attrs.field(factory=list)
 
     @property
     def valid(self) -> bool:
@@ -222,8 +226,9 @@ class Repair:
     #: lines the database lacks moved to recovered/ instead of being removed).
     action: str
     file_name: str
-    #: Why a file was kept (for "kept").
-    why: str | None = None
+    #: Why: a live plan's file rendered because it was "missing" or "empty"; a kept file,
+    #: why it was kept ("" for the other actions).
+    why: str = ""
 
     def describe(self) -> str:
         """One line for people and for the journal's `files_repaired` event."""

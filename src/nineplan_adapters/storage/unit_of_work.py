@@ -55,7 +55,13 @@ class FileChanges:
         self.record.put(plan_id, digest(data))
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        return await self.files.keep(file_name(plan_id), data)
+        # The file itself, whole: `data` is only what was read (a read stops past the limit).
+        # It is used only when the file went away since it was read.
+        kept = await self.files.keep_file(plan_id)
+        return kept if kept is not None else await self.files.keep(file_name(plan_id), data)
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        return await self.files.set_aside(plan_id)
 
     def remove_after_commit(self, plan_id: PlanId) -> None:
         async def remove() -> None:

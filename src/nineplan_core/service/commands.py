@@ -6,7 +6,7 @@ import logging
 import attrs
 
 from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
-from nineplan_core.edits import active_with_edits, working_copy
+from nineplan_core.edits import active_with_edits, queued_with_edits
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
 from nineplan_core.journal import Actor, EventKind, defer_counts, deferrals, excerpt, plan_event
 from nineplan_core.model import (
@@ -21,7 +21,7 @@ from nineplan_core.model import (
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.reconcile import reconcile_level
+from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
 from nineplan_core.retries import request
 from nineplan_core.service.checks import (
@@ -87,7 +87,11 @@ class Commands(Envelope):
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
         repairs, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        return attrs.evolve(state, kept=kept_lines(repairs))
+        return attrs.evolve(
+            state,
+            kept=kept_lines(repairs),
+            notices=active_file_notices(repairs, state.active_plan),
+        )
 
     async def add_plan(
         self,
@@ -160,9 +164,21 @@ class Commands(Envelope):
                 raise PlanAlreadyActiveError(active.id)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
-            plan, merged = await refreshed_copy(tx, queued.pull(), who, self.clock)
+            # A file this machine wrote before the database changed elsewhere is brought up
+            # to it first; then the file's own edits are read back (the stored sections win
+            # where this machine cannot tell whether the database changed since).
+            refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
+            edited, text, salvage = await queued_with_edits(
+                tx,
+                store.name,
+                refreshed,
+                who,
+                clock=self.clock,
+                max_section_chars=self.limits.max_text_chars,
+                stale=store.files_mirror and await tx.files.written(queued.id) is None,
+            )
+            plan = edited.pull()
             await tx.save(plan)
-            text = await working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
             where = {"machine": store.machine} if store.machine else {}
             return Applied(
@@ -170,7 +186,7 @@ class Commands(Envelope):
                     plan=plan,
                     path=store.plan_path(plan.id),
                     text=text,
-                    salvage=merged,
+                    salvage="\n".join(line for line in (merged, salvage) if line) or None,
                     defer_count=deferred,
                     stuck=is_stuck(deferred, self.stuck_defers),
                 ),
@@ -232,7 +248,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id, "rank": rank},
             )
 
-        return await self._apply(name, defer, retry=call)
+        return await self._apply(name, defer, retry=call, reads_file=True)
 
     async def complete_plan(
         self,
@@ -270,7 +286,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, complete, retry=call)
+        return await self._apply(name, complete, retry=call, reads_file=True)
 
     async def discard_plan(
         self,
@@ -306,7 +322,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, discard, retry=call)
+        return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor

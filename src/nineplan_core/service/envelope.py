@@ -80,6 +80,7 @@ class Envelope:
         *,
         retry: Request[T] | None = None,
         refresh: bool = False,
+        reads_file: bool = False,
     ) -> T:
         """Run `change` in the envelope every change shares.
 
@@ -87,13 +88,16 @@ class Envelope:
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
         result for a retry, and log it. A result with a `salvage` line also carries the lines
-        saying what opening the session moved to recovered/ (`copies.kept_lines`).
+        saying what opening the session moved to recovered/ (`copies.kept_lines`). A change
+        that `reads_file` (the active plan's, to take the agent's edits) finds that file as
+        the agent left it, even on the first open: reconcile does not render it first, so the
+        change can say it was gone.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store, kept = await self._opened(session, refresh=refresh)
+        store, kept = await self._opened(session, refresh=refresh, spare_active=reads_file)
         async with store.transaction() as tx:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
@@ -106,24 +110,42 @@ class Envelope:
         return _told(applied.result, kept)
 
     async def _opened(
-        self, name: SessionName, *, refresh: bool = False
+        self, name: SessionName, *, refresh: bool = False, spare_active: bool = False
     ) -> tuple[SessionStore, list[str]]:
         """Open a session, reconciling it the first time this process opens it (and, with
-        `refresh`, a mirror's files each time); with the lines saying what was kept."""
+        `refresh`, a mirror's files each time); with the lines saying what was kept.
+
+        With `spare_active` the active plan's file is not rendered, and the session is not
+        counted as reconciled (the next call renders that file if the change did not). A
+        file mirror's missing file may never have been written on this machine, so it is
+        rendered, not reported as deleted.
+        """
         store = await self.catalog.open(name)
+        spare_active = spare_active and not store.files_mirror
         repairs: list[Repair] = []
         if name not in self._reconciled:
-            repairs, _ = await self._reconcile(store)
-            self._reconciled.add(name)
+            repairs, _ = await self._reconcile(store, spare_active=spare_active)
+            if not spare_active:
+                self._reconciled.add(name)
         elif refresh and store.files_mirror:
             repairs, _ = await self._reconcile(store, level=logging.INFO)
         return store, kept_lines(repairs)
 
     async def _reconcile(
-        self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
+        self,
+        store: SessionStore,
+        level: int = logging.WARNING,
+        *,
+        thorough: bool = False,
+        spare_active: bool = False,
     ) -> tuple[list[Repair], SessionState]:
         return await reconcile(
-            store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
+            store,
+            clock=self.clock,
+            stuck_defers=self.stuck_defers,
+            level=level,
+            thorough=thorough,
+            spare_active=spare_active,
         )
 
     async def _state(self, store: SessionStore) -> SessionState:

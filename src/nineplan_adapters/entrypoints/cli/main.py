@@ -441,7 +441,11 @@ async def _validate(service: NinePlan, args: argparse.Namespace) -> int:
 
     repairs = await service.repair_session(args.name) if args.repair else []
     report = await service.validate_session(args.name)
-    data = {**views.validation(report), "repairs": [f"{r.action} {r.file_name}" for r in repairs]}
+    data = {
+        **views.validation(report),
+        "repairs": [f"{r.action} {r.file_name}" for r in repairs],
+        "advice": report.advice,
+    }
     lines = [
         f"repaired: {r.describe() if r.action == 'kept' else f'{r.action} {r.file_name}'}"
         for r in repairs
@@ -449,6 +453,7 @@ async def _validate(service: NinePlan, args: argparse.Namespace) -> int:
     lines.append("valid" if report.valid else "INVALID")
     lines += [f"  - {issue}" for issue in report.issues]
     lines += [f"  note: {note}" for note in report.notes]
+    lines += [f"advice: {advice}" for advice in report.advice]
     _emit(args, data, "\n".join(lines))
     return 0 if report.valid else 1
 

@@ -104,6 +104,7 @@ def state_text(
     if not state.queue and not active:
         follow = "The queue is empty: add plans with {queue_add}."
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
+    active_line += "".join(f"\n{notice}" for notice in state.notices)
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
@@ -332,7 +333,9 @@ async def admin_validate(
     per live plan, no stray files, a journal that replays to the state). Reports only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
-    issues = "\n".join(f"- {issue}" for issue in report.issues)
+    issues = "\n".join(
+        [f"- {issue}" for issue in report.issues] + [f"Advice: {x}" for x in report.advice]
+    )
     said = "Session is valid." if report.valid else f"Session is INVALID:\n{issues}"
     return call.succeed(
         "\n".join([said, *(f"Note: {note}" for note in report.notes)]),
