@@ -9,7 +9,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
 WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check soak load bench torture fuzz clean
+.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -39,8 +39,8 @@ wheel-check: $(STAMP)
 	cd $(WHEEL_VENV) && bin/python $(CURDIR)/tests/smoke/wheel_smoke.py
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check src tests examples benchmarks
-	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks conformance
+	$(BIN)/ruff check src tests examples benchmarks conformance
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
@@ -65,6 +65,28 @@ docs: $(STAMP)
 # Run every command the README and docs show, and check docs/tools.md is current (also in make test).
 docs-check: $(STAMP)
 	$(BIN)/pytest -q tests/integration/test_docs.py tests/integration/test_cli.py -k "documented or docs_show or reference or snippet or json_block or library_example"
+
+# The official MCP conformance suite, pinned, with a Node 22 it runs on (both from the npm
+# registry, into build/), against `nineplan serve --transport http`; each server scenario's result
+# must be what conformance/expected.txt says.
+CONFORMANCE_DIR := build/conformance
+CONFORMANCE_VERSION := 0.1.16
+CONFORMANCE_NODE := 22.23.5
+NODE_ARCH := $(shell uname -m | sed -e s/x86_64/x64/ -e s/aarch64/arm64/)
+CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/.installed-$(CONFORMANCE_VERSION)-node-$(CONFORMANCE_NODE)
+
+$(CONFORMANCE_STAMP):
+	@command -v npm >/dev/null || { echo "make conformance needs npm to install the suite" >&2; exit 2; }
+	rm -rf $(CONFORMANCE_DIR)
+	mkdir -p $(CONFORMANCE_DIR)
+	cd $(CONFORMANCE_DIR) && npm install --prefix . --no-save --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/conformance@$(CONFORMANCE_VERSION) node-linux-$(NODE_ARCH)@$(CONFORMANCE_NODE)
+	@touch $@
+
+conformance: $(STAMP) $(CONFORMANCE_STAMP)
+	$(BIN)/python conformance/check.py \
+		--node $(CONFORMANCE_DIR)/node_modules/node-linux-$(NODE_ARCH)/bin/node \
+		--suite $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js
 
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)

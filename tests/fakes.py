@@ -98,6 +98,14 @@ class FailingPlanFiles:
         self._maybe_fail("keep")
         return await self.inner.keep(file_name, data)
 
+    async def keep_file(self, plan_id: str) -> str | None:
+        self._maybe_fail("keep")
+        return await self.inner.keep_file(PlanId(plan_id))
+
+    async def set_aside(self, plan_id: str) -> tuple[str, str | None]:
+        self._maybe_fail("recover")
+        return await self.inner.set_aside(PlanId(plan_id))
+
     async def remove(self, plan_id: str) -> None:
         self._maybe_fail("remove")
         await self.inner.remove(PlanId(plan_id))

@@ -57,6 +57,9 @@ class Settings:
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
     stuck_defers: int = STUCK_DEFERS
+    #: The folder a stdio server's new sessions belong to, before the client's roots and the
+    #: working directory (entrypoints.workspace); one that is not usable is passed over.
+    workspace: str | None = None
     #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
     origins: Mapping[str, str] = attrs.field(
         factory=dict, eq=False, repr=False, metadata={"derived": True}

@@ -10,7 +10,17 @@ import logging
 from nineplan_core.errors import NoActivePlanError
 from nineplan_core.journal import Actor, EventKind, excerpt, plan_event
 from nineplan_core.model import MAIN_WORKER, Plan
-from nineplan_core.plan_file import PlanText, ReadBack, decode, read_back, render, salvage_line
+from nineplan_core.plan_file import (
+    PlanText,
+    ReadBack,
+    decode,
+    is_heading,
+    read_absent,
+    read_back,
+    render,
+    salvage_line,
+    unreadable,
+)
 from nineplan_core.ports import Clock, SessionTx
 
 log = logging.getLogger("nineplan.service")
@@ -59,16 +69,33 @@ async def with_edits(
     Raises:
         StorageError: the file or the journal cannot be read or written.
     """
-    data = await tx.files.read(live.id)
-    got = read_back(data, PlanText(live.content, live.notes), max_section_chars=max_section_chars)
-    copy = await tx.files.keep_recovered(live.id, data) if got.keep_original and data else None
+    got, copy, moved = await _read_file(tx, live, max_section_chars)
     plan = live.with_edits(got.text.content, joined_notes(got.text.notes, notes))
-    line = await _journal_salvage(tx, session, plan, got, copy, actor, clock)
+    line = await _journal_salvage(tx, session, plan, got, copy, moved, actor, clock)
     if notes and notes.strip():
         await tx.append(
             plan_event(clock(), actor, EventKind.NOTES_ADDED, plan, notes=excerpt(notes))
         )
     return plan, line
+
+
+async def _read_file(
+    tx: SessionTx, live: Plan, max_section_chars: int
+) -> tuple[ReadBack, str | None, str | None]:
+    """The plan's file read back; the recovered/ copy made of it (when not all of it could
+    be read), and where a directory standing in its place was moved.
+
+    Raises:
+        StorageError: the file cannot be read, copied or moved.
+    """
+    stored = PlanText(live.content, live.notes)
+    data = await tx.files.read(live.id)
+    if data is None:  # no regular file: say what stood there; a directory goes aside
+        kind, moved = await tx.files.set_aside(live.id)
+        return read_absent(kind, moved, stored), None, moved
+    got = read_back(data, stored, max_section_chars=max_section_chars)
+    copy = await tx.files.keep_recovered(live.id, data) if got.keep_original and data else None
+    return got, copy, None
 
 
 def joined_notes(edited: str, notes: str | None) -> str:
@@ -80,20 +107,122 @@ def joined_notes(edited: str, notes: str | None) -> str:
     return "\n".join(part for part in parts if part.strip())
 
 
-async def working_copy(tx: SessionTx, plan: Plan) -> str:
-    """The text of a plan just pulled: its file as the agent left it, or rendered afresh when
-    it is missing or empty (the agent's own copy stays as it is; defer or complete reads it
-    back).
+async def queued_with_edits(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+    stale: bool,
+) -> tuple[Plan, str, str | None]:
+    """The queued plan about to be pulled, with what a person or an agent wrote in its file
+    (`_take_file`); its file's text, now the plan's render (what pull hands the agent); and
+    one line saying what had to be salvaged (None when nothing).
 
     Raises:
-        StorageError: the file cannot be read or written.
+        StorageError: the file or the journal cannot be read or written.
     """
-    data = await tx.files.read(plan.id)
-    if data is not None and data.strip():
-        return decode(data)[0]
+    plan, line, current = await _take_file(
+        tx, session, queued, actor, clock=clock, max_section_chars=max_section_chars, stale=stale
+    )
     text = render(plan.content, plan.notes)
-    await tx.files.write(plan.id, text)
-    return text
+    if not current:
+        await tx.files.write(plan.id, text)
+    return plan, text, line
+
+
+async def _take_file(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+    stale: bool,
+) -> tuple[Plan, str | None, bool]:
+    """The queued plan with its file's edits, the salvage line, and whether the file is the
+    plan's render already.
+
+    An unedited file (the plan's own render), a missing or an empty one is just a render:
+    nothing to take in. A file that cannot be read as a plan (bytes that are not UTF-8, NUL
+    characters, over the size limit) never replaces the stored plan: it is copied whole to
+    recovered/ first. An edited file is read back as defer and complete read it, unless the
+    stored plan may have changed since the file was written (`stale`, a file mirror filled
+    from a shared database): then the stored sections win, and the file's lines the stored
+    plan lacks go to its Notes, the original to recovered/.
+
+    Raises:
+        StorageError: the file or the journal cannot be read or written.
+    """
+    data = await tx.files.read(queued.id)
+    stored = PlanText(queued.content, queued.notes)
+    if data is None:
+        kind, moved = await tx.files.set_aside(queued.id)
+        got = read_absent(kind, moved, stored) if kind in ("link", "directory") else None
+        return queued, await _said(tx, session, queued, got, None, moved, actor, clock), False
+    text, _, damaged = decode(data)
+    if data == render(queued.content, queued.notes).encode("utf-8"):
+        return queued, None, True
+    if not text.strip():
+        return queued, None, False
+    if damaged:
+        copy = await tx.files.keep_recovered(queued.id, data)
+        why = unreadable(data) or "NUL characters"
+        said = (f"the file cannot be read as a plan ({why}); kept the stored plan",)
+        line = await _said(tx, session, queued, ReadBack(stored, said), copy, None, actor, clock)
+        return queued, line, False
+    if stale:
+        plan, line = await _stored_wins(tx, session, queued, data, text, actor, clock)
+    else:
+        plan, line = await with_edits(
+            tx, session, queued, None, actor, clock=clock, max_section_chars=max_section_chars
+        )
+    return plan, line, False
+
+
+async def _stored_wins(
+    tx: SessionTx,
+    session: str,
+    queued: Plan,
+    data: bytes,
+    text: str,
+    actor: Actor,
+    clock: Clock,
+) -> tuple[Plan, str | None]:
+    """The stored plan, with the lines of `text` it lacks added to its Notes (the original
+    copied to recovered/ first); the plan unchanged when the file holds nothing new."""
+    known = set(render(queued.content, queued.notes).split("\n"))
+    extra = [line for line in text.split("\n") if line.strip() and line not in known]
+    extra = [line for line in extra if not is_heading(line)]
+    if not extra:
+        return queued, None
+    copy = await tx.files.keep_recovered(queued.id, data)
+    plan = queued.with_edits(queued.content, joined_notes(queued.notes, "\n".join(extra)))
+    said = (
+        "the stored plan may have changed since this file was written; its sections were"
+        f" kept and the file's {len(extra)} other lines were added to Notes"
+    )
+    got = ReadBack(PlanText(plan.content, plan.notes), (said,))
+    return plan, await _said(tx, session, plan, got, copy, None, actor, clock)
+
+
+async def _said(
+    tx: SessionTx,
+    session: str,
+    plan: Plan,
+    got: ReadBack | None,
+    copy: str | None,
+    moved: str | None,
+    actor: Actor,
+    clock: Clock,
+) -> str | None:
+    """`_journal_salvage` for a read-back that may have found nothing to say (None)."""
+    if got is None:
+        return None
+    return await _journal_salvage(tx, session, plan, got, copy, moved, actor, clock)
 
 
 async def _journal_salvage(
@@ -102,15 +231,19 @@ async def _journal_salvage(
     plan: Plan,
     got: ReadBack,
     copy: str | None,
+    moved: str | None,
     actor: Actor,
     clock: Clock,
 ) -> str | None:
-    """Say what reading the file back had to salvage (the log and the journal), or None."""
+    """Say what reading the file back had to salvage (the log and the journal), or None.
+
+    `copy` is the copy of the file in recovered/, `moved` where a directory in its place
+    went (its phrase in `got` names it already); the journal's event names either."""
     if not got.salvaged:
         return None
     line = salvage_line(got.salvaged, copy)
     log.warning("plan file salvaged: %s", line, extra={"session": session, "plan_id": plan.id})
-    where = {"recovered": copy} if copy else {}
+    where = {"recovered": copy or moved} if copy or moved else {}
     await tx.append(
         plan_event(clock(), actor, EventKind.EDITS_SALVAGED, plan, salvaged=line, **where)
     )

@@ -206,6 +206,34 @@ class PlanHeldByAgentError(NinePlanError):
         self.plan_id = plan_id
 
 
+class SessionNotArchivedError(NinePlanError):
+    """A person asked to delete a session that is not archived: only one filed away may go."""
+
+    category = "VALIDATION_ERROR"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Session {name} is not archived: only an archived session can be deleted.",
+            suggestion=Suggestion(Action.ADVICE, detail="Archive the session first."),
+        )
+        self.name = name
+
+
+class SessionHasActivePlanError(NinePlanError):
+    """A person asked to delete a session whose active plan an agent holds."""
+
+    category = "VALIDATION_ERROR"
+
+    def __init__(self, name: str, plan_id: str) -> None:
+        super().__init__(
+            f"Session {name} holds active plan {plan_id}: a session an agent works in cannot be "
+            "deleted.",
+            suggestion=Suggestion(Action.FINISH_ACTIVE_PLAN),
+        )
+        self.name = name
+        self.plan_id = plan_id
+
+
 class PlanFileFormatError(NinePlanError, ValueError):
     """A plan file could not be read back into its sections."""
 

@@ -2,7 +2,7 @@
 journal's replay, the fifth, is checked in `journal` and its issues passed in here)."""
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import MAIN_WORKER, PlanRow, file_name
@@ -15,12 +15,17 @@ def check(
     damaged: dict[str, str] | None = None,
     *,
     journal: Sequence[str] = (),
+    unrendered: Collection[str] = (),
+    finished_elsewhere: Collection[str] = (),
 ) -> ValidationReport:
     """Check a session snapshot; never repairs, only reports.
 
     `rows` must include every queued or active plan and every plan that holds a position;
     `damaged` names the live plans' files that cannot be read as a plan, and why; `journal`
-    holds what keeps the journal from replaying to these rows (`journal_issues`).
+    holds what keeps the journal from replaying to these rows (`journal_issues`). On a
+    machine's copy of a shared database, `unrendered` names the live plans' files this
+    machine never wrote and `finished_elsewhere` the files of plans finished on another
+    machine: what its next open heals, named in `notes`, never a violation.
     """
     issues: list[str] = []
     held: dict[str, list[str]] = {}
@@ -38,20 +43,33 @@ def check(
 
     live = {file_name(row.id) for row in rows if row.status in LIVE}
     files = set(file_names)
-    missing = sorted(live - files)
-    orphans = sorted(files - live)
+    missing = sorted(live - files - set(unrendered))
+    orphans = sorted(files - live - set(finished_elsewhere))
     issues += [f"missing plan file: {name}" for name in missing]
     unreadable = sorted((damaged or {}).items())
     issues += [f"plan file {name} cannot be read as a plan: {why}" for name, why in unreadable]
     issues += [f"orphaned file: {name}" for name in orphans]
     return ValidationReport(
+        advice=_damage_advice(rows, [name for name, _ in unreadable]),
         single_active_plan=single_active,
         queue_order_preserved=not order_issues,
         files_match_database=not missing and not unreadable,
         no_orphaned_files=not orphans,
         journal_matches_state=not journal,
         issues=[*issues, *journal],
+        notes=_healed_next(live - files, files & set(finished_elsewhere), unrendered),
     )
+
+
+def _healed_next(missing: set[str], finished: set[str], unrendered: Collection[str]) -> list[str]:
+    """What the next open of the session on this machine renders or moves: information."""
+    waiting = len(missing & set(unrendered))
+    parts = [f"{waiting} plan(s) not rendered here yet"] if waiting else []
+    if finished:
+        parts.append(
+            f"{len(finished)} file(s) of a plan finished elsewhere, kept until the next open"
+        )
+    return ["; ".join(parts)] if parts else []
 
 
 def _queue_order_issues(rows: list[PlanRow]) -> list[str]:
@@ -70,3 +88,20 @@ def _queue_order_issues(rows: list[PlanRow]) -> list[str]:
     )
     issues += [f"queue position {pos} is shared by {n} plans" for pos, n in counts.items() if n > 1]
     return issues
+
+
+def _damage_advice(rows: list[PlanRow], damaged: list[str]) -> list[str]:
+    """What to do about each live plan's file that cannot be read as a plan: a repair leaves
+    a non-empty file as it is, because it may hold what someone wrote."""
+    active = {file_name(row.id) for row in rows if row.status is PlanStatus.ACTIVE}
+    later = {
+        True: "the next defer, complete or discard reads it back",
+        False: "its plan's pull reads it back",
+    }
+    return [
+        f"{name} is left as it is by --repair (it may hold what someone wrote): "
+        f"{later[name in active]}, keeping the stored plan where the file cannot be read and "
+        "copying the file to recovered/ first; to drop it now, move it out of plans/ and run "
+        "--repair to render it again from the stored plan"
+        for name in damaged
+    ]

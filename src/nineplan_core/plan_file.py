@@ -189,6 +189,18 @@ def read_back(data: bytes | None, stored: PlanText, *, max_section_chars: int) -
     return ReadBack(PlanText(PlanContent(**values), notes), tuple(salvaged), keep)
 
 
+def read_absent(kind: str, moved: str | None, stored: PlanText) -> ReadBack:
+    """The read-back of a plan whose file is no regular file: the stored copy, and what
+    stood in its place (`kind`, as `PlanFileChanges.set_aside` names it) in words."""
+    what = {
+        "missing": "the plan file was deleted",
+        "link": "the plan file was a symbolic link; it was not followed and its target was"
+        " left alone",
+        "directory": f"a directory stood in the plan file's place; it was moved to {moved}",
+    }.get(kind, "the plan file was not a regular file")
+    return ReadBack(stored, (f"{what}; kept the stored copy",))
+
+
 def _split(text: str) -> tuple[dict[str, list[str]], list[list[str]], list[tuple[str, str]]]:
     """The sections of a file, the blocks of text outside them (in order), and the problems
     (each a kind and the line, worded by `_salvaged` or `_refusal`)."""
@@ -307,6 +319,11 @@ def _notes(
         kept = [stored.strip("\n")]
         salvaged.append("the stored notes were kept")
     return "\n".join(part for part in [*kept, *extra] if part)
+
+
+def is_heading(line: str) -> bool:
+    """Whether `line` reads as one of the seven plan headings (any case, trailing spaces)."""
+    return line.rstrip().lower() in _HEADINGS
 
 
 def unreadable(data: bytes | None) -> str | None:

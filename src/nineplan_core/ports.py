@@ -40,6 +40,12 @@ class PlanFileView(Protocol):
         """Every entry in the session's plan folder. Raises FileSystemError."""
         ...
 
+    async def written(self, plan_id: PlanId) -> str | None:
+        """The hash (`copies.digest`) of what this machine last wrote into the plan's file;
+        None when it never wrote it, or when the store keeps no such record (its files are
+        the session's own). Raises FileSystemError."""
+        ...
+
 
 class PlanFileChanges(PlanFileView, Protocol):
     """The file half of a unit of work: writes undone on rollback, the rest after commit."""
@@ -52,7 +58,19 @@ class PlanFileChanges(PlanFileView, Protocol):
         ...
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        """Copy what a plan's file held into recovered/ now (it stays on a rollback); its path.
+        """Copy a plan's file into recovered/ now (it stays on a rollback); its path.
+
+        The copy is the file itself, whole, whatever its size (`data`, what was read of it,
+        can stop at the read limit); `data` is kept only when the file went away since.
+        Raises FileSystemError.
+        """
+        ...
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        """What stands where a plan's file belongs when `read` found no regular file there:
+        "missing", "link" (never followed), "directory" or "other" (a FIFO, a socket), or
+        "file" when one appeared since. A directory is moved to recovered/ now (it stays
+        there on a rollback); the second value is where it went.
 
         Raises FileSystemError.
         """
@@ -172,6 +190,8 @@ class SessionStore(Protocol):
     #: True when the plan files are only this machine's copy of a shared database: resume, pull
     #: and validate then refresh them first.
     files_mirror: bool
+    #: This machine's id when the files are a mirror (a pull records it), else None.
+    machine: str | None
 
     @property
     def name(self) -> SessionName: ...
@@ -225,6 +245,34 @@ class SessionCatalog(Protocol):
 
         Raises:
             StorageError: nothing could be read at all.
+        """
+        ...
+
+    async def archived(self) -> frozenset[SessionName]:
+        """The names of the archived sessions (a person filed them away).
+
+        Raises:
+            StorageError: the marks could not be read.
+        """
+        ...
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        """Mark a session archived, or not; durable once this returns. The session itself is
+        left whole, and a session that cannot be read can be marked too.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: the mark could not be stored.
+        """
+        ...
+
+    async def delete(self, name: SessionName) -> bool:
+        """Remove an archived session for good: its plans, journal and local files. False (and
+        nothing removed) when by then it is not archived or holds an active plan.
+
+        Raises:
+            SessionNotFoundError: no session of that name.
+            StorageError: it could not be removed.
         """
         ...
 

@@ -4,6 +4,7 @@ state on the way (the same reads serve both)."""
 import datetime as dt
 import logging
 
+from nineplan_core.copies import finished_file_repair
 from nineplan_core.errors import FileSystemError
 from nineplan_core.journal import (
     RECENT_EVENTS,
@@ -30,12 +31,15 @@ async def reconcile(
     stuck_defers: int,
     level: int = logging.WARNING,
     thorough: bool = False,
+    spare_active: bool = False,
 ) -> tuple[list[Repair], SessionState]:
     """Make the plan files match the live plans; return the repairs and the state read.
 
     The state comes from the same reads (one pass over the queue and the folder), as it
     will be once the removals that wait for the commit are done. With `thorough`, every
-    live plan's empty file is re-rendered too, not only the active plan's.
+    live plan's empty file is re-rendered too, not only the active plan's. With
+    `spare_active`, the active plan's file is left as it is, missing or empty: the call
+    about to run (a defer, a complete, a discard) reads it back and says what it found.
     """
     async with store.transaction() as tx:
         names = set(await tx.files.names())
@@ -43,16 +47,19 @@ async def reconcile(
         held = await tx.active_plans()
         active = next((plan for plan in held if plan.worker == MAIN_WORKER), None)
         live = {file_name(entry.id): entry.id for entry in queue}
-        live |= {file_name(plan.id): plan.id for plan in held}
-        repairs = await _render_missing(tx, live, names, held, thorough=thorough)
+        held_files = {file_name(plan.id): plan.id for plan in held}
+        rendered_for = live if spare_active else live | held_files
+        repairs = await _render_missing(tx, rendered_for, names, held, thorough=thorough)
+        live |= held_files
         # Only files that belong to no live plan need a look at the database.
         strays = sorted(names - live.keys())
         repairs += [await _stray_file_repair(tx, entry) for entry in strays]
         rendered = {repair.file_name for repair in repairs if repair.action == "rendered"}
         files = (names | rendered) - set(strays)
-        # A mirror's files are this machine's copy, not the session: filling it is no change.
-        if repairs and not store.files_mirror:
-            await tx.append(_repaired(repairs, clock))
+        # A mirror's files are this machine's copy, not the session: filling it is no change,
+        # but a file kept for lines the database lacks is news on every backend.
+        if journalled := _journalled(repairs, mirror=store.files_mirror):
+            await tx.append(_repaired(journalled, clock))
         state = await state_of(
             store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers, held=held
         )
@@ -128,11 +135,31 @@ async def _render_missing(
         # thorough repair): no read of every file on open. A non-empty file stays as it
         # is, however damaged: the next defer, complete or discard salvages it.
         emptied = thorough or any(plan_id == plan.id for plan in held)
-        missing = name not in names or (emptied and await _reads_empty(tx, plan_id))
-        if missing and (plan := await tx.plan(plan_id)) is not None:
+        why = "missing" if name not in names else ""
+        if not why and emptied and await _reads_empty(tx, plan_id):
+            why = "empty"
+        if why and (plan := await tx.plan(plan_id)) is not None:
             await tx.files.write(plan.id, render(plan.content, plan.notes))
-            repairs.append(Repair("rendered", name))
+            repairs.append(Repair("rendered", name, why))
     return repairs
+
+
+def _journalled(repairs: list[Repair], *, mirror: bool) -> list[Repair]:
+    """The repairs the journal records: all of them, or a mirror's kept files only."""
+    return [repair for repair in repairs if not mirror or repair.action == "kept"]
+
+
+def active_file_notices(repairs: list[Repair], active: Plan | None) -> list[str]:
+    """One line for each repair of the active plan's file: what the agent finds on resume."""
+    if active is None:
+        return []
+    said = {"missing": "deleted", "empty": "emptied"}
+    return [
+        f"Plan file {repair.file_name} of the active plan was {said[repair.why]}; rendered"
+        " again from the stored plan."
+        for repair in repairs
+        if repair.file_name == file_name(active.id) and repair.why in said
+    ]
 
 
 def _repaired(repairs: list[Repair], clock: Clock) -> NewEvent:
@@ -161,10 +188,10 @@ def _is_empty(data: bytes | None) -> bool:
 
 
 async def _stray_file_repair(tx: SessionTx, entry: str) -> Repair:
-    """A file of a finished plan is removed; anything else is moved to recovered/."""
+    """A file of a finished plan is removed (or kept, `finished_file_repair`); anything else
+    is moved to recovered/."""
     plan = await tx.plan(plan_id) if (plan_id := plan_id_of(entry)) is not None else None
     if plan is not None:
-        tx.files.remove_after_commit(plan.id)
-        return Repair("removed", entry)
+        return await finished_file_repair(tx, plan, entry)
     tx.files.recover_after_commit(entry)
     return Repair("recovered", entry)

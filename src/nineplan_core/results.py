@@ -26,8 +26,10 @@ __all__ = [
     "HistoryMatch",
     "PlacedPlan",
     "Repair",
+    "SessionListing",
     "SessionState",
     "SessionSummary",
+    "UnreadableSession",
     "ValidationReport",
 ]
 
@@ -82,6 +84,12 @@ class SessionState:
     stuck_defers: int = STUCK_DEFERS
     #: Every active plan of the session, whoever holds it, the one pulled longest ago first.
     active_plans: list[ActivePlan] = attrs.field(factory=list)
+    #: One line per plan file that opening moved to recovered/ because it held lines the
+    #: database lacks (a plan finished on another machine, say).
+    #: It tells of the call, not of the state: two states that differ only here are equal.
+    kept: list[str] = attrs.field(factory=list, eq=False)
+    #: What opening the session did to the active plan's file, one line each (a resume).
+    notices: list[str] = attrs.field(factory=list)
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -117,6 +125,12 @@ class SessionSummary:
     stuck_defers: int = 3
     #: How many plans are active (one per worker holding one).
     active_count: int = 0
+    #: Filed away by a person (`archive_session`): left out of the session lists unless asked.
+    archived: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.session.name
 
     @property
     def has_active_plan(self) -> bool:
@@ -126,6 +140,26 @@ class SessionSummary:
     def stuck_plans(self) -> list[str]:
         """The ids of the queued or active plans deferred `stuck_defers` times or more."""
         return sorted(id_ for id_, count in self.defer_counts.items() if count >= self.stuck_defers)
+
+
+@attrs.frozen(kw_only=True)
+class UnreadableSession:
+    """A session the list could not read (a corrupt database, say): listed with its reason,
+    never left out."""
+
+    name: str
+    #: The one-line reason it cannot be read.
+    error: str
+    archived: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class SessionListing:
+    """The session list: each session shown, by name, and how many archived ones it leaves out."""
+
+    sessions: list[SessionSummary | UnreadableSession]
+    #: The archived sessions left out (0 when they were asked for).
+    archived_left_out: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -186,6 +220,11 @@ class ValidationReport:
     no_orphaned_files: bool
     journal_matches_state: bool = True
     issues: list[str]
+    #: What is not a violation but worth knowing: on a machine's copy of a shared database,
+    #: what the next open renders or moves here.
+    notes: list[str] = attrs.field(factory=list)
+    #: What to do about a violation that a repair does not fix, one line each.
+    advice: list[str] = attrs.field(factory=list)
 
     @property
     def valid(self) -> bool:
@@ -202,13 +241,23 @@ class ValidationReport:
 class Repair:
     """One change reconcile made to bring files back in line with the database."""
 
-    action: str  # "rendered", "removed" or "recovered"
+    #: "rendered", "removed", "recovered" (a stray file moved aside) or "kept" (a file with
+    #: lines the database lacks moved to recovered/ instead of being removed).
+    action: str
     file_name: str
+    #: Why: a live plan's file rendered because it was "missing" or "empty"; a kept file,
+    #: why it was kept ("" for the other actions).
+    why: str = ""
 
     def describe(self) -> str:
         """One line for people and for the journal's `files_repaired` event."""
         if self.action == "recovered":
             return f"moved {self.file_name} to recovered/"
+        if self.action == "kept":
+            return (
+                f"moved {self.file_name} to recovered/: it holds lines the database lacks "
+                f"({self.why})"
+            )
         return f"{self.action} {self.file_name}"
 
 
@@ -231,10 +280,20 @@ class StuckPlan:
     defers: int
 
 
+@attrs.frozen
+class OtherSession:
+    """Another session bound to the folder that has work, as `nineplan prime` names it."""
+
+    session_name: str
+    task_description: str | None
+    queued: int
+    active: int
+
+
 @attrs.frozen(kw_only=True)
 class PrimedSession:
     """What a backend's primer found for a folder: the session to go back to and where its
-    work stands (docs/clients.md)."""
+    work stands, and the folder's other sessions with work (docs/clients.md)."""
 
     session_name: str
     task_description: str | None
@@ -242,3 +301,5 @@ class PrimedSession:
     active_plan: PrimedPlan | None
     next: list[str]
     stuck: list[StuckPlan]
+    #: The folder's other sessions with work, the most recently active first (at most three).
+    others: list[OtherSession] = attrs.field(factory=list)

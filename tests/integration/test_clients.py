@@ -64,18 +64,29 @@ def test_the_plugin_manifest_and_marketplace_have_their_required_fields():
 
 
 def test_the_plugin_starts_nineplan_serve_and_hooks_every_session_start():
-    """.mcp.json starts `nineplan serve` on stdio; hooks.json runs one command on SessionStart
-    for startup, resume and compact, through `nineplan prime` for the project folder."""
+    """.mcp.json starts `nineplan serve` on stdio with NINEPLAN_WORKSPACE set from the
+    project folder (empty when Claude Code has none: the server then falls through); hooks.json
+    runs one command on SessionStart for startup, resume, clear and compact, through
+    `nineplan prime` for the project folder."""
     server = load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"]
     assert {key: server[key] for key in ("command", "args")} == SERVE
+    assert server["env"]["NINEPLAN_WORKSPACE"] == "${CLAUDE_PROJECT_DIR:-}"
     [entry] = load(PLUGIN / "hooks" / "hooks.json")["hooks"]["SessionStart"]
-    assert set(entry["matcher"].split("|")) == {"startup", "resume", "compact"}
+    assert entry["matcher"] == "startup|resume|clear|compact"
     assert 'nineplan prime --workspace "$CLAUDE_PROJECT_DIR"' in hook_command()
+
+
+def test_the_plugins_version_is_the_packages():
+    """plugin.json's version, and the manifest shown in docs/clients.md, follow the version in
+    pyproject.toml: a release cannot ship a plugin that names an older package."""
+    version = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["version"]
+    assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == version
+    assert f'"version": "{version}"' in (PROJECT / "docs" / "clients.md").read_text()
 
 
 def test_the_configs_in_docs_clients_parse_and_start_nineplan():
     """Every JSON and TOML block in docs/clients.md parses; each server entry runs
-    `nineplan serve`, and the settings hook is the plugin's command."""
+    `nineplan serve`, and each hook is the plugin's command on the plugin's matcher."""
     text = (PROJECT / "docs" / "clients.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL)
     servers = []
@@ -87,6 +98,7 @@ def test_the_configs_in_docs_clients_parse_and_start_nineplan():
         if "hooks" in data:
             [entry] = data["hooks"]["SessionStart"]
             assert entry["hooks"][0]["command"] == hook_command()
+            assert entry["matcher"] == "startup|resume|clear|compact"
     [toml] = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
     servers += tomllib.loads(toml)["mcp_servers"].values()
     assert len(servers) >= 5

@@ -24,11 +24,13 @@ DOCUMENTS = [PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md"))]
 ELSEWHERE = {
     "make demo": "test_cli.py::test_the_demo_shows_a_whole_session runs the same demo",
     "make test": "CI runs it (.ci/run)",
+    "make conformance": "CI runs it (.ci/run)",
     "claude mcp add 9plan -- nineplan serve": "a client's own command; it spawns `nineplan serve`",
     "python3 -m pip install .": "the Makefile installs the same way (pip install -e)",
     "pipx install .": "the same package install as above",
     "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
     "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
+    "nineplan delete brave-quiet-otter --yes": "it would remove the session the other commands read; test_catalogue.py runs delete",
 }
 
 

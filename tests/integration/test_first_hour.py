@@ -445,8 +445,13 @@ async def test_http_declares_the_list_changes_it_sends(tmp_path: Path):
         answer = await http.post(url, json=INITIALIZE_CALL, headers=JSON_HEADERS)
         assert stdio.server_capabilities is not None
         over_stdio = stdio.server_capabilities.resources
-    body = answer.text
-    data = json.loads(body.split("data: ", 1)[1] if body.startswith("event:") else body)
+    # An SSE answer: a priming event (an id, empty data), then the message.
+    [message] = [
+        line.removeprefix("data:").strip()
+        for line in answer.text.splitlines()
+        if line.startswith("data:") and line.removeprefix("data:").strip()
+    ]
+    data = json.loads(message)
     assert data["result"]["capabilities"]["resources"]["listChanged"] is True
     assert over_stdio is not None
     assert over_stdio.list_changed is True

@@ -1,5 +1,6 @@
 """The streamable HTTP transport: a real server process, the SDK's HTTP client, both eras."""
 
+import json
 import re
 import signal
 import subprocess
@@ -280,3 +281,114 @@ def test_stdio_says_which_flags_it_ignores(tmp_path: Path):
     assert done.stdout == ""
     warned = [line for line in done.stderr.splitlines() if line.startswith("nineplan: ")]
     assert warned == ["nineplan: --host and --port apply only with --transport http; ignored"]
+
+
+async def _sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
+    """The server-sent events of `lines`, each as its fields (`id`, `data`, ...)."""
+    event: dict[str, str] = {}
+    async for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            event[field] = value.removeprefix(" ")
+    if event:
+        yield event
+
+
+class RawSession:
+    """A legacy-era MCP session spoken in plain HTTP, to see the wire's event ids."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
+        self.http, self.url = http, url
+        self.headers = dict(JSON_HEADERS)
+        self.ids = iter(range(100, 10_000))
+
+    async def post(self, message: dict[str, Any]) -> list[dict[str, str]]:
+        """POST one message; the events of its SSE answer."""
+        answer = await self.http.post(self.url, json=message, headers=self.headers)
+        assert answer.status_code in {200, 202}, answer.text
+        self.headers.setdefault("Mcp-Session-Id", answer.headers.get("mcp-session-id", ""))
+        return [event async for event in _sse_events(answer.aiter_lines())]
+
+    async def request(self, method: str, **params: Any) -> dict[str, Any]:
+        """A request's result."""
+        request_id = next(self.ids)
+        events = await self.post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})  # fmt: skip
+        answers = [json.loads(e["data"]) for e in events if e.get("data")]
+        [answer] = [a for a in answers if a.get("id") == request_id]
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    async def tool(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = await self.request("tools/call", name=name, arguments=arguments)
+        assert not result.get("isError"), result
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
+    async def initialize(self) -> list[dict[str, str]]:
+        """initialize and notifications/initialized; the events of initialize's answer."""
+        events = await self.post(INITIALIZE)
+        self.headers["MCP-Protocol-Version"] = "2025-11-25"
+        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return events
+
+    def stream(self, last_event_id: str | None = None) -> Any:
+        """The session's GET stream (resumed after `last_event_id` when given)."""
+        headers = {**self.headers, "Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return self.http.stream("GET", self.url, headers=headers)
+
+
+LIST_CHANGED = "notifications/resources/list_changed"
+
+
+async def _until_list_changed(events: AsyncIterator[dict[str, str]]) -> list[dict[str, str]]:
+    """The events up to and including the next resources/list_changed notification."""
+    seen = []
+    with anyio.fail_after(15):
+        async for event in events:
+            seen.append(event)
+            if event.get("data") and json.loads(event["data"]).get("method") == LIST_CHANGED:
+                return seen
+    raise AssertionError(f"the stream ended before a list_changed notification: {seen}")
+
+
+async def test_a_reconnected_stream_receives_the_notifications_it_missed(server: str):
+    """Legacy-era streams are resumable: a POST's answer opens with a priming event, events
+    carry ids, and a client that drops its GET stream, misses a notification meanwhile (a plan
+    added to the session it subscribed to), and reconnects with Last-Event-ID receives it; the
+    id replays nothing on another MCP session, whose stream stays open for what comes next."""
+    async with httpx2.AsyncClient(timeout=30) as http:
+        client = RawSession(http, server)
+        opened = await client.initialize()
+        assert opened[0].get("id"), opened  # the priming event: an id, no data
+        assert opened[0].get("data") == "", opened
+        name = (await client.tool("9plan_session_create"))["session_name"]
+        await client.request("resources/subscribe", uri=f"nineplan://sessions/{name}/state")
+        async with client.stream() as live:
+            assert live.status_code == 200
+            await client.tool("9plan_queue_add", **PLAN)
+            heard = await _until_list_changed(_sse_events(live.aiter_lines()))
+        last_id = heard[-1]["id"]
+        await client.tool("9plan_queue_add", **{**PLAN, "goal": "missed while away"})
+        await anyio.sleep(2.5)  # the change is announced while no stream is open
+        async with client.stream(last_event_id=last_id) as resumed:
+            assert resumed.status_code == 200
+            replayed = await _until_list_changed(_sse_events(resumed.aiter_lines()))
+        assert all(event["id"] != last_id for event in replayed)
+        methods = [json.loads(e["data"]).get("method") for e in replayed if e.get("data")]
+        assert "notifications/resources/updated" in methods, replayed
+        other = RawSession(http, server)
+        await other.initialize()
+        async with other.stream(last_event_id=last_id) as foreign:
+            assert foreign.status_code == 200
+            came: list[dict[str, str]] = []
+            with anyio.move_on_after(1.5) as waited:  # a replay would come at once
+                async for event in _sse_events(foreign.aiter_lines()):
+                    came += [event] if event.get("data") else []
+            assert came == []
+            assert waited.cancelled_caught  # the stream stays open, live

@@ -134,6 +134,63 @@ async def test_the_most_recently_active_session_of_a_workspace_wins(tmp_path: Pa
     assert f"session is {first}." in prime(sessions, "--workspace", str(project)).stdout
 
 
+def person_adds(sessions: Path, name: str, goal: str) -> None:
+    """A person's `nineplan add NAME` with `goal`, through the real CLI."""
+    run_nineplan(
+        sessions, "add", name, "--goal", goal, "--context", "c", "--approach", "a",
+        "--success-criteria", "s", check=True,
+    )  # fmt: skip
+
+
+async def test_a_persons_add_into_another_session_does_not_hide_the_active_plan(
+    tmp_path: Path, project: Path
+):
+    """Two sessions in one folder, the first holding an active plan: after a person's
+    `nineplan add` into the second (now the most recently active), prime still names the first
+    with its active plan, and names the second on a line of its own."""
+    sessions = tmp_path / "sessions"
+    held = await session_in(sessions, project, ["the held plan", "after it"], task_description="t1")
+    other = await session_in(sessions, project, ["queued there"], pull=False, task_description="t2")
+    person_adds(sessions, other, "a person's idea")
+    done = prime(sessions, "--workspace", str(project), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["session_name"] == held
+    assert data["active_plan"]["goal"] == "the held plan"
+    assert data["others"] == [
+        {"session_name": other, "task_description": "t2", "queued": 2, "active": 0}
+    ]
+    block = prime(sessions, "--workspace", str(project)).stdout
+    assert f"session is {held}." in block
+    assert "Active plan: " in block
+    assert "the held plan" in block
+    assert f"Other sessions of this folder with work:\n  {other}: t2 (2 queued)" in block
+    assert f'9plan_session_resume(session_name="{held}")' in block
+    assert block.count("9plan_session_resume") == 1
+
+
+async def test_of_three_sessions_prime_picks_the_one_holding_an_active_plan(
+    tmp_path: Path, project: Path
+):
+    """Three sessions with work in one folder (and one without, which is not named): the one
+    with an active plan is chosen though it was changed first; after a person's add into the
+    oldest of the other two, the others are named most recently active first."""
+    sessions = tmp_path / "sessions"
+    held = await session_in(sessions, project, ["the held plan"])
+    older = await session_in(sessions, project, ["older's plan"], pull=False)
+    newer = await session_in(sessions, project, ["newer's plan"], pull=False, task_description="n")
+    await session_in(sessions, project, [], pull=False)  # no work
+    person_adds(sessions, older, "a person's idea")
+    data = json.loads(prime(sessions, "--workspace", str(project / "src"), "--json").stdout)
+    assert (data["session_name"], data["active_plan"]["goal"]) == (held, "the held plan")
+    assert data["others"] == [
+        {"session_name": older, "task_description": None, "queued": 2, "active": 0},
+        {"session_name": newer, "task_description": "n", "queued": 1, "active": 0},
+    ]
+    block = prime(sessions, "--workspace", str(project)).stdout
+    assert block.index(f"  {older} (2 queued)") < block.index(f"  {newer}: n (1 queued)")
+
+
 async def test_prime_json_has_the_documented_fields(tmp_path: Path, project: Path):
     """--json prints the §9 fields; the active plan carries the tail of the notes the agent
     wrote into its file, and plans deferred three times are listed as stuck."""
@@ -165,6 +222,7 @@ async def test_prime_json_has_the_documented_fields(tmp_path: Path, project: Pat
         },
         "next": ["hard one"],
         "stuck": [stuck],
+        "others": [],
         "resume_call": f'9plan_session_resume(session_name="{name}")',
     }
     block = prime(sessions, "--workspace", str(project)).stdout
@@ -260,8 +318,9 @@ async def test_inspection_commands_import_no_mcp(tmp_path: Path, project: Path):
 @pytest.mark.postgres
 async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
     """With NINEPLAN_DATABASE_URL, prime finds the workspace's session in the shared database:
-    of two, the one with the latest journal event (a defer counts, which creates and completes
-    no plan), its stuck plans by the journal's deferrals and NINEPLAN_STUCK_DEFERS."""
+    of two, the one holding an active plan though the other is newer, naming the other; of two
+    without one, the one with the latest journal event (a defer counts, which creates and
+    completes no plan), its stuck plans by the journal's deferrals and NINEPLAN_STUCK_DEFERS."""
     async with postgres_schema() as url:
         sessions = tmp_path / "mirror"
         params = stdio_server(sessions, NINEPLAN_DATABASE_URL=url)
@@ -286,12 +345,16 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
         assert (data["session_name"], data["task_description"]) == (name, "shared")
         assert (data["active_plan"]["goal"], data["next"]) == ("pg one", ["pg two"])
         newer = await session_in(
-            sessions, project, ["other's plan"], env={"NINEPLAN_DATABASE_URL": url}
+            sessions, project, ["other's plan"], pull=False, env={"NINEPLAN_DATABASE_URL": url}
         )
         found = run_nineplan(
             sessions, "prime", "--json", "--workspace", str(project), NINEPLAN_DATABASE_URL=url
         )
-        assert json.loads(found.stdout)["session_name"] == newer
+        data = json.loads(found.stdout)  # the newer one holds no active plan: named beside
+        assert (data["session_name"], data["active_plan"]["goal"]) == (name, "pg one")
+        assert data["others"] == [
+            {"session_name": newer, "task_description": None, "queued": 1, "active": 0}
+        ]
         # A defer creates and completes no plan: only the journal knows the session was active.
         async with Client(
             stdio_server(sessions, NINEPLAN_DATABASE_URL=url), mode="legacy"

@@ -25,7 +25,7 @@ from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
 SQLITE_VERSION = 7  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = 5  # this version's nineplan_schema
+POSTGRES_VERSION = 6  # this version's nineplan_schema
 
 
 @attrs.frozen
@@ -199,7 +199,7 @@ async def test_the_plan_active_before_workers_is_mains(tmp_path: Path, release: 
 async def test_the_plan_active_before_workers_is_mains_on_postgres(
     tmp_path: Path, release: Release
 ):
-    """On PostgreSQL (schema 5) too, the plan that was active becomes the worker main's."""
+    """On PostgreSQL (schema 6) too, the plan that was active becomes the worker main's."""
     import asyncpg
 
     async with _database_from_dump(DATA / release.folder / "postgres.sql") as url:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -77,6 +78,36 @@ async def test_serve_over_http_also_serves_the_view(tmp_path: Path):
             listing = await http.get("/")
             assert f'data-session="{name}"' in listing.text
             assert "over http" in listing.text
+
+
+OAUTH_PROBES = (
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/oauth-authorization-server/mcp",
+)
+
+
+@pytest.mark.parametrize("token", [None, "probe-t0ken"])
+@pytest.mark.parametrize("command", ["serve", "ui"])
+async def test_oauth_discovery_is_a_json_404_never_the_sign_in_page(
+    tmp_path: Path, command: str, token: str | None
+):
+    """An OAuth-probing client asking `serve --transport http` or `ui` (with or without a token)
+    for the protected-resource or authorization-server metadata, or a path below them, gets a 404
+    with a JSON body, not the sign-in redirect or page, so it falls back to the bearer token."""
+    env = {"NINEPLAN_HTTP_TOKEN": token} if token else {}
+    if command == "serve":
+        server = spawned_http_server(tmp_path, env=env)
+    else:
+        server = spawned_ui(tmp_path, env=env)
+    async with server as url, httpx2.AsyncClient(base_url=url.removesuffix("/mcp")) as http:
+        for path in OAUTH_PROBES:
+            answered = await http.get(path)
+            assert answered.status_code == 404, (path, answered.status_code, answered.headers)
+            assert answered.headers["content-type"] == "application/json", path
+            assert answered.json()["error"] == "not_found", path
+            assert "NINEPLAN_HTTP_TOKEN" in answered.json()["error_description"], path
 
 
 def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path):

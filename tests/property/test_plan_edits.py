@@ -4,7 +4,9 @@ Each example renders a plan's file (pull), edits it the way agents and editors d
 appended or inserted, headings among them in any case, a BOM, CRLF line ends, bytes that are
 not UTF-8, headings deleted or renamed, the file cut short), then defers, completes or
 discards the plan. Every line the agent added that is still in the file must end up in the
-stored plan or in a copy under recovered/.
+stored plan or in a copy under recovered/. Now and then a line takes the file over the read
+limit, so only the whole copy can keep what follows it. The same edits made to a queued plan's
+file before its pull must end up in the pulled plan or in recovered/ too.
 """
 
 import asyncio
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, SessionName
-from nineplan_core.plan_file import SECTIONS
+from nineplan_core.plan_file import MAX_FILE_BYTES, SECTIONS, render
 from tests.fakes import PLAN, Backend, open_backend
 
 T = TypeVar("T")
@@ -59,14 +61,24 @@ edit = st.one_of(
     st.tuples(st.just("rename_heading"), st.sampled_from(range(7)), _line_text),
     st.tuples(st.just("truncate"), st.floats(0.3, 1), st.none()),
 )
+# Now and then a line that takes the file over the read limit (8 MiB): the text after it is
+# not read, so the whole file must be in recovered/.
+oversize = st.sampled_from([None] * 24 + [0.5, 1.0])
 
 
 def _apply(
-    text: str, edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool
+    text: str,
+    edits: list[tuple[str, Any, Any]],
+    bom: bool,
+    crlf: bool,
+    big: float | None = None,
 ) -> tuple[bytes, list[str]]:
-    """The edited file's bytes, and every line the agent added that the file still holds."""
+    """The edited file's bytes, and every line the agent added that the file still holds;
+    with `big`, a line past the read limit is inserted at that fraction of the file."""
     lines: list[str | bytes] = list(text.split("\n"))
     added: list[str | bytes] = []
+    if big is not None:
+        edits = [*edits, ("insert", big, ["big " + "x" * MAX_FILE_BYTES])]
     for kind, where, payload in edits:
         if kind in ("insert", "append"):
             at = round(where * len(lines))
@@ -145,13 +157,18 @@ class EditRig:
         shutil.rmtree(self.root, ignore_errors=True)
 
     async def example(
-        self, edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool, finish: str
+        self,
+        edits: list[tuple[str, Any, Any]],
+        bom: bool,
+        crlf: bool,
+        finish: str,
+        big: float | None = None,
     ) -> None:
         service, name = self.backend.service, self.name
         await service.add_plan(name, **PLAN, outputs="users.sql")
         pulled = await service.pull_plan(name)
         plan_id = pulled.plan.id
-        data, added = _apply(pulled.text or "", edits, bom, crlf)
+        data, added = _apply(pulled.text or "", edits, bom, crlf, big)
         await self.backend.write_plan_text(name, plan_id, data)
         before = set(await self.backend.recovered(name))
         if finish == "defer":
@@ -174,6 +191,29 @@ class EditRig:
             await service.complete_plan(name, "done")
         assert stored.status in {PlanStatus.QUEUED, PlanStatus.COMPLETED, PlanStatus.DISCARDED}
 
+    async def queued_example(
+        self, edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool, big: float | None
+    ) -> None:
+        """Edit a queued plan's file, then pull it: every added line is in the pulled plan or
+        in a whole copy of the file, and the text pull returns is the stored plan's render."""
+        service, name = self.backend.service, self.name
+        placed = await service.add_plan(name, **PLAN, outputs="users.sql")
+        rendered = await self.backend.plan_text(name, placed.plan.id) or ""
+        data, added = _apply(rendered, edits, bom, crlf, big)
+        await self.backend.write_plan_text(name, placed.plan.id, data)
+        before = set(await self.backend.recovered(name))
+        pulled = await service.pull_plan(name)
+        store = await self.backend.catalog.open(SessionName(name))
+        async with store.reading() as reader:
+            stored = await reader.plan(placed.plan.id)
+        assert stored is not None
+        assert pulled.text == render(stored.content, stored.notes)
+        copies = [v for k, v in (await self.backend.recovered(name)).items() if k not in before]
+        lines = _stored_lines(stored)
+        for line in filter(_needs_checking, added):
+            assert _kept(line, lines) or data in copies, (line, stored)
+        await service.complete_plan(name, "done")
+
 
 @pytest.mark.parametrize(
     "kind", ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -190,9 +230,39 @@ def test_every_line_the_agent_added_is_stored_or_recovered(kind: str):
             bom=st.booleans(),
             crlf=st.booleans(),
             finish=st.sampled_from(["defer", "complete", "discard"]),
+            big=oversize,
         )
-        def check(edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool, finish: str) -> None:
-            rig.run(rig.example(edits, bom, crlf, finish))
+        def check(
+            edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool, finish: str, big: float | None
+        ) -> None:
+            rig.run(rig.example(edits, bom, crlf, finish, big))
+
+        check()
+    finally:
+        rig.close()
+
+
+@pytest.mark.parametrize(
+    "kind", ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_every_line_written_in_a_queued_file_is_pulled_or_recovered(kind: str):
+    """Whatever a person or an agent does to a queued plan's file before its pull (files over
+    the read limit too), the pull keeps every line added: in the pulled plan, or in a whole
+    copy of the file under recovered/; and the text it returns is the stored plan's."""
+    rig = EditRig(kind)
+    try:
+
+        @settings(max_examples=EXAMPLES, deadline=None)
+        @given(
+            edits=st.lists(edit, min_size=1, max_size=5),
+            bom=st.booleans(),
+            crlf=st.booleans(),
+            big=oversize,
+        )
+        def check(
+            edits: list[tuple[str, Any, Any]], bom: bool, crlf: bool, big: float | None
+        ) -> None:
+            rig.run(rig.queued_example(edits, bom, crlf, big))
 
         check()
     finally:

@@ -113,3 +113,24 @@ async def test_write_into_a_missing_folder_is_a_file_system_error(tmp_path: Path
         await files.write(PlanId("abcde"), b"x")
     assert "No such file" in caught.value.message
     assert str(tmp_path) not in caught.value.message
+
+
+async def test_keep_file_copies_the_whole_file_and_follows_no_link(
+    files: DirectoryPlanFiles, tmp_path: Path
+):
+    """keep_file copies a file past the read limit whole, byte for byte; a link, a directory
+    or no file at all is not copied (None), and a link's target is not read."""
+    big = os.urandom(64) + b"x" * (MAX_FILE_BYTES + 1000)
+    (files.folder / "big00.txt").write_bytes(big)
+    kept = await files.keep_file(PlanId("big00"))
+    assert kept is not None
+    assert Path(kept).read_bytes() == big
+    assert Path(kept).parent == files.recovered
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret")
+    os.symlink(outside, files.folder / "abcde.txt")
+    (files.folder / "dir00.txt").mkdir()
+    assert await files.keep_file(PlanId("abcde")) is None
+    assert await files.keep_file(PlanId("dir00")) is None
+    assert await files.keep_file(PlanId("none0")) is None
+    assert [p.name for p in files.recovered.iterdir()] == ["big00.txt"]

@@ -12,11 +12,12 @@ import pytest
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.cli.prime import block
 from nineplan_adapters.entrypoints.console import main
+from nineplan_adapters.storage.memory.primer import MemoryPrimer
 from nineplan_adapters.storage.postgres.primer import find_postgres
-from nineplan_adapters.storage.sqlite.primer import find_sqlite, last_activity
+from nineplan_adapters.storage.sqlite.primer import SqlitePrimer, find_sqlite, last_activity
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
-from nineplan_core.results import PrimedPlan, PrimedSession
+from nineplan_core.results import OtherSession, PrimedPlan, PrimedSession
 from tests.fakes import PLAN, open_backend, open_service, postgres_schema
 
 
@@ -266,3 +267,39 @@ async def test_a_damaged_postgresql_row_never_ends_prime_in_a_traceback(tmp_path
     assert found is not None
     assert found.active_plan is not None
     assert found.active_plan.id == placed.plan.id
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_the_session_holding_an_active_plan_is_chosen_and_the_others_named(
+    tmp_path: Path, kind: str
+):
+    """Of a folder's sessions with work, the one holding an active plan is chosen though a
+    person's add made another the most recently active; the others are named, most recently
+    active first, with their counts; a session without work is not."""
+    workspace = str(tmp_path / "project")
+    async with open_backend(kind, tmp_path / "s") as backend:
+        service = backend.service
+        held = (await service.create_session(workspace=workspace)).session.name
+        await service.add_plan(held, **PLAN)
+        await service.pull_plan(held)
+        backend.clock.advance(60)
+        older = (await service.create_session("t2", workspace=workspace)).session.name
+        await service.add_plan(older, **PLAN)
+        backend.clock.advance(60)
+        newer = (await service.create_session(workspace=workspace)).session.name
+        await service.add_plan(newer, **PLAN)
+        await service.create_session(workspace=workspace)  # no work
+        backend.clock.advance(60)
+        await service.add_plan(older, **PLAN, actor="person")
+        found = (
+            MemoryPrimer(backend.catalog, STUCK_DEFERS)  # type: ignore[arg-type]
+            if kind == "memory"
+            else SqlitePrimer(tmp_path / "s", STUCK_DEFERS)
+        ).find(workspace)
+    assert found is not None
+    assert found.session_name == held
+    assert found.active_plan is not None
+    assert found.others == [
+        OtherSession(older, "t2", queued=2, active=0),
+        OtherSession(newer, None, queued=1, active=0),
+    ]

@@ -138,7 +138,8 @@ async def test_a_failed_delete_after_commit_keeps_the_completion(tmp_path: Path,
 
 
 async def test_reconcile_on_open_heals_files(tmp_path: Path):
-    """A new process re-renders missing and empty files, removes finished ones, recovers strays."""
+    """A new process re-renders missing and empty files, removes finished ones (moving one
+    that holds lines the database lacks to recovered/), recovers strays."""
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
         missing = await backend.service.add_plan(name, **PLAN)
@@ -175,6 +176,8 @@ async def test_reconcile_on_open_heals_files(tmp_path: Path):
     assert (plans / f"{empty.plan.id}.txt").read_text().startswith("# Context")
     assert not (plans / f"{done.plan.id}.txt").exists()
     assert (tmp_path / name / "recovered" / "notes.md").read_text() == "an agent's own file"
+    kept = tmp_path / name / "recovered" / f"{done.plan.id}.txt"
+    assert kept.read_text() == "left behind by a crash"
 
 
 async def test_a_corrupt_database_fails_that_session_only(tmp_path: Path):

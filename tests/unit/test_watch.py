@@ -83,3 +83,17 @@ async def test_the_session_list_watch_sees_another_process(backend: Backend):
             seen = await anext(changes)
             while names[0].name not in seen:
                 seen = await anext(changes)
+
+
+async def test_the_session_list_watch_names_an_archived_session(backend: Backend):
+    """Archiving or unarchiving a session changes the session lists, so the list's watch
+    names it (the web list then drops or brings back its row)."""
+    name = await backend.session()
+    async with watch_of(backend).sessions() as changes:
+        for archived in (True, False):
+            if archived:
+                await backend.service.archive_session(name)
+            else:
+                await backend.service.unarchive_session(name)
+            with anyio.fail_after(5):
+                assert name in await anext(changes)

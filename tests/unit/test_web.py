@@ -278,7 +278,8 @@ async def test_the_session_list_shows_activity(backend: Backend, client: httpx2.
 
 
 async def test_the_journal_is_paginated(backend: Backend, client: httpx2.AsyncClient):
-    """The journal shows the newest JOURNAL_LIMIT events; `before` pages back to event 1."""
+    """The journal shows the newest JOURNAL_LIMIT events; `before` pages back to event 1; the
+    links lead to the session page, also from a refused form shown at the form's address."""
     name = await backend.session()
     for number in range(JOURNAL_LIMIT + 20):
         await backend.service.add_plan(name, **{**PLAN, "goal": f"plan {number}"})
@@ -291,11 +292,18 @@ async def test_the_journal_is_paginated(backend: Backend, client: httpx2.AsyncCl
     first = (await client.get(f"/sessions/{name}")).text
     assert seqs(first) == list(range(newest, newest - JOURNAL_LIMIT, -1))
     older = newest - JOURNAL_LIMIT + 1
-    assert f'href="?before={older}"' in first
+    assert f'href="/sessions/{name}?before={older}"' in first
     second = (await client.get(f"/sessions/{name}?before={older}")).text
     assert seqs(second) == list(range(older - 1, 0, -1))
     assert 'data-action="older"' not in second
-    assert 'href="?"' in second  # back to the newest
+    assert f'href="/sessions/{name}?"' in second  # back to the newest
+    refused = await client.post(  # shown at the form's address, its links lead to the session
+        f"/sessions/{name}/plans",
+        data={**PLAN, "goal": " ", "csrf": csrf_of(first)},
+        headers={"origin": ORIGIN},
+    )
+    assert refused.status_code == 400
+    assert f'href="/sessions/{name}?before={older}"' in refused.text
     assert seqs((await client.get(f"/sessions/{name}?page=1&before=1")).text) == []
     assert seqs((await client.get(f"/sessions/{name}?before=x")).text) == seqs(first)
 

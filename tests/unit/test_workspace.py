@@ -10,7 +10,12 @@ import pytest
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints import views
 from nineplan_adapters.entrypoints.web import web_app
-from nineplan_adapters.entrypoints.workspace import process_workspace
+from nineplan_adapters.entrypoints.workspace import (
+    WorkspaceSources,
+    process_workspace,
+    root_folder,
+    usable_folder,
+)
 from nineplan_adapters.storage.priming import covers
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
 from nineplan_core.errors import InvalidInputError
@@ -27,7 +32,7 @@ async def test_a_session_keeps_its_workspace_on_every_backend(backend: Backend):
     [summary] = await backend.service.list_sessions()
     assert summary.session.workspace == "/work/project"
     assert views.session_state(state)["workspace"] == "/work/project"
-    assert views.session_list([summary])["sessions"][0]["workspace"] == "/work/project"
+    assert views.session_item(summary)["workspace"] == "/work/project"
     if backend.kind.startswith("sqlite"):  # the copy `nineplan prime` reads without the database
         assert (backend.root / name / "workspace").read_text() == "/work/project"
 
@@ -115,3 +120,40 @@ async def test_the_web_view_shows_the_workspace(backend: Backend):
         assert '<td class="workspace">-</td>' in listing
         assert "Workspace: <code>/work/app</code>" in (await http.get(f"/sessions/{bound}")).text
         assert 'data-testid="workspace"' not in (await http.get(f"/sessions/{loose}")).text
+
+
+def test_a_usable_folder_exists_and_is_neither_the_root_nor_home(tmp_path: Path):
+    """usable_folder resolves an existing folder; an empty or blank value, a file, a folder
+    that does not exist, `/` and the home folder are not usable."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    (tmp_path / "file").write_text("x")
+    assert usable_folder(str(project / "." / ".." / "project"), str(home)) == str(project)
+    for value in ("", "  ", str(tmp_path / "file"), str(tmp_path / "gone"), "/", str(home)):
+        assert usable_folder(value, str(home)) is None, value
+
+
+def test_an_unexpanded_variable_is_no_workspace(tmp_path: Path):
+    """NINEPLAN_WORKSPACE holding a variable its client did not expand is passed over, even
+    when a folder of that name exists; the working directory is kept as the fallback."""
+    (tmp_path / "${CLAUDE_PROJECT_DIR}").mkdir()
+    for value in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "${CLAUDE_PROJECT_DIR:-}"):
+        sources = WorkspaceSources.stdio(str(tmp_path / value), cwd=str(tmp_path))
+        assert sources == WorkspaceSources(None, str(tmp_path.resolve())), value
+    assert WorkspaceSources.stdio(str(tmp_path), cwd="/").given == str(tmp_path.resolve())
+
+
+def test_a_root_is_a_local_file_url(tmp_path: Path):
+    """A `file://` root gives its folder (percent-encoding decoded); another scheme, another
+    host, or a folder that does not exist gives none."""
+    spaced = tmp_path / "my project"
+    spaced.mkdir()
+    assert root_folder(spaced.as_uri()) == str(spaced.resolve())
+    assert root_folder(f"file://localhost{spaced}") == str(spaced.resolve())
+    for uri in (
+        f"https://example.com{spaced}",
+        f"file://elsewhere{spaced}",
+        (tmp_path / "x").as_uri(),
+    ):
+        assert root_folder(uri) is None, uri

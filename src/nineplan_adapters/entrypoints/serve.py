@@ -9,7 +9,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, running
 from nineplan_adapters.entrypoints.mcp import build_server
 from nineplan_adapters.entrypoints.tool_names import ToolNames
-from nineplan_adapters.entrypoints.workspace import process_workspace
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources
 
 log = logging.getLogger("nineplan.serve")
 
@@ -24,7 +24,9 @@ async def serve(settings: Settings) -> int:
     if settings.transport == "stdio":
         async with running(build_container(settings, one_client=True)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            server = build_server(service, workspace=process_workspace(), names=names)
+            server = build_server(
+                service, workspace=WorkspaceSources.stdio(settings.workspace), names=names
+            )
             await server.run_stdio_async()
             return 0
     # uvicorn, starlette and the web view only for HTTP

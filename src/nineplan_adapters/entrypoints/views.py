@@ -19,8 +19,10 @@ from nineplan_core.results import (
     Discarded,
     HistoryMatch,
     PlacedPlan,
+    SessionListing,
     SessionState,
     SessionSummary,
+    UnreadableSession,
     ValidationReport,
 )
 
@@ -147,21 +149,29 @@ class Validation(TypedDict):
     valid: bool
     invariants: Invariants
     issues: list[str]
+    notes: list[str]
 
 
 class SessionListItem(TypedDict):
+    """A session of the list; one that cannot be read has its `error` (one line) and every
+    field read from it null."""
+
     name: str
-    created: str
+    created: str | None
     task_description: str | None
-    queue_length: int
-    completed_count: int
-    has_active_plan: bool
+    queue_length: int | None
+    completed_count: int | None
+    has_active_plan: bool | None
     workspace: str | None
+    archived: bool
+    error: str | None
     active_count: NotRequired[int]
 
 
 class SessionList(TypedDict):
     sessions: list[SessionListItem]
+    #: The archived sessions the list leaves out.
+    archived_left_out: int
 
 
 def session_created(state: SessionState) -> SessionCreated:
@@ -295,22 +305,39 @@ def validation(report: ValidationReport) -> Validation:
             "journal_matches_state": report.journal_matches_state,
         },
         "issues": report.issues,
+        "notes": report.notes,
     }
 
 
-def session_list(summaries: list[SessionSummary]) -> SessionList:
+def session_list(listing: SessionListing) -> SessionList:
     return {
-        "sessions": [
-            {
-                "name": s.session.name,
-                "created": format_timestamp(s.session.created_at),
-                "task_description": s.session.task_description,
-                "queue_length": s.queue_length,
-                "completed_count": s.completed_count,
-                "has_active_plan": s.has_active_plan,
-                "workspace": s.session.workspace,
-                "active_count": s.active_count,
-            }
-            for s in summaries
-        ]
+        "sessions": [session_item(entry) for entry in listing.sessions],
+        "archived_left_out": listing.archived_left_out,
+    }
+
+
+def session_item(entry: SessionSummary | UnreadableSession) -> SessionListItem:
+    if isinstance(entry, UnreadableSession):
+        return {
+            "name": entry.name,
+            "created": None,
+            "task_description": None,
+            "queue_length": None,
+            "completed_count": None,
+            "has_active_plan": None,
+            "workspace": None,
+            "archived": entry.archived,
+            "error": entry.error,
+        }
+    return {
+        "name": entry.session.name,
+        "created": format_timestamp(entry.session.created_at),
+        "task_description": entry.session.task_description,
+        "queue_length": entry.queue_length,
+        "completed_count": entry.completed_count,
+        "has_active_plan": entry.has_active_plan,
+        "workspace": entry.session.workspace,
+        "archived": entry.archived,
+        "error": None,
+        "active_count": entry.active_count,
     }

@@ -1,21 +1,77 @@
-"""Workspaces: the folder a session belongs to (which folders it covers: storage.priming)."""
+"""Workspaces: the folder a session belongs to (which folders it covers: storage.priming).
 
+DESIGN §9 orders where a new session's workspace comes from. On stdio: `NINEPLAN_WORKSPACE`
+(the Claude Code plugin sets it from `${CLAUDE_PROJECT_DIR:-}`, since plugin servers may start
+in the plugin's cache folder or the home folder), the client's first `file://` MCP root (read
+by the MCP server at `9plan_session_create`: mcp.roots), the server's working directory. Over
+HTTP only the client's roots: the server's environment and folder say nothing of its clients'.
+Each is taken only when it is a usable folder (`usable_folder`); the first usable one wins.
+"""
+
+import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import attrs
+
+#: A variable a client left unexpanded in NINEPLAN_WORKSPACE: `${CLAUDE_PROJECT_DIR}`,
+#: `${CLAUDE_PROJECT_DIR:-}`, `$CLAUDE_PROJECT_DIR`.
+_UNEXPANDED = re.compile(r"\$\{|\$[A-Za-z_]")
 
 
-def process_workspace(cwd: str | None = None, home: str | None = None) -> str | None:
-    """The workspace a stdio server records for the sessions it creates: its working directory.
+@attrs.frozen
+class WorkspaceSources:
+    """What a server knows, before any call, of the workspace of the sessions it creates:
+    `given` (NINEPLAN_WORKSPACE, when usable) comes before the client's roots, `fallback`
+    (the working directory, when usable) after them. Both None over HTTP."""
 
-    None for `/` and for the home folder: some clients start servers there, and such a
-    workspace would cover every folder. `cwd` and `home` default to the process's own.
-    """
+    given: str | None = None
+    fallback: str | None = None
+
+    @classmethod
+    def stdio(cls, variable: str | None, cwd: str | None = None) -> "WorkspaceSources":
+        """A stdio server's: the NINEPLAN_WORKSPACE `variable` (not usable when it holds a
+        variable its client left unexpanded) and its working directory."""
+        given = (
+            None if variable is None or _UNEXPANDED.search(variable) else usable_folder(variable)
+        )
+        return cls(given, process_workspace(cwd))
+
+
+def usable_folder(value: str | None, home: str | None = None) -> str | None:
+    """`value` as a workspace, resolved; None when it is not usable: empty, not an existing
+    folder, `/`, or the home folder (some clients start servers there, and such a workspace
+    would cover every folder). `home` defaults to the process's own."""
+    if value is None or not value.strip() or "\x00" in value:
+        return None
     try:
-        folder = Path(cwd if cwd is not None else Path.cwd()).resolve()
-    except OSError:  # the working directory was deleted under the process
+        folder = Path(value).expanduser().resolve()
+        if not folder.is_dir():
+            return None
+    except (OSError, RuntimeError, ValueError):  # a folder that cannot be read, or a loop
         return None
     if folder == Path(folder.anchor) or folder == _home(home):
         return None
     return str(folder)
+
+
+def process_workspace(cwd: str | None = None, home: str | None = None) -> str | None:
+    """The working directory as a workspace (usable_folder); None when it is not usable, or
+    was deleted under the process. `cwd` and `home` default to the process's own."""
+    try:
+        folder = cwd if cwd is not None else str(Path.cwd())
+    except OSError:  # the working directory was deleted under the process
+        return None
+    return usable_folder(folder, home)
+
+
+def root_folder(uri: str, home: str | None = None) -> str | None:
+    """A `file://` MCP root's folder, when usable (usable_folder); None for other schemes, a
+    root on another host, or a folder that is not usable."""
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "file" or parts.netloc not in {"", "localhost"}:
+        return None
+    return usable_folder(unquote(parts.path), home)
 
 
 def _home(home: str | None) -> Path | None:

@@ -36,6 +36,18 @@ class PlanFiles(Protocol):
         `file_name`; return where. Raises FileSystemError."""
         ...
 
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        """Copy the plan's file itself, whole (whatever its size), into recovered/ under a
+        fresh name; return where, or None when there is no regular file to copy. Never
+        follows a link. Raises FileSystemError."""
+        ...
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        """What stands where the plan's file belongs when it is no regular file: "missing",
+        "link", "directory" or "other" ("file" if one appeared since). A directory is moved
+        to recovered/ now, and where it went is returned too. Raises FileSystemError."""
+        ...
+
     async def remove(self, plan_id: PlanId) -> None:
         """Delete the file if it exists (a directory in its place goes to recovered/).
         Raises FileSystemError."""
@@ -72,6 +84,13 @@ def file_system_error(action: str, exc: OSError) -> FileSystemError:
 
 
 PlanFilesFactory = Callable[[Path, Path], PlanFiles]
+
+
+def _entry_kind(mode: int) -> str:
+    """What a folder entry that is not a directory is, in set_aside's words."""
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def _read_limited(calls: "OsCalls", fd: int, size: int) -> bytes:
@@ -183,6 +202,20 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("delete the plan file", exc) from exc
 
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        target = self._file(plan_id)
+        try:
+            mode = target.lstat().st_mode
+            if not stat.S_ISDIR(mode):
+                return _entry_kind(mode), None
+            moved = self._recovered_name(target.name)
+            self.calls.rename(target, moved)
+        except FileNotFoundError:
+            return "missing", None
+        except OSError as exc:
+            raise file_system_error("move a directory out of the plan folder", exc) from exc
+        return "directory", str(moved)
+
     def _clear_irregular(self, target: Path) -> None:
         """Move a directory (or a link to one) standing where a plan file belongs aside."""
         try:
@@ -206,6 +239,31 @@ class DirectoryPlanFiles:
         except OSError as exc:
             raise file_system_error("copy a plan file to recovered/", exc) from exc
         return str(target)
+
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        source = self._file(plan_id)
+        try:
+            fd = self.calls.open_to_read(source)
+        except OSError as exc:
+            if exc.errno in _ABSENT:
+                return None
+            raise file_system_error("copy a plan file to recovered/", exc) from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            target = self._recovered_name(source.name)
+            self._copy(fd, self.calls.create(target))
+        except OSError as exc:
+            raise file_system_error("copy a plan file to recovered/", exc) from exc
+        finally:
+            os.close(fd)
+        return str(target)
+
+    def _copy(self, source: int, target: int) -> None:
+        """Stream the open file `source` into the new file `target` (and close `target`)."""
+        with os.fdopen(target, "wb") as out:
+            while chunk := self.calls.read(source, 1 << 20):
+                out.write(chunk)
 
     async def names(self) -> list[str]:
         try:

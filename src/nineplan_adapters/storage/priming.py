@@ -5,11 +5,14 @@ A primer is a backend's read for `nineplan prime`, which a client's session-star
 for: it reads without the container, the MCP SDK or aiosqlite (nineplan_adapters.backends).
 """
 
+import datetime as dt
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
+
+import attrs
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
@@ -17,9 +20,10 @@ from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
 from nineplan_core.model import DEFAULT_LIMITS, PlanContent
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
-from nineplan_core.results import PrimedPlan, PrimedSession, StuckPlan
+from nineplan_core.results import OtherSession, PrimedPlan, PrimedSession, StuckPlan
 
 NEXT_GOALS = 3  # the queue's first goals a primer shows
+OTHERS = 3  # the folder's other sessions a primer names
 NOTES_LINES = 5  # the last lines of the active plan's notes
 #: The stored columns a plan's content is made of.
 CONTENT_COLUMNS = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
@@ -29,15 +33,43 @@ class Primer(Protocol):
     """A backend's read for `nineplan prime`."""
 
     def find(self, folder: str) -> PrimedSession | None:
-        """The most recently active session bound to `folder` (or a folder above it) that still
-        has work; None when there is none, or it cannot be read. Never raises for a damaged
-        session: one damaged session must not hide the others."""
+        """The session bound to `folder` (or a folder above it) that `choose` picks among
+        those with work, naming the others; None when there is none, or it cannot be read.
+        Never raises for a damaged session: one damaged session must not hide the others."""
         ...
 
 
 #: A backend's `primer.primer`: the primer for the settings; the open catalog given is read by a
 #: backend that keeps nothing on disk (memory), the others read what it wrote.
 PrimerFactory = Callable[[Settings, object], Primer]
+
+
+@attrs.frozen
+class Candidate:
+    """A session bound to the folder that has work: what choosing among them reads."""
+
+    name: str
+    task_description: str | None
+    queued: int
+    active: int
+    last_active: dt.datetime
+
+
+def choose(candidates: Iterable[Candidate]) -> tuple[Candidate, list[OtherSession]] | None:
+    """The session an agent most likely holds, and the others to name (DESIGN §9): the most
+    recently active one that has an active plan, else the most recently active one (a person's
+    `nineplan add` into another session must not send a compacted agent away from the plan it
+    holds); the others most recently active first, at most OTHERS. None without candidates."""
+    ordered = sorted(candidates, key=lambda c: (c.last_active, c.name), reverse=True)
+    if not ordered:
+        return None
+    chosen = next((c for c in ordered if c.active), ordered[0])
+    others = [
+        OtherSession(c.name, c.task_description, c.queued, c.active)
+        for c in ordered
+        if c is not chosen
+    ]
+    return chosen, others[:OTHERS]
 
 
 def covers(workspace: str, folder: str) -> bool:

@@ -11,8 +11,10 @@ import anyio
 import attrs
 
 from nineplan_adapters.storage.plan_files import PlanFiles
+from nineplan_adapters.storage.written import NO_RECORD, WriteRecord
+from nineplan_core.copies import digest
 from nineplan_core.errors import DatabaseError, NinePlanError
-from nineplan_core.model import PlanId, file_name
+from nineplan_core.model import PlanId, file_name, plan_id_of
 
 log = logging.getLogger("nineplan.storage")
 
@@ -27,12 +29,14 @@ class FileChanges:
 
     Writes happen at once (before the commit, so a failed write aborts the transaction)
     and remember what they replaced; `undo` puts that back. Removals and recoveries wait
-    in `later` for the commit, so a rolled-back transaction never loses a file.
+    in `later` for the commit, so a rolled-back transaction never loses a file. Each write
+    and removal keeps `record` (what this machine last wrote into each file) in step.
     """
 
     files: PlanFiles
+    record: WriteRecord = NO_RECORD
     later: list[Action] = attrs.field(factory=list, init=False)
-    _undo: list[tuple[PlanId, bytes | None]] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[PlanId, bytes | None, str | None]] = attrs.field(factory=list, init=False)
 
     async def read(self, plan_id: PlanId) -> bytes | None:
         return await self.files.read(plan_id)
@@ -40,27 +44,48 @@ class FileChanges:
     async def names(self) -> list[str]:
         return await self.files.names()
 
+    async def written(self, plan_id: PlanId) -> str | None:
+        return self.record.get(plan_id)
+
     async def write(self, plan_id: PlanId, text: str) -> None:
         previous = await self.files.read(plan_id)
-        self._undo.append((plan_id, previous))
-        await self.files.write(plan_id, text.encode("utf-8"))
+        self._undo.append((plan_id, previous, self.record.get(plan_id)))
+        data = text.encode("utf-8")
+        await self.files.write(plan_id, data)
+        self.record.put(plan_id, digest(data))
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
-        return await self.files.keep(file_name(plan_id), data)
+        # The file itself, whole: `data` is only what was read (a read stops past the limit).
+        # It is used only when the file went away since it was read.
+        kept = await self.files.keep_file(plan_id)
+        return kept if kept is not None else await self.files.keep(file_name(plan_id), data)
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        return await self.files.set_aside(plan_id)
 
     def remove_after_commit(self, plan_id: PlanId) -> None:
-        self.later.append(lambda: self.files.remove(plan_id))
+        async def remove() -> None:
+            await self.files.remove(plan_id)
+            self.record.put(plan_id, None)
+
+        self.later.append(remove)
 
     def recover_after_commit(self, file_name: str) -> None:
-        self.later.append(lambda: self.files.recover(file_name))
+        async def recover() -> None:
+            await self.files.recover(file_name)
+            if (plan_id := plan_id_of(file_name)) is not None:
+                self.record.put(plan_id, None)
+
+        self.later.append(recover)
 
     async def undo(self) -> None:
-        """Restore every file this transaction wrote, newest first."""
-        for plan_id, previous in reversed(self._undo):
+        """Restore every file this transaction wrote (and its record), newest first."""
+        for plan_id, previous, recorded in reversed(self._undo):
             if previous is None:
                 await self.files.remove(plan_id)
             else:
                 await self.files.write(plan_id, previous)
+            self.record.put(plan_id, recorded)
 
 
 @attrs.define
@@ -99,6 +124,9 @@ class UnitOfWork(abc.ABC, Generic[Db, Tx]):
 
     files: PlanFiles
     cleanups: Cleanups
+    #: What this machine last wrote into each plan file (kept by a store whose files are a
+    #: machine's copy of a shared database).
+    record: WriteRecord = NO_RECORD
 
     @property
     @abc.abstractmethod
@@ -132,7 +160,7 @@ class UnitOfWork(abc.ABC, Generic[Db, Tx]):
         try:
             async with self._writer() as db:
                 await self.cleanups.retry()
-                files = FileChanges(self.files)
+                files = FileChanges(self.files, self.record)
                 tx = await self._begin(db, files)
                 try:
                     yield tx

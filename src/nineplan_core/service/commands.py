@@ -5,7 +5,8 @@ import logging
 
 import attrs
 
-from nineplan_core.edits import active_with_edits, working_copy
+from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
+from nineplan_core.edits import active_with_edits, queued_with_edits
 from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
 from nineplan_core.journal import (
     Actor,
@@ -29,7 +30,7 @@ from nineplan_core.model import (
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank
-from nineplan_core.reconcile import reconcile_level
+from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
 from nineplan_core.retries import request
 from nineplan_core.service.checks import (
@@ -97,9 +98,14 @@ class Commands(Envelope):
         if session in self._reconciled and not store.files_mirror:
             return await self._state(store, who)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        _, state = await self._reconcile(store, level=reconcile_level(store))
+        repairs, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        return for_worker(state, who)
+        state = for_worker(state, who)
+        return attrs.evolve(
+            state,
+            kept=kept_lines(repairs),
+            notices=active_file_notices(repairs, state.active_plan),
+        )
 
     async def add_plan(
         self,
@@ -178,23 +184,34 @@ class Commands(Envelope):
                 raise PlanAlreadyActiveError(active.id, holder)
             if (queued := await tx.front_of_queue()) is None:
                 raise QueueEmptyError(completed_count=(await tx.tally()).completed)
-            plan = queued.pull(worker=holder, at=self.clock())
+            # A file this machine wrote before the database changed elsewhere is brought up
+            # to it first; then the file's own edits are read back (the stored sections win
+            # where this machine cannot tell whether the database changed since).
+            refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
+            edited, text, salvage = await queued_with_edits(
+                tx,
+                store.name,
+                refreshed,
+                who,
+                clock=self.clock,
+                max_section_chars=self.limits.max_text_chars,
+                stale=store.files_mirror and await tx.files.written(queued.id) is None,
+            )
+            plan = edited.pull(worker=holder, at=self.clock())
             await tx.save(plan)
-            text = await working_copy(tx, plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
+            where = {"machine": store.machine} if store.machine else {}
+            where |= worker_detail(holder)
             return Applied(
                 result=PlacedPlan(
                     plan=plan,
                     path=store.plan_path(plan.id),
                     text=text,
+                    salvage="\n".join(line for line in (merged, salvage) if line) or None,
                     defer_count=deferred,
                     stuck=is_stuck(deferred, self.stuck_defers),
                 ),
-                events=[
-                    plan_event(
-                        self.clock(), who, EventKind.PLAN_PULLED, plan, **worker_detail(holder)
-                    )
-                ],
+                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
                 said="plan pulled",
                 about={"plan_id": plan.id},
             )
@@ -260,7 +277,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id, "rank": rank},
             )
 
-        return await self._apply(name, defer, retry=call)
+        return await self._apply(name, defer, retry=call, reads_file=True)
 
     async def complete_plan(
         self,
@@ -307,7 +324,7 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, complete, retry=call)
+        return await self._apply(name, complete, retry=call, reads_file=True)
 
     async def discard_plan(
         self,
@@ -352,12 +369,14 @@ class Commands(Envelope):
                 about={"plan_id": plan.id},
             )
 
-        return await self._apply(name, discard, retry=call)
+        return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str
     ) -> tuple[Plan, str | None]:
         """`worker`'s active plan with the agent's file edits read back, then `notes`."""
+        if store.files_mirror:
+            await render_if_never_here(tx, worker)
         return await active_with_edits(
             tx,
             store.name,

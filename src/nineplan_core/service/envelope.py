@@ -7,10 +7,11 @@ log it. Fresh plan ids and session names are drawn here too, again on a collisio
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import attrs
 
+from nineplan_core.copies import kept_lines
 from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
@@ -34,7 +35,7 @@ from nineplan_core.ports import (
     SessionTx,
 )
 from nineplan_core.reconcile import reconcile, state_of
-from nineplan_core.results import Repair, SessionState
+from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
 
 log = logging.getLogger("nineplan.service")
@@ -80,21 +81,24 @@ class Envelope:
         *,
         retry: Request[T] | None = None,
         refresh: bool = False,
+        reads_file: bool = False,
     ) -> T:
         """Run `change` in the envelope every change shares.
 
         Check the name, open the session (reconciled once per process; with `refresh`, a
         mirror's files brought up to date), return the first result of a repeated request,
         else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it.
+        result for a retry, and log it. A result with a `salvage` line also carries the lines
+        saying what opening the session moved to recovered/ (`copies.kept_lines`). A change
+        that `reads_file` (the active plan's, to take the agent's edits) finds that file as
+        the agent left it, even on the first open: reconcile does not render it first, so the
+        change can say it was gone.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store = await self._open(session)
-        if refresh and store.files_mirror:
-            await self._reconcile(store, level=logging.INFO)
+        store, kept = await self._opened(session, refresh=refresh, spare_active=reads_file)
         async with store.transaction() as tx:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
@@ -104,21 +108,45 @@ class Envelope:
             if retry is not None:
                 await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
         log.info(applied.said, extra={"session": session, **applied.about})
-        return applied.result
+        return _told(applied.result, kept)
 
-    async def _open(self, name: SessionName) -> SessionStore:
-        """Open a session, reconciling it the first time this process opens it."""
+    async def _opened(
+        self, name: SessionName, *, refresh: bool = False, spare_active: bool = False
+    ) -> tuple[SessionStore, list[str]]:
+        """Open a session, reconciling it the first time this process opens it (and, with
+        `refresh`, a mirror's files each time); with the lines saying what was kept.
+
+        With `spare_active` the active plan's file is not rendered, and the session is not
+        counted as reconciled (the next call renders that file if the change did not). A
+        file mirror's missing file may never have been written on this machine, so it is
+        rendered, not reported as deleted.
+        """
         store = await self.catalog.open(name)
+        spare_active = spare_active and not store.files_mirror
+        repairs: list[Repair] = []
         if name not in self._reconciled:
-            await self._reconcile(store)
-            self._reconciled.add(name)
-        return store
+            repairs, _ = await self._reconcile(store, spare_active=spare_active)
+            if not spare_active:
+                self._reconciled.add(name)
+        elif refresh and store.files_mirror:
+            repairs, _ = await self._reconcile(store, level=logging.INFO)
+        return store, kept_lines(repairs)
 
     async def _reconcile(
-        self, store: SessionStore, level: int = logging.WARNING, *, thorough: bool = False
+        self,
+        store: SessionStore,
+        level: int = logging.WARNING,
+        *,
+        thorough: bool = False,
+        spare_active: bool = False,
     ) -> tuple[list[Repair], SessionState]:
         return await reconcile(
-            store, clock=self.clock, stuck_defers=self.stuck_defers, level=level, thorough=thorough
+            store,
+            clock=self.clock,
+            stuck_defers=self.stuck_defers,
+            level=level,
+            thorough=thorough,
+            spare_active=spare_active,
         )
 
     async def _state(self, store: SessionStore, worker: str = MAIN_WORKER) -> SessionState:
@@ -206,3 +234,12 @@ def for_worker(state: SessionState, worker: str) -> SessionState:
         active_plan_path=hold.path if hold else None,
         pulled_at=hold.pulled_at if hold else None,
     )
+
+
+def _told(result: T, kept: list[str]) -> T:
+    """`result` with the lines saying what opening moved to recovered/ put before its own
+    salvage line, when it has one to carry them (a placed or finished plan)."""
+    if kept and isinstance(result, PlacedPlan | Finished):
+        said = [*kept, *filter(None, [result.salvage])]
+        return cast("T", attrs.evolve(result, salvage="\n".join(said)))
+    return result

@@ -35,6 +35,7 @@ from nineplan_core.model import (
     check_session_name,
     check_worker,
     file_name,
+    plan_id_of,
 )
 from nineplan_core.plan_file import decode, render, unreadable
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
@@ -69,8 +70,9 @@ class Queries(Envelope):
         return await self.catalog.names()
 
     async def list_sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
-        """Every session (or those of `names`) that can be read; one that cannot is logged
-        and left out. Reads only: nothing is reconciled.
+        """Every session (or those of `names`) that can be read, archived ones included; one
+        that cannot is logged and left out (`catalogue` lists it). Reads only: nothing is
+        reconciled.
 
         Raises:
             InvalidInputError: a name in `names` is not a session name.
@@ -82,6 +84,7 @@ class Queries(Envelope):
             else [check_session_name(name) for name in names]
         )
         summaries = []
+        filed = await self.catalog.archived()
         for name, summary in zip(checked, await self.catalog.summaries(checked), strict=True):
             if isinstance(summary, NinePlanError):
                 log.warning(
@@ -89,7 +92,9 @@ class Queries(Envelope):
                     extra={"session": name, "error": summary.message},
                 )
             else:
-                summaries.append(attrs.evolve(summary, stuck_defers=self.stuck_defers))
+                summaries.append(
+                    attrs.evolve(summary, stuck_defers=self.stuck_defers, archived=name in filed)
+                )
         return summaries
 
     async def search_history(
@@ -173,7 +178,9 @@ class Queries(Envelope):
         A damaged journal row makes `journal_matches_state` false with an issue line.
 
         A live plan's file that cannot be read as a plan (not a regular file, not UTF-8, no
-        plan heading) counts against files_match_database.
+        plan heading) counts against files_match_database. On a machine's copy of a shared
+        database, what this machine holds is judged: a file it never wrote, or the file of a
+        plan finished on another machine, is named in the report's notes instead.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
@@ -184,7 +191,15 @@ class Queries(Envelope):
             names = await reader.files.names()
             damaged = await _damaged_files(reader, rows, set(names))
             journal = journal_issues(await reader.events(EventQuery()), rows)
-            return check(rows, names, damaged, journal=journal)
+            unrendered, finished = await _healed_here(store, reader, rows, set(names))
+            return check(
+                rows,
+                names,
+                damaged,
+                journal=journal,
+                unrendered=unrendered,
+                finished_elsewhere=finished,
+            )
 
     async def journal(
         self, name: str, query: EventQuery | None = None
@@ -280,3 +295,39 @@ async def _damaged_files(
             if problem is not None:
                 damaged[file_name(row.id)] = problem
     return damaged
+
+
+async def _healed_here(
+    store: SessionStore, reader: SessionReader, rows: list[PlanRow], present: set[str]
+) -> tuple[set[str], set[str]]:
+    """On a machine's copy of a shared database (DESIGN §3): the live plans' missing files
+    this machine never wrote (save the active plan pulled through it), and the files of plans
+    finished elsewhere. Both are what its next open heals; elsewhere, nothing is."""
+    if not store.files_mirror:
+        return set(), set()
+    live = {row.id: row for row in rows if row.status in LIVE}
+    unrendered = {
+        file_name(row.id)
+        for row in live.values()
+        if file_name(row.id) not in present
+        and await reader.files.written(row.id) is None
+        and not await _pulled_here(store, reader, row)
+    }
+    finished = set()
+    for name in present:
+        plan_id = plan_id_of(name)
+        if plan_id is None or plan_id in live:
+            continue
+        if (plan := await reader.plan(plan_id)) is not None and plan.status not in LIVE:
+            finished.add(name)
+    return unrendered, finished
+
+
+async def _pulled_here(store: SessionStore, reader: SessionReader, row: PlanRow) -> bool:
+    """Whether `row` is the active plan and its latest pull was made through this machine."""
+    if row.status is not PlanStatus.ACTIVE:
+        return False
+    pulls = await reader.events(last_pull(row.id))
+    return any(
+        isinstance(event, Event) and event.detail.get("machine") == store.machine for event in pulls
+    )

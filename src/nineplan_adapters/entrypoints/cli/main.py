@@ -9,7 +9,7 @@ import sys
 import textwrap
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import anyio
 
@@ -21,6 +21,10 @@ from nineplan_adapters.config import (
     Settings,
     Transport,
 )
+from nineplan_adapters.entrypoints.cli.catalogue import CATALOGUE, Parser, bad_usage, error_line
+from nineplan_adapters.entrypoints.cli.catalogue import COMMANDS as CATALOGUE_COMMANDS
+from nineplan_adapters.entrypoints.cli.catalogue import NAMES as CATALOGUE_NAMES
+from nineplan_adapters.entrypoints.cli.catalogue import add_arguments as add_catalogue_arguments
 from nineplan_adapters.entrypoints.cli.steering import COMMANDS as STEERING_COMMANDS
 from nineplan_adapters.entrypoints.cli.steering import STEERING
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
@@ -33,6 +37,9 @@ from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_si
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.results import SNIPPET_MARKS
 from nineplan_core.service import NinePlan
+
+if TYPE_CHECKING:
+    from nineplan_adapters.entrypoints import views
 
 EXAMPLES = """\
 examples:
@@ -47,6 +54,8 @@ examples:
   nineplan ui                             the web view on http://127.0.0.1:8765/
   nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
   nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
+  nineplan history brave-quiet-otter      its completed plans, newest first
+  nineplan archive brave-quiet-otter      filed away: out of the lists unless sessions --all
 """
 COMMANDS = [
     ("serve", "run the MCP server (MCP clients spawn this on stdio)",
@@ -106,18 +115,23 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"nineplan {package_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, summary, examples in [*COMMANDS, *STEERING_COMMANDS]:
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
+    for name, summary, examples in [*COMMANDS, *STEERING_COMMANDS, *CATALOGUE_COMMANDS]:
         command = commands.add_parser(
             name,
             help=summary,
             description=f"{summary[0].upper()}{summary[1:]}.",
             epilog=f"examples:\n  {examples}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            one_line_errors=name in CATALOGUE_NAMES,  # bad usage of these is one line
         )
         _command_arguments(name, command)
-    _reading_arguments(commands.choices)
-    add_steering_arguments(commands.choices)
+    choices: dict[str, argparse.ArgumentParser] = {**commands.choices}
+    _reading_arguments(choices)
+    add_steering_arguments(choices)
+    add_catalogue_arguments(choices, _limit)
     return parser
 
 
@@ -159,6 +173,8 @@ def _command_arguments(name: str, command: argparse.ArgumentParser) -> None:
         command.add_argument("--json", action="store_true", help="print JSON for scripts")
         if name != "sessions":
             command.add_argument("name", help="session name, e.g. brave-quiet-otter")
+        else:
+            command.add_argument("--all", action="store_true", help="archived sessions too")
 
 
 def _reading_arguments(commands: Mapping[str, argparse.ArgumentParser]) -> None:
@@ -227,12 +243,16 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         async with running(build_container(settings)) as service:
             return await INSPECTORS[args.command](service, args)
     except NinePlanError as exc:
-        missing = isinstance(exc, SessionNotFoundError)
+        missing = isinstance(exc, SessionNotFoundError) or (
+            args.command in CATALOGUE_NAMES and bad_usage(exc)
+        )
         suggestion = for_the_terminal(exc.suggestion, getattr(args, "name", None))
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
         if isinstance(exc, PlanHeldByAgentError):
             human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
+        elif args.command in CATALOGUE_NAMES:  # these report every error in one line
+            human = error_line(exc, suggestion, getattr(args, "name", None))
         return _fail(args, error, human, USAGE if missing else REFUSED)
 
 
@@ -267,14 +287,27 @@ def _emit(args: argparse.Namespace, data: Any, text: str, *, escaped: bool = Fal
 async def _sessions(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.entrypoints import views  # noqa: PLC0415
 
-    listing = views.session_list(await service.list_sessions())["sessions"]
+    listed = views.session_list(await service.catalogue(archived=args.all))
+    listing = listed["sessions"]
     rows = [["NAME", "CREATED", "QUEUED", "DONE", "ACTIVE", "TASK"]] + [
-        [s["name"], s["created"], str(s["queue_length"]), str(s["completed_count"]),
-         "yes" if s["has_active_plan"] else "-", one_line(s["task_description"])[:50]]
-        for s in listing
-    ]  # fmt: skip
-    _emit(args, listing, _table(rows) if listing else "No sessions yet.", escaped=True)
+        _session_row(s) for s in listing
+    ]
+    filed = listed["archived_left_out"]
+    text = _table(rows) if listing else "No sessions listed." if filed else "No sessions yet."
+    if filed:
+        text += f"\n{filed} archived session(s) not listed; `nineplan sessions --all` lists them."
+    _emit(args, listing, text, escaped=True)
     return 0
+
+
+def _session_row(s: "views.SessionListItem") -> list[str]:
+    """A line of the session table; one that cannot be read is marked, with the reason."""
+    archived = "[archived] " if s["archived"] else ""
+    if s["error"] is not None:
+        return [s["name"], "UNREADABLE", "-", "-", "-", f"{archived}! {s['error']}"]
+    return [s["name"], s["created"] or "-", str(s["queue_length"]), str(s["completed_count"]),
+            "yes" if s["has_active_plan"] else "-",
+            f"{archived}{one_line(s['task_description'])[:50]}"]  # fmt: skip
 
 
 async def _state(service: NinePlan, args: argparse.Namespace) -> int:
@@ -408,10 +441,19 @@ async def _validate(service: NinePlan, args: argparse.Namespace) -> int:
 
     repairs = await service.repair_session(args.name) if args.repair else []
     report = await service.validate_session(args.name)
-    data = {**views.validation(report), "repairs": [f"{r.action} {r.file_name}" for r in repairs]}
-    lines = [f"repaired: {r.action} {r.file_name}" for r in repairs]
+    data = {
+        **views.validation(report),
+        "repairs": [f"{r.action} {r.file_name}" for r in repairs],
+        "advice": report.advice,
+    }
+    lines = [
+        f"repaired: {r.describe() if r.action == 'kept' else f'{r.action} {r.file_name}'}"
+        for r in repairs
+    ]
     lines.append("valid" if report.valid else "INVALID")
     lines += [f"  - {issue}" for issue in report.issues]
+    lines += [f"  note: {note}" for note in report.notes]
+    lines += [f"advice: {advice}" for advice in report.advice]
     _emit(args, data, "\n".join(lines))
     return 0 if report.valid else 1
 
@@ -424,6 +466,7 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
     "log": _log,
     "validate": _validate,
     **STEERING,
+    **CATALOGUE,
 }
 
 

@@ -1,8 +1,10 @@
 """`nineplan prime`: the way back after compaction, printed for a client's session-start hook.
 
-It finds the most recently active session bound to a folder (or a parent of it) that still
-has work, and prints a short block about it: what an agent needs to pick the work back up
-without remembering its session's name. A hook waits for this command, so the storage
+It finds the session bound to a folder (or a parent of it) that the agent most likely holds
+(of those with work, the most recently active one with an active plan, else the most recently
+active one: storage.priming.choose), and prints a short block about it, naming the folder's
+other sessions with work: what an agent needs to pick the work back up without remembering its
+session's name. A hook waits for this command, so the storage
 backend's primer reads it (nineplan_adapters.backends), and nothing of `mcp`, the container or
 aiosqlite is imported (tests/integration/test_prime.py checks the imports).
 """
@@ -17,7 +19,7 @@ import attrs
 from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
-from nineplan_core.results import PrimedSession
+from nineplan_core.results import OtherSession, PrimedSession
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
@@ -38,6 +40,7 @@ def json_fields(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> dict[
         "active_plan": attrs.asdict(active) if active else None,
         "next": found.next,
         "stuck": [plan.id for plan in found.stuck],
+        "others": [attrs.asdict(other) for other in found.others],
         "resume_call": resume_call(found.session_name, names),
     }
 
@@ -89,6 +92,7 @@ def block(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> str:
         )
         for index, plan in enumerate(found.stuck)
     ]
+    lines += _other_lines(found.others)
     kept = [(shown, text) for shown, _, text, required in lines if required]
     used = sum(len(text) + 1 for _, text in kept)
     for shown, _, text, required in sorted(lines, key=lambda line: line[1]):
@@ -96,6 +100,18 @@ def block(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> str:
             kept.append((shown, text))
             used += len(text) + 1
     return "\n".join(text for _, text in sorted(kept))[:BUDGET]
+
+
+def _other_lines(others: list[OtherSession]) -> list[tuple[int, int, str, bool]]:
+    """The folder's other sessions with work, one short line each, after the stuck plans."""
+    if not others:
+        return []
+    lines = [(300, 9, "Other sessions of this folder with work:", False)]
+    for index, other in enumerate(others, start=1):
+        counts = f"{other.queued} queued" + (f", {other.active} active" if other.active else "")
+        task = f": {_clip(other.task_description, 100)}" if other.task_description else ""
+        lines.append((300 + index, 9, f"  {other.session_name}{task} ({counts})", False))
+    return lines
 
 
 def _clip(text: str | None, limit: int) -> str:

@@ -13,6 +13,7 @@ from nineplan_adapters.entrypoints.text import one_line, terminal_safe
 from nineplan_core.errors import InvalidInputError, PlanFileFormatError
 from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.plan_file import PlanText, read_back
+from nineplan_core.results import Finished, PlacedPlan
 from nineplan_core.service import NinePlan
 
 COMMANDS = [
@@ -75,18 +76,24 @@ async def _add(service: NinePlan, args: argparse.Namespace) -> int:
         position="front" if args.front else "back",
         actor="person",
     )
-    _emit(args, views.plan_added(placed), f"{placed.plan.id}  rank {placed.rank}")
+    _emit(args, views.plan_added(placed), _told(f"{placed.plan.id}  rank {placed.rank}", placed))
     return 0
+
+
+def _told(said: str, result: PlacedPlan | Finished) -> str:
+    """What a change says, then the lines saying what opening the session moved to
+    recovered/ (a plan file with lines the database lacks), if any."""
+    return f"{said}\n{result.salvage}" if result.salvage else said
 
 
 async def _move(service: NinePlan, args: argparse.Namespace) -> int:
     moved = await service.move_plan(args.name, args.plan_id, args.position)
-    return await _queue(service, args, f"Moved {moved.plan.id} to rank {moved.rank}.")
+    return await _queue(service, args, _told(f"Moved {moved.plan.id} to rank {moved.rank}.", moved))
 
 
 async def _drop(service: NinePlan, args: argparse.Namespace) -> int:
     dropped = await service.drop_plan(args.name, args.plan_id, args.reason)
-    return await _queue(service, args, f"Dropped {dropped.plan.id}.")
+    return await _queue(service, args, _told(f"Dropped {dropped.plan.id}.", dropped))
 
 
 async def _import(service: NinePlan, args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
 """The MCP server's streamable HTTP app: `/mcp` behind the SDK's DNS-rebinding protection, with
-its 421 reworded to say how to allow a host."""
+its 421 reworded to say how to allow a host, and resumable streams (resumable.py)."""
 
 from typing import Any
 
@@ -8,6 +8,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.asgi import BearerAuth, answer, transport_security
+from nineplan_adapters.entrypoints.mcp.resumable import SessionEventStore, SessionStreams
 
 
 class HostRefusalHint:
@@ -42,10 +43,13 @@ class HostRefusalHint:
 def mcp_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:
     """MCP at /mcp, with the token check in front when one is set."""
     app: ASGIApp = HostRefusalHint(
-        server.streamable_http_app(
-            streamable_http_path="/mcp",
-            transport_security=transport_security(settings),
-            host=settings.http_host,
+        SessionStreams(
+            server.streamable_http_app(
+                streamable_http_path="/mcp",
+                transport_security=transport_security(settings),
+                host=settings.http_host,
+                event_store=SessionEventStore(),
+            )
         )
     )
     return BearerAuth(app, settings.http_token) if settings.http_token else app

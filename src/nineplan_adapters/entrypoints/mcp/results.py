@@ -13,6 +13,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -70,8 +71,9 @@ class ToolDeps:
 
     service: NinePlan
     sessions: CurrentSessions
-    #: The folder of a stdio server's client (its working directory); None over HTTP.
-    workspace: str | None = None
+    #: Where the workspace of the sessions it creates comes from, beside the client's roots
+    #: (NINEPLAN_WORKSPACE and the working directory on stdio; nothing over HTTP).
+    workspace: WorkspaceSources = attrs.field(factory=WorkspaceSources)
     names: ToolNames = DEFAULT_NAMES
 
 

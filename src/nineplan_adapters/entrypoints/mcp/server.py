@@ -47,6 +47,7 @@ from nineplan_adapters.entrypoints.mcp.tools import register_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_MIME_TYPE, PLAN_URI, STATE_URI
 from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
@@ -76,12 +77,12 @@ class NineplanServer(MCPServer[ToolDeps]):
         sessions: CurrentSessions,
         changes: SessionChanges | None = None,
         *,
-        workspace: str | None = None,
+        workspace: WorkspaceSources | None = None,
         names: ToolNames = DEFAULT_NAMES,
     ) -> None:
         bus = InMemorySubscriptionBus()
         self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
-        self.deps = ToolDeps(service, sessions, workspace, names)
+        self.deps = ToolDeps(service, sessions, workspace or WorkspaceSources(), names)
         super().__init__(
             SERVER_NAME,
             version=package_version(),
@@ -288,14 +289,15 @@ def build_server(
     service: NinePlan,
     sessions: CurrentSessions | None = None,
     *,
-    workspace: str | None = None,
+    workspace: WorkspaceSources | None = None,
     changes: SessionChanges | None = None,
     names: ToolNames = DEFAULT_NAMES,
 ) -> NineplanServer:
     """A fresh 9plan server over `service`; `sessions` keeps each client's current session.
 
-    `workspace`: the folder the sessions this server creates belong to (a stdio server's
-    working directory; None over HTTP, where the server's folder says nothing of its clients').
+    `workspace`: where the workspace of the sessions this server creates comes from beside
+    the client's roots (a stdio server's NINEPLAN_WORKSPACE and working directory; none over
+    HTTP, where the server's environment and folder say nothing of its clients').
     `changes`: where subscribers' notifications come from; by default the journal's change
     feed, which sees every process's changes on every backend.
     `names`: the tools' names (NINEPLAN_TOOL_PREFIX), in every text that names a tool.

@@ -20,6 +20,7 @@ from nineplan_adapters.entrypoints.mcp.results import (
     ToolFunction,
     domain_errors_as_results,
 )
+from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
@@ -113,6 +114,7 @@ def state_text(
     if not state.queue and not active:
         follow = "The queue is empty: add plans with {queue_add}."
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
+    active_line += "".join(f"\n{notice}" for notice in state.notices)
     return (
         f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
         f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
@@ -148,7 +150,9 @@ async def session_create(
     after compaction. Next: {queue_add}."""
     call = ToolCall.of(ctx)
     state = await call.service.create_session(
-        task_description, request_id=request_id, workspace=call.deps.workspace
+        task_description,
+        request_id=request_id,
+        workspace=await session_workspace(ctx, call.deps.workspace),
     )
     call.make_current(state.session.name)
     return call.succeed(
@@ -173,7 +177,7 @@ async def session_resume(
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
-        state_text(state, "Resumed", call.service.clock(), call.names),
+        "\n".join([state_text(state, "Resumed", call.service.clock(), call.names), *state.kept]),
         views.session_state(state),
         extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
     )
@@ -207,7 +211,10 @@ async def queue_add(
     )
     return call.succeed(
         _with_reminder(
-            f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+            _with_salvage(
+                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
+                placed.salvage,
+            ),
             await call.service.reminder(call.session),
         ),
         views.plan_added(placed),
@@ -227,10 +234,12 @@ async def queue_pull(
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
-    return call.succeed(
+    head = (
         f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}\n\n"
-        f"{placed.text}",
+        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
+    )
+    return call.succeed(
+        f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
         views.plan_pulled(placed),
         extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
     )
@@ -356,25 +365,36 @@ async def admin_validate(
     only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
-    issues = "\n".join(f"- {issue}" for issue in report.issues)
+    issues = "\n".join(
+        [f"- {issue}" for issue in report.issues] + [f"Advice: {x}" for x in report.advice]
+    )
+    said = "Session is valid." if report.valid else f"Session is INVALID:\n{issues}"
     return call.succeed(
-        "Session is valid." if report.valid else f"Session is INVALID:\n{issues}",
+        "\n".join([said, *(f"Note: {note}" for note in report.notes)]),
         views.validation(report),
     )
 
 
 async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.SessionList]:
     """Every session with its task, queue length, completed count and whether a plan is active:
-    find one to resume."""
+    find one to resume. A session that cannot be read is listed with its error; archived
+    sessions are left out (counted)."""
     call = ToolCall.of(ctx)
-    view = views.session_list(await call.service.list_sessions())
-    lines = [
+    view = views.session_list(await call.service.catalogue())
+    lines = [_session_line(s) for s in view["sessions"]]
+    filed = view["archived_left_out"]
+    archived = f"\n{filed} archived session(s) not listed." if filed else ""
+    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines) + archived, view)
+
+
+def _session_line(s: views.SessionListItem) -> str:
+    if s["error"] is not None:
+        return f"- {s['name']}: UNREADABLE - {s['error']}"
+    return (
         f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
         f"{_active_count(s.get('active_count', 0))} - {one_line(s['task_description']) or '(no task)'}"
         f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
-        for s in view["sessions"]
-    ]
-    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines), view)
+    )
 
 
 def _active_count(count: int) -> str:

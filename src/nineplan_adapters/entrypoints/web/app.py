@@ -2,7 +2,7 @@
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -10,11 +10,24 @@ from starlette.types import ASGIApp
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import ToolNames
 from nineplan_adapters.entrypoints.web.live import LiveResponse, SessionsLiveResponse
-from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
+from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, showing_archived
 from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
 from nineplan_core.service import NinePlan
+
+
+async def no_well_known(_: Request) -> Response:
+    """Every `/.well-known/` path, OAuth's protected-resource and authorization-server metadata
+    among them: a JSON 404, so that a client probing for OAuth falls back to the bearer token."""
+    return JSONResponse(
+        {
+            "error": "not_found",
+            "error_description": "nineplan has no OAuth: send the NINEPLAN_HTTP_TOKEN value as "
+            "'Authorization: Bearer <token>'",
+        },
+        status_code=404,
+    )
 
 
 def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
@@ -36,12 +49,13 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
             return pages.error(exc, back="/")
         return LiveResponse(pages, watch, name, SessionView.of(request))
 
-    async def live_list(_: Request) -> Response:
-        return SessionsLiveResponse(pages, watch)
+    async def live_list(request: Request) -> Response:
+        return SessionsLiveResponse(pages, watch, archived=showing_archived(request))
 
     routes = [
         Route("/", pages.sessions),
         Route("/live", live_list),
+        Route("/.well-known/{rest:path}", no_well_known),
         Route("/login", pages.login_page, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),

@@ -23,7 +23,7 @@ from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
-from nineplan_core.results import SessionSummary
+from nineplan_core.results import SessionSummary, UnreadableSession
 
 log = logging.getLogger("nineplan.web")
 
@@ -178,10 +178,12 @@ class SessionsLiveResponse(EventStream):
     as the `sessions` fragment; after that a `rows` event brings each changed row by name.
     """
 
-    def __init__(self, pages: Pages, watch: SessionWatch) -> None:
+    def __init__(self, pages: Pages, watch: SessionWatch, *, archived: bool = False) -> None:
         super().__init__()
         self.pages = pages
         self.watch = watch
+        #: Archived sessions are shown too (the list's `?archived=1`).
+        self.archived = archived
 
     async def stream(self, events: Events) -> None:
         async with self.watch.sessions() as changes:
@@ -205,10 +207,12 @@ class SessionsLiveResponse(EventStream):
                     shown.update(moved)
                     await events.send(_event("rows", moved))
 
-    async def _read(self, names: list[str] | None) -> dict[str, SessionSummary] | None:
+    async def _read(
+        self, names: list[str] | None
+    ) -> dict[str, SessionSummary | UnreadableSession] | None:
         """The lines of `names` (every session for None); None when storage fails."""
         try:
-            return await self.pages.session_rows(names)
+            return await self.pages.session_rows(names, archived=self.archived)
         except NinePlanError as exc:  # busy or failing storage: try again at the next change
             log.warning("could not read the session list: %s", exc.message)
             return None

@@ -7,7 +7,7 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -19,11 +19,23 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
-from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, PlanNotFoundError
+from nineplan_core.errors import (
+    InvalidInputError,
+    NinePlanError,
+    PlanHeldByAgentError,
+    PlanNotFoundError,
+)
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
-from nineplan_core.results import SNIPPET_MARKS, HistoryMatch, SessionState, SessionSummary
+from nineplan_core.results import (
+    SNIPPET_MARKS,
+    HistoryMatch,
+    SessionListing,
+    SessionState,
+    SessionSummary,
+    UnreadableSession,
+)
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.
@@ -32,7 +44,13 @@ PAGE_SIZE = 200
 SEARCH_RESULTS = 20
 #: Journal entries a session page shows, newest first.
 JOURNAL_LIMIT = 100
-_STATUS_CODES = {"SESSION_NOT_FOUND": 404, "PLAN_NOT_FOUND": 404, "VALIDATION_ERROR": 400}
+#: A session whose database cannot be read is unavailable, not a fault of the view.
+_STATUS_CODES = {
+    "SESSION_NOT_FOUND": 404,
+    "PLAN_NOT_FOUND": 404,
+    "VALIDATION_ERROR": 400,
+    "DATABASE_ERROR": 503,
+}
 
 
 def templates() -> jinja2.Environment:
@@ -126,8 +144,11 @@ class Reads:
 
     service: NinePlan
 
-    async def sessions(self, names: list[str] | None = None) -> list[SessionSummary]:
-        return await self.service.list_sessions(names)
+    async def sessions(
+        self, names: list[str] | None = None, *, archived: bool = False
+    ) -> SessionListing:
+        """The session list's lines, unreadable sessions included; archived ones if asked."""
+        return await self.service.catalogue(names, archived=archived)
 
     async def state(self, name: str) -> SessionState:
         return await self.service.session_state(name)
@@ -196,14 +217,18 @@ class Pages:
         }
         return parts, state
 
-    async def session_rows(self, names: list[str] | None = None) -> dict[str, SessionSummary]:
-        """The session list's lines (of `names`, or every session), by name."""
-        return {s.session.name: s for s in await self.reads.sessions(names)}
+    async def session_rows(
+        self, names: list[str] | None = None, *, archived: bool = False
+    ) -> dict[str, SessionSummary | UnreadableSession]:
+        """The session list's lines (of `names`, or every session; archived ones if asked),
+        by name."""
+        listing = await self.reads.sessions(names, archived=archived)
+        return {s.name: s for s in listing.sessions}
 
-    def rows_html(self, summaries: Iterable[SessionSummary]) -> str:
+    def rows_html(self, summaries: Iterable[SessionSummary | UnreadableSession]) -> str:
         return self.fragment("session_rows", list(summaries), self.clock())
 
-    def row_html(self, summary: SessionSummary) -> str:
+    def row_html(self, summary: SessionSummary | UnreadableSession) -> str:
         return self.fragment("session_row", summary, self.clock())
 
     def error(self, exc: NinePlanError, back: str, status_code: int | None = None) -> HTMLResponse:
@@ -219,16 +244,26 @@ class Pages:
 
     # -- pages -----------------------------------------------------------------------
 
-    async def sessions(self, _: Request) -> Response:
+    async def sessions(self, request: Request) -> Response:
+        archived = showing_archived(request)
+        listing = await self.reads.sessions(archived=archived)
         return self.render(
             "sessions.html",
-            sessions=await self.reads.sessions(),
+            sessions=listing.sessions,
+            archived_left_out=listing.archived_left_out,
+            showing_archived=archived,
             now=self.clock(),
-            live_url="/live",
+            live_url="/live?archived=1" if archived else "/live",
         )
 
     async def session(self, request: Request) -> Response:
-        name = request.path_params["name"]
+        return await self.session_page(request, request.path_params["name"])
+
+    async def session_page(
+        self, request: Request, name: str, add: "AddForm | None" = None, status_code: int = 200
+    ) -> Response:
+        """The session page; with `add`, its add form as the person filled it in, and why it
+        was refused (`status_code` then says the request was refused)."""
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
@@ -242,6 +277,7 @@ class Pages:
                     search_error = exc.message
             return self.render(
                 "session.html",
+                status_code,
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
@@ -252,6 +288,7 @@ class Pages:
                 query=query,
                 matches=matches,
                 search_error=search_error,
+                add=add or AddForm(),
                 live_url=f"/sessions/{name}/live{view.query()}",
             )
         except NinePlanError as exc:
@@ -289,18 +326,23 @@ class Pages:
     # -- steering (POST, CSRF-checked) ---------------------------------------------------
 
     async def add(self, request: Request) -> Response:
+        """Add the posted plan; a refused one comes back as the session page with the form
+        filled in as it was sent and the reason beside the field it names."""
         name = request.path_params["name"]
         form = await self._form(request)
         if isinstance(form, Response):
             return form
-        fields = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+        values = {field: _text(form, field) for field in (*ADD_FIELDS, "position")}
         try:
             await self.service.add_plan(
                 name,
-                **{field: _text(form, field) for field in fields},
-                position=_text(form, "position") or "back",
+                **{field: values[field] for field in ADD_FIELDS},
+                position=values["position"] or "back",
                 actor="person",
             )
+        except InvalidInputError as exc:
+            refused = AddForm(values, exc.field, exc.message, for_people(exc.suggestion))
+            return await self.session_page(request, name, refused, status_code=400)
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")
         return RedirectResponse(f"/sessions/{name}", status_code=303)
@@ -368,6 +410,40 @@ class Pages:
         return form
 
 
+def showing_archived(request: Request) -> bool:
+    """Whether the session list was asked for archived sessions too (`?archived=1`)."""
+    return request.query_params.get("archived") == "1"
+
+
+#: The add form's text fields, in the order the use case takes them.
+ADD_FIELDS = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
+
+
+@attrs.frozen
+class AddForm:
+    """The add form as the page shows it: empty, or as a person sent it with the reason it
+    was refused and the field that reason names (None when it names none of the form's)."""
+
+    values: Mapping[str, str] = attrs.field(factory=dict)
+    field: str | None = None
+    message: str | None = None
+    #: What to do about it, in the words of the page's controls.
+    suggestion: str | None = None
+
+    def value(self, field: str) -> str:
+        return self.values.get(field, "")
+
+    def refuses(self, field: str) -> bool:
+        """Whether the refusal is about `field` (its reason is shown beside it)."""
+        return self.message is not None and self.field == field
+
+    @property
+    def general(self) -> str | None:
+        """A refusal about none of the form's fields (a full queue): shown above them."""
+        named = self.field in {*ADD_FIELDS, "position"}
+        return None if self.message is None or named else self.message
+
+
 def _text(form: FormData, field: str) -> str:
     value = form.get(field)
     return value if isinstance(value, str) else ""
@@ -384,27 +460,35 @@ def _count(text: str) -> int:
 
 @attrs.frozen
 class SessionView:
-    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq."""
+    """Which part of a session page is shown: the queue's `page`, the journal `before` a seq;
+    `path` is the session page's, which its links lead to (also from a refused form, shown at
+    the form's address)."""
 
     page: int = 1
     before: int | None = None
+    path: str = ""
 
     @classmethod
     def of(cls, request: Request) -> "SessionView":
         page = _count(request.query_params.get("page", ""))
         before = _count(request.query_params.get("before", ""))
-        return cls(page or 1, before or None)
+        name = request.path_params.get("name")
+        return cls(page or 1, before or None, f"/sessions/{name}" if name else "")
 
     def query(self) -> str:
         """This view as a query string: `?page=2&before=40`, defaults left out."""
-        return self.link(self.page, self.before)
+        return _query(self.page, self.before)
 
-    @staticmethod
-    def link(page: int, before: int | None) -> str:
-        """The query string of the view with queue `page` and journal `before`."""
-        parts = [f"page={page}"] if page != 1 else []
-        parts += [f"before={before}"] if before is not None else []
-        return "?" + "&".join(parts)
+    def link(self, page: int, before: int | None) -> str:
+        """The session page with queue `page` and journal `before`."""
+        return self.path + _query(page, before)
+
+
+def _query(page: int, before: int | None) -> str:
+    """The query string of the view with queue `page` and journal `before`."""
+    parts = [f"page={page}"] if page != 1 else []
+    parts += [f"before={before}"] if before is not None else []
+    return "?" + "&".join(parts)
 
 
 def _local(target: str | None) -> str:
@@ -420,8 +504,10 @@ def _steer_status(exc: NinePlanError) -> int | None:
 
 
 __all__ = [
+    "ADD_FIELDS",
     "JOURNAL_LIMIT",
     "PAGE_SIZE",
+    "AddForm",
     "JournalPage",
     "Pages",
     "QueuePage",

@@ -33,8 +33,9 @@ HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
-#: Reachable without the token: the login page itself and the static files it uses.
-OPEN_PATHS = ("/login", "/static/")
+#: Reachable without the token: the login page itself, the static files it uses, and the
+#: well-known paths (an OAuth client's discovery probes must get their 404, not the sign-in page).
+OPEN_PATHS = ("/login", "/static/", "/.well-known/")
 
 
 def allowed(value: str, patterns: list[str]) -> bool:

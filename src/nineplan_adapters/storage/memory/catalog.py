@@ -20,6 +20,7 @@ from nineplan_core.journal import (
     pulled_at,
     readable,
 )
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     MAIN_WORKER,
@@ -34,6 +35,8 @@ class MemorySessionCatalog:
     """Every session in a dict; nothing touches the disk."""
 
     stores: dict[SessionName, MemorySessionStore] = attrs.field(factory=dict)
+    #: The sessions a person archived.
+    filed: set[SessionName] = attrs.field(factory=set)
     #: How many recent request ids each session, and the catalog, remembers.
     remembered: int = DEFAULT_LIMITS.remembered_requests
     creations: RetryLog = attrs.field(init=False)
@@ -97,13 +100,36 @@ class MemorySessionCatalog:
                 active_count=len(every),
             )
 
+    async def archived(self) -> frozenset[SessionName]:
+        return frozenset(self.filed & self.stores.keys())
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        await self.open(name)
+        if archived:
+            self.filed.add(name)
+        else:
+            self.filed.discard(name)
+
+    async def delete(self, name: SessionName) -> bool:
+        store = await self.open(name)
+        if name not in self.filed or any(
+            plan.status is PlanStatus.ACTIVE for plan in store.plans.values()
+        ):
+            return False
+        del self.stores[name]
+        self.filed.discard(name)
+        return True
+
     def watch(self) -> MemorySessionWatch:
         """Change ticks for these sessions (commits in this process: the only one there is)."""
         return MemorySessionWatch(self.open, self.versions)
 
     def versions(self) -> dict[str, int]:
-        """Each session's commit count: what the session list's watch compares."""
-        return {name: store.version for name, store in self.stores.items()}
+        """What the session list's watch compares: each session's commit count, doubled, plus
+        one while it is archived (so archiving changes it too)."""
+        return {
+            name: store.version * 2 + (name in self.filed) for name, store in self.stores.items()
+        }
 
     async def aclose(self) -> None:
         """Nothing to release; present so every catalog closes alike."""

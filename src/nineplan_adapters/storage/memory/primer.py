@@ -12,7 +12,14 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from nineplan_adapters.storage.memory.store import MemorySessionStore
-from nineplan_adapters.storage.priming import NEXT_GOALS, covers, primed_plan, stuck_from_events
+from nineplan_adapters.storage.priming import (
+    NEXT_GOALS,
+    Candidate,
+    choose,
+    covers,
+    primed_plan,
+    stuck_from_events,
+)
 from nineplan_core.journal import Event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import MAIN_WORKER, file_name
@@ -27,21 +34,30 @@ class MemoryPrimer:
     stuck_defers: int
 
     def find(self, folder: str) -> PrimedSession | None:
-        found = [
-            (_last_activity(store), name)
-            for name, store in self.catalog.stores.items()
-            if store.session.workspace is not None
-            and covers(store.session.workspace, folder)
-            and any(
-                plan.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
-                for plan in store.plans.values()
-            )
-        ]
-        if not found:
+        candidates, stores = [], {}
+        for name, store in self.catalog.stores.items():
+            statuses = [plan.status for plan in store.plans.values()]
+            queued, active = statuses.count(PlanStatus.QUEUED), statuses.count(PlanStatus.ACTIVE)
+            if (
+                store.session.workspace is not None
+                and covers(store.session.workspace, folder)
+                and (queued or active)
+            ):
+                stores[str(name)] = store
+                candidates.append(
+                    Candidate(
+                        name,
+                        store.session.task_description,
+                        queued,
+                        active,
+                        _last_activity(store),
+                    )
+                )
+        if (chosen := choose(candidates)) is None:
             return None
-        _, name = max(found)
-        store = self.catalog.stores[name]
-        return self._primed(store, store.session.workspace or folder)
+        store = stores[chosen[0].name]
+        primed = self._primed(store, store.session.workspace or folder)
+        return attrs.evolve(primed, others=chosen[1])
 
     def _primed(self, store: MemorySessionStore, workspace: str) -> PrimedSession:
         plans = store.plans.values()

@@ -72,6 +72,13 @@ class MemoryPlanFiles:
         self.recovered[name] = data
         return f"memory://{self.session}/recovered/{name}"
 
+    async def keep_file(self, plan_id: PlanId) -> str | None:
+        data = self.texts.get(file_name(plan_id))
+        return None if data is None else await self.keep(file_name(plan_id), data)
+
+    async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
+        return ("file" if file_name(plan_id) in self.texts else "missing"), None
+
     async def remove(self, plan_id: PlanId) -> None:
         self.texts.pop(file_name(plan_id), None)
 
@@ -101,6 +108,8 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
     next_change: anyio.Event = attrs.field(factory=anyio.Event, init=False)
 
     files_mirror = False
+    #: One machine: a pull need not say which.
+    machine: str | None = attrs.field(default=None, init=False)
 
     @property
     def name(self) -> SessionName:

@@ -2,25 +2,30 @@
 
 import json
 import logging
+import shutil
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
+import anyio
 import asyncpg
 import attrs
 
-from nineplan_adapters.storage.layout import plans_folder, recovered_folder
+from nineplan_adapters.storage.layout import plans_folder, recovered_folder, written_folder
 from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
     directory_plan_files,
     file_system_error,
 )
 from nineplan_adapters.storage.postgres.store import (
+    SESSIONS_CHANNEL,
     PostgresSessionStore,
     database_errors,
 )
 from nineplan_adapters.storage.postgres.watch import PostgresSessionWatch
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import load_result, row_to_session
+from nineplan_adapters.storage.written import DirectoryWriteRecord, machine_id
 from nineplan_core.errors import (
     DatabaseError,
     NinePlanError,
@@ -35,7 +40,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in (1, 2, 3, 4, 5)
+    for number in (1, 2, 3, 4, 5, 6)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -103,6 +108,7 @@ class PostgresSessionCatalog:
     remembered: int = DEFAULT_LIMITS.remembered_requests
     creations: RetryLog = attrs.field(init=False)
     _stores: dict[str, PostgresSessionStore] = attrs.field(factory=dict, init=False)
+    _machine: str | None = attrs.field(default=None, init=False)
 
     @creations.default
     def _creations(self) -> RetryLog:
@@ -117,9 +123,22 @@ class PostgresSessionCatalog:
                 raise file_system_error("create the local plan folder", exc) from exc
             files = self.plan_files(plans_folder(folder), recovered_folder(folder))
             store = self._stores[name] = PostgresSessionStore(
-                name, folder, files, self.pool, self.remembered
+                name,
+                folder,
+                files,
+                self.pool,
+                self.remembered,
+                record=DirectoryWriteRecord(written_folder(folder)),
+                machine=self.machine,
             )
         return store
+
+    @property
+    def machine(self) -> str:
+        """This machine's id, from the sessions folder (made there the first time)."""
+        if self._machine is None:
+            self._machine = machine_id(self.mirror_root)
+        return self._machine
 
     async def create(self, session: Session, first: NewEvent) -> PostgresSessionStore:
         known = session.name in self._stores
@@ -155,6 +174,55 @@ class PostgresSessionCatalog:
             records = await self.pool.fetch(_SUMMARIES, names)
         found = {record["name"]: _summary(record) for record in records}
         return [found.get(name) or SessionNotFoundError(name) for name in names]
+
+    async def archived(self) -> frozenset[SessionName]:
+        with database_errors("list the archived sessions"):
+            records = await self.pool.fetch(
+                "SELECT name FROM nineplan_sessions WHERE archived_at IS NOT NULL"
+            )
+        return frozenset(record["name"] for record in records)
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        """The mark is the session row's `archived_at` (schema version 5): shared by every
+        machine, and set in one statement."""
+        with database_errors("mark the session archived"):
+            found = await self.pool.fetchval(
+                "WITH marked AS (UPDATE nineplan_sessions SET archived_at = CASE WHEN $2 "
+                "THEN coalesce(archived_at, now()) END WHERE name = $1 RETURNING name) "
+                "SELECT name, pg_notify($3, name) FROM marked",
+                name,
+                archived,
+                SESSIONS_CHANNEL,
+            )
+        if found is None:
+            raise SessionNotFoundError(name)
+
+    async def delete(self, name: SessionName) -> bool:
+        """In one transaction holding the session's row lock, as every writer takes it (so no
+        agent pulls meanwhile): the session's rows go (its plans, journal and requests with
+        them) if it is archived and holds no active plan; then this machine's folder."""
+        with database_errors("remove the session"):
+            async with self.pool.acquire() as connection, connection.transaction():
+                archived = await connection.fetchrow(
+                    "SELECT archived_at IS NOT NULL AS archived FROM nineplan_sessions "
+                    "WHERE name = $1 FOR UPDATE",
+                    name,
+                )
+                if archived is None:
+                    raise SessionNotFoundError(name)
+                active = await connection.fetchval(
+                    "SELECT 1 FROM nineplan_plans WHERE session_name = $1 AND status = 'active'",
+                    name,
+                )
+                if not archived["archived"] or active:
+                    return False
+                await connection.execute("DELETE FROM nineplan_sessions WHERE name = $1", name)
+                await connection.execute("SELECT pg_notify($1, $2)", SESSIONS_CHANNEL, name)
+        self._stores.pop(name, None)
+        await anyio.to_thread.run_sync(
+            partial(shutil.rmtree, self.mirror_root / name, ignore_errors=True)
+        )
+        return True
 
     def watch(self) -> PostgresSessionWatch:
         """Change ticks for these sessions, from commits made on any machine."""

@@ -11,26 +11,37 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import event_select, postgres_dialect
 from nineplan_adapters.storage.layout import plans_folder
 from nineplan_adapters.storage.postgres.store import PLAN_SELECT
-from nineplan_adapters.storage.priming import NEXT_GOALS, primed_plan, read_file, stuck_from_rows
+from nineplan_adapters.storage.priming import (
+    NEXT_GOALS,
+    Candidate,
+    choose,
+    primed_plan,
+    read_file,
+    stuck_from_rows,
+)
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import MAIN_WORKER, file_name
 from nineplan_core.results import PrimedSession
 
-#: The session bound to $1 (the folder, or one below its workspace) with queued or active
-#: plans whose last journal event is the latest (its latest plan creation or completion, or
-#: its creation, without one).
-BOUND_SESSION = (
-    "SELECT s.name, s.task_description, s.workspace FROM nineplan_sessions s "
+#: The sessions bound to $1 (the folder, or one below its workspace) with queued or active
+#: plans: their counts and when they were last active (their last journal event's time; their
+#: latest plan creation or completion, or their creation, without one).
+BOUND_SESSIONS = (
+    "SELECT s.name, s.task_description, "
+    "count(*) FILTER (WHERE p.status = 'queued') AS queued, "
+    "count(*) FILTER (WHERE p.status = 'active') AS active, "
+    "coalesce((SELECT j.at FROM nineplan_journal j WHERE j.session_name = s.name "
+    "ORDER BY j.seq DESC LIMIT 1), "
+    "greatest(s.created_at, max(p.created_at), max(p.completed_at))) AS last_active "
+    "FROM nineplan_sessions s "
     "JOIN nineplan_plans p ON p.session_name = s.name "
     "WHERE s.workspace IS NOT NULL AND ($1 = s.workspace OR "
     "starts_with($1, rtrim(s.workspace, '/') || '/')) "
-    "GROUP BY s.name HAVING count(*) FILTER (WHERE p.status IN ('queued', 'active')) > 0 "
-    "ORDER BY coalesce((SELECT j.at FROM nineplan_journal j WHERE j.session_name = s.name "
-    "ORDER BY j.seq DESC LIMIT 1), "
-    "greatest(s.created_at, max(p.created_at), max(p.completed_at))) DESC "
-    "LIMIT 1"
+    "GROUP BY s.name HAVING count(*) FILTER (WHERE p.status IN ('queued', 'active')) > 0"
 )
+#: The chosen session's row.
+SESSION = "SELECT name, task_description, workspace FROM nineplan_sessions WHERE name = $1"
 #: A session's queued and active plans, the queue's front first.
 LIVE_PLANS = (
     f"{PLAN_SELECT} WHERE session_name = $1 AND status IN ('queued', 'active') "
@@ -60,8 +71,11 @@ async def find_postgres(
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError):
         return None
     try:
-        session = await connection.fetchrow(BOUND_SESSION, folder)
-        if session is None:
+        chosen = choose(map(_candidate, await connection.fetch(BOUND_SESSIONS, folder)))
+        if chosen is None:
+            return None
+        session = await connection.fetchrow(SESSION, chosen[0].name)
+        if session is None:  # deleted since
             return None
         name = session["name"]
         plans = await connection.fetch(LIVE_PLANS, name)
@@ -90,6 +104,13 @@ async def find_postgres(
             :NEXT_GOALS
         ],
         stuck=stuck_from_rows({plan["id"]: plan["goal"] for plan in plans}, deferred, stuck_defers),
+        others=chosen[1],
+    )
+
+
+def _candidate(row: asyncpg.Record) -> Candidate:
+    return Candidate(
+        row["name"], row["task_description"], row["queued"], row["active"], row["last_active"]
     )
 
 

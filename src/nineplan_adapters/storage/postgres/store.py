@@ -28,6 +28,7 @@ from nineplan_adapters.storage.rows import (
     row_to_session,
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
+from nineplan_adapters.storage.written import NO_RECORD, WriteRecord
 from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.history import excerpt, substring_terms
 from nineplan_core.journal import EventQuery, NewEvent
@@ -127,6 +128,9 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
     files: PlanFiles
     pool: asyncpg.Pool
     remembered: int = DEFAULT_LIMITS.remembered_requests
+    #: What this machine last wrote into each plan file, and this machine's id.
+    record: WriteRecord = NO_RECORD
+    machine: str | None = None
     cleanups: Cleanups = attrs.field(factory=Cleanups, init=False)
 
     files_mirror = True  # the database is the truth; the files are this machine's copy
@@ -151,10 +155,10 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
         with database_errors("read the session"):
             async with self.pool.acquire() as connection:
                 if not snapshot:  # a single statement: no BEGIN and COMMIT round trips
-                    yield self._tx(connection, FileChanges(self.files), None)
+                    yield self._tx(connection, FileChanges(self.files, self.record), None)
                     return
                 async with connection.transaction(isolation="repeatable_read", readonly=True):
-                    yield self._tx(connection, FileChanges(self.files), None)
+                    yield self._tx(connection, FileChanges(self.files, self.record), None)
 
     async def initialise(self, session: Session, first: NewEvent) -> None:
         """Write the session row and the journal's first event in one transaction.
@@ -174,7 +178,7 @@ class PostgresSessionStore(UnitOfWork[asyncpg.Connection, "PostgresSessionTx"]):
                 )
                 if created is None:
                     raise SessionExistsError(session.name)
-                await self._tx(connection, FileChanges(self.files), None).append(first)
+                await self._tx(connection, FileChanges(self.files, self.record), None).append(first)
 
     def _writer(self) -> AbstractAsyncContextManager[asyncpg.Connection]:
         return cast("AbstractAsyncContextManager[asyncpg.Connection]", self.pool.acquire())

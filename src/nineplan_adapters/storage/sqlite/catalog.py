@@ -4,10 +4,12 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import os
 import secrets
 import shutil
 import sqlite3
 from collections import OrderedDict
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -15,6 +17,7 @@ import attrs
 
 from nineplan_adapters.config import Durability
 from nineplan_adapters.storage.layout import (
+    ARCHIVED,
     CREATIONS,
     DATABASE,
     WORKSPACE,
@@ -190,6 +193,51 @@ class SqliteSessionCatalog:
         (summary,) = await anyio.to_thread.run_sync(_read_summaries, [database], self.busy_timeout)
         return summary or DatabaseError(f"Session {name} could not be migrated.")
 
+    async def archived(self) -> frozenset[SessionName]:
+        """The sessions whose folder holds the `archived` mark (a stat each)."""
+        return frozenset(
+            name for name in await self.names() if (self._folder(name) / ARCHIVED).is_file()
+        )
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        """The mark is a file in the session's folder, not a row in its database: made by one
+        rename (or removed by one unlink), then the folder synced, it is all there or not at
+        all after a crash, and a session whose database cannot be read can be archived too."""
+        folder = self._folder(name)
+        if not (folder / DATABASE).is_file() or folder.is_symlink():
+            raise SessionNotFoundError(name)
+        mark = folder / ARCHIVED
+        try:
+            if archived and not mark.is_file():
+                stamp = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+                _write_durably(mark, f"{stamp}\n")
+            elif not archived and mark.exists():
+                mark.unlink()
+                _sync_folder(folder)
+        except OSError as exc:
+            raise file_system_error("mark the session archived", exc) from exc
+
+    async def delete(self, name: SessionName) -> bool:
+        """Under the session's write lock (no agent pulls meanwhile) the folder is renamed out
+        of the list in one step, then removed: a crash in between leaves a hidden
+        `.deleted-NAME.*` folder that no list shows."""
+        store = await self.open(name)
+        folder = self._folder(name)
+        if not (folder / ARCHIVED).is_file():
+            return False
+        trash = self.root / f".deleted-{name}.{secrets.token_hex(4)}"
+        async with store.transaction() as tx:
+            if await tx.active_plans():  # any worker's
+                return False
+            try:
+                folder.rename(trash)
+            except OSError as exc:
+                raise file_system_error("remove the session", exc) from exc
+        self._stores.pop(name, None)
+        await store.close()
+        await anyio.to_thread.run_sync(partial(shutil.rmtree, trash, ignore_errors=True))
+        return True
+
     def watch(self) -> SqliteSessionWatch:
         """Change ticks for these sessions, from commits made by any process."""
         return SqliteSessionWatch(self.root)
@@ -253,6 +301,28 @@ def _write_atomically(path: Path, text: str) -> None:
         temp.unlink(missing_ok=True)
 
 
+def _write_durably(path: Path, text: str) -> None:
+    """Write `path` by a rename of a synced temporary file, then sync its folder."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with temp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temp.replace(path)
+    finally:
+        temp.unlink(missing_ok=True)
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _read_summaries(
     databases: list[Path], busy_timeout: float
 ) -> list[SessionSummary | NinePlanError | None]:
@@ -270,7 +340,7 @@ def _read_summaries(
 
 #: Everything a line of the session list shows, in one statement (one consistent read): the
 #: session, its counts, the active plan and its latest pull, the newest event's time, and the
-#: deferrals of the live plans. Each part is served by an index (plan_counts, plans_active,
+#: deferrals of the live plans. Each part is served by an index (plan_counts, plans_status,
 #: journal_kind, the journal's seq).
 _SUMMARY = """
 SELECT s.name, s.task_description, s.created_at, (SELECT path FROM workspace) AS workspace,

@@ -13,6 +13,8 @@ from nineplan_adapters.storage.journal_rows import SQLITE, event_select
 from nineplan_adapters.storage.layout import DATABASE, WORKSPACE, plans_folder
 from nineplan_adapters.storage.priming import (
     NEXT_GOALS,
+    Candidate,
+    choose,
     covers,
     primed_plan,
     read_file,
@@ -31,9 +33,6 @@ from nineplan_core.model import SESSION_NAME, file_name
 from nineplan_core.results import PrimedSession
 
 WORKSPACE_BYTES = 8192  # a path, with room to spare
-#: How far a database file's mtime may lag the time of the last event it holds (the file
-#: system's coarse clock); within this, a session whose files are older may still be newer.
-MTIME_SLACK = dt.timedelta(seconds=1)
 
 
 @attrs.frozen
@@ -50,7 +49,7 @@ class SqlitePrimer:
 def last_activity(folder: Path) -> dt.datetime | None:
     """When a session's files last changed: its database's mtime, or its WAL's while the WAL
     holds commits not yet checkpointed. None when the folder holds no session. Never earlier
-    than the session's last journal event (but for MTIME_SLACK): a commit writes the file."""
+    than the session's last journal event (but for the file system's coarse clock)."""
     try:
         when = (folder / DATABASE).stat().st_mtime_ns
     except OSError:
@@ -65,12 +64,11 @@ def last_activity(folder: Path) -> dt.datetime | None:
 
 
 def find_sqlite(root: Path, folder: str, stuck_defers: int) -> PrimedSession | None:
-    """The most recently active session under `root` bound to `folder` (or a parent of it)
-    that still has work; None when there is none.
+    """The session under `root` bound to `folder` (or a parent of it) that `choose` picks
+    among those with work, naming the others; None when there is none.
 
     Most recently active: the latest last journal event (the file's mtime for a session
-    without events). The sessions are opened newest file first, and the search stops at a
-    file older than the best event found, which it cannot beat.
+    without events). Only sessions whose workspace file covers `folder` are opened.
     """
     try:
         entries = [entry for entry in os.scandir(root) if SESSION_NAME.fullmatch(entry.name)]
@@ -84,18 +82,15 @@ def find_sqlite(root: Path, folder: str, stuck_defers: int) -> PrimedSession | N
             entry.is_dir(follow_symlinks=False)
             and _bound(session, folder)
             and (when := last_activity(session)) is not None
+            and (candidate := _candidate(session, folder, when)) is not None
         ):
-            candidates.append((when, entry.name))
-    best: tuple[dt.datetime, PrimedSession] | None = None
-    for when, name in sorted(candidates, reverse=True):
-        if best is not None and when + MTIME_SLACK < best[0]:
-            break
-        found = _primed(root / name, folder, stuck_defers)
+            candidates.append(candidate)
+    while (chosen := choose(candidates)) is not None:
+        found = _primed(root / chosen[0].name, stuck_defers)
         if found is not None:
-            active_at = found[0] or when
-            if best is None or active_at > best[0]:
-                best = (active_at, found[1])
-    return best[1] if best else None
+            return attrs.evolve(found, others=chosen[1])
+        candidates.remove(chosen[0])  # changed since it was counted, or damaged: the next one
+    return None
 
 
 def _bound(session: Path, folder: str) -> bool:
@@ -106,26 +101,48 @@ def _bound(session: Path, folder: str) -> bool:
         return False
 
 
-def _primed(
-    session: Path, folder: str, stuck_defers: int
-) -> tuple[dt.datetime | None, PrimedSession] | None:
-    """The session's last event time (None without one) and what prime shows of it; None
-    when it is not bound to `folder`, has no work, or cannot be read."""
+def _open(session: Path) -> sqlite3.Connection | None:
+    """The session's database, read-only; None when it cannot be opened."""
     try:
         db = sqlite3.connect(f"{(session / DATABASE).as_uri()}?mode=ro", uri=True, timeout=2)
     except sqlite3.Error:
         return None
     db.row_factory = sqlite3.Row
+    return db
+
+
+def _candidate(session: Path, folder: str, when: dt.datetime) -> Candidate | None:
+    """The session as a candidate (its last event's time, else `when`, its files' time);
+    None when it is not bound to `folder`, has no work, or cannot be read."""
+    if (db := _open(session)) is None:
+        return None
     try:
         row = db.execute(SESSION_ROW).fetchone()
         if row is None or row["workspace"] is None or not covers(row["workspace"], folder):
             return None
-        primed = _read(db, session, row, stuck_defers)
-        if primed is None:
+        counts = dict(db.execute(COUNTS).fetchall())
+        queued, active = int(counts.get("queued") or 0), int(counts.get("active") or 0)
+        if not queued and not active:
             return None
         last = db.execute(LAST_EVENT_AT).fetchone()
-        return _timestamp(last[0] if last else None), primed
+        at = _timestamp(last[0] if last else None) or when
+        return Candidate(row["name"], row["task_description"], queued, active, at)
     except sqlite3.Error:  # an older schema (no workspace), a damaged or busy database
+        return None
+    except Exception:  # noqa: BLE001 - one damaged session must never hide the others
+        return None
+    finally:
+        db.close()
+
+
+def _primed(session: Path, stuck_defers: int) -> PrimedSession | None:
+    """What prime shows of the session; None when it has no work or cannot be read."""
+    if (db := _open(session)) is None:
+        return None
+    try:
+        row = db.execute(SESSION_ROW).fetchone()
+        return None if row is None else _read(db, session, row, stuck_defers)
+    except sqlite3.Error:  # a damaged or busy database
         return None
     except Exception:  # noqa: BLE001 - one damaged session must never hide the others
         return None

@@ -113,6 +113,8 @@ class SqliteSessionStore(UnitOfWork[None, "SqliteSessionTx"]):
     _lock: anyio.Lock = attrs.field(factory=lambda: anyio.Lock(fast_acquire=True), init=False)
 
     files_mirror = False
+    #: One machine: a pull need not say which.
+    machine: str | None = attrs.field(default=None, init=False)
 
     @property
     def path(self) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import attrs
 
-from nineplan_adapters.storage.layout import DATABASE
+from nineplan_adapters.storage.layout import ARCHIVED, DATABASE
 from nineplan_adapters.storage.polled import PolledNames
 from nineplan_adapters.storage.sqlite.connection import database_errors
 from nineplan_core.errors import SessionNotFoundError
@@ -53,9 +53,9 @@ class SqliteSessionWatch:
     @asynccontextmanager
     async def sessions(self) -> AsyncIterator[AsyncIterator[frozenset[str]]]:
         """The sessions whose database files changed (a commit writes the WAL, a checkpoint
-        the database): a stat of two files per session each `list_interval`, in one worker
-        thread handoff, with no connection held. A thousand sessions keep no thousand
-        connections (and their descriptors) open."""
+        the database) or whose archive mark came or went: a stat of three files per session
+        each `list_interval`, in one worker thread handoff, with no connection held. A thousand
+        sessions keep no thousand connections (and their descriptors) open."""
         yield PolledNames(
             partial(_signatures, self.root), await _signatures(self.root), self.list_interval
         )
@@ -63,8 +63,9 @@ class SqliteSessionWatch:
 
 def _signature(folder: str) -> tuple[int, ...] | None:
     """What changes when the session's database does: the database's and the WAL's inode,
-    size and modification time; None when there is no session database."""
-    parts: list[int] = []
+    size and modification time, and whether it is archived (the mark is a file beside it);
+    None when there is no session database."""
+    parts: list[int] = [int(os.path.exists(os.path.join(folder, ARCHIVED)))]  # noqa: PTH110, PTH118 - as below
     for file_name in (DATABASE, f"{DATABASE}-wal"):
         try:
             stat = os.stat(os.path.join(folder, file_name))  # noqa: PTH116, PTH118 - a thousand a scan: no Path objects

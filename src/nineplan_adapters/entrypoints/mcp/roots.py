@@ -1,0 +1,49 @@
+"""The client's MCP roots as the workspace of the sessions it creates (DESIGN §9): between
+NINEPLAN_WORKSPACE and the server's working directory on stdio, alone over HTTP."""
+
+import logging
+import warnings
+from typing import Any
+
+import anyio
+from mcp import MCPDeprecationWarning, MCPError
+from mcp.server.mcpserver import Context
+
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources, root_folder
+
+log = logging.getLogger("nineplan.mcp")
+
+#: How long `9plan_session_create` waits for the client's roots: a client that declared roots
+#: but does not answer must not hold the call up for long.
+ROOTS_TIMEOUT = 2.0
+
+
+async def session_workspace(ctx: Context[Any, Any], sources: WorkspaceSources) -> str | None:
+    """The workspace of a session this call creates: the first usable of `sources.given`,
+    the client's first `file://` root, `sources.fallback`."""
+    return sources.given or await client_root(ctx) or sources.fallback
+
+
+async def client_root(ctx: Context[Any, Any]) -> str | None:
+    """The folder of the client's first `file://` root, when the client declared roots, the
+    request can reach it within ROOTS_TIMEOUT, and the folder is usable; None otherwise."""
+    capabilities = ctx.client_capabilities
+    if capabilities is None or capabilities.roots is None:
+        return None
+    with anyio.move_on_after(ROOTS_TIMEOUT):
+        try:
+            # The SDK marks roots deprecated as of the 2026-07-28 protocol; clients of the
+            # earlier ones still offer them, and they are the best word on the client's
+            # folder over HTTP, so the warning is not for the people running the server.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                pending = ctx.session.list_roots()
+            listed = await pending
+        except (MCPError, ValueError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            log.info("the client's roots could not be read: %s", exc)
+            return None
+        uris = [str(root.uri) for root in listed.roots]
+        first = next((uri for uri in uris if uri.lower().startswith("file:")), None)
+        return None if first is None else root_folder(first)
+    log.info("the client did not list its roots within %s s", ROOTS_TIMEOUT)
+    return None
