@@ -1,5 +1,6 @@
 """Settings: read once at the entry point from NINEPLAN_* variables, CLI flags on top."""
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -8,7 +9,7 @@ from typing import Any, Literal, cast, get_args, get_origin
 import attrs
 import platformdirs
 
-from nineplan_core.model import DEFAULT_LIMITS, STUCK_DEFERS, Limits
+from nineplan_core.model import DEFAULT_LIMITS, LEASE_MINUTES, STUCK_DEFERS, Limits
 
 Transport = Literal["stdio", "http"]
 LogLevel = Literal["debug", "info", "warn", "error"]
@@ -57,6 +58,8 @@ class Settings:
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
     stuck_defers: int = STUCK_DEFERS
+    #: Minutes after a worker was last heard from that its active plan is stale (DESIGN §10).
+    lease_minutes: float = LEASE_MINUTES
     #: The folder a stdio server's new sessions belong to, before the client's roots and the
     #: working directory (entrypoints.workspace); one that is not usable is passed over.
     workspace: str | None = None
@@ -146,6 +149,8 @@ def _convert(variable: str, name: str, raw: object) -> object:
         return tuple(item.strip() for item in items if item.strip())
     if name == "sessions_path":
         return Path(cast("str", raw)).expanduser()
+    if name == "lease_minutes":
+        return _minutes(variable, raw)
     if name in _RANGES:
         low, high = _RANGES[name]
         return _integer(variable, raw, low=low, high=high)
@@ -154,6 +159,17 @@ def _convert(variable: str, name: str, raw: object) -> object:
         value = {"warning": "warn"}.get(raw.lower(), raw.lower())
     if name in _CHOICES and value not in _CHOICES[name]:
         raise ConfigError(variable, f"must be one of {', '.join(_CHOICES[name])}, not {raw!r}")
+    return value
+
+
+def _minutes(variable: str, raw: object) -> float:
+    """A positive, finite number of minutes (fractions allowed: 0.05 is three seconds)."""
+    try:
+        value = float(cast("str", raw))
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ConfigError(variable, f"must be a positive number of minutes, not {raw!r}")
     return value
 
 

@@ -121,6 +121,7 @@ class App(containers.DeclarativeContainer):
         session_names=session_names,
         limits=limits,
         stuck_defers=settings.provided.stuck_defers,
+        lease_minutes=settings.provided.lease_minutes,
     )
 
 

@@ -359,6 +359,19 @@ class PlanRow:
 STUCK_DEFERS = 3
 
 
+#: A worker's hold on its active plan lapses this many minutes after it was last heard from
+#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (DESIGN §10).
+LEASE_MINUTES = 30.0
+
+
+def is_stale(
+    last_seen: dt.datetime | None, now: dt.datetime, lease_minutes: float = LEASE_MINUTES
+) -> bool:
+    """Whether an active plan whose worker was last heard from at `last_seen` is stale at
+    `now`: judged when someone looks, never by a timer; stale plans stay their worker's."""
+    return last_seen is not None and now - last_seen > dt.timedelta(minutes=lease_minutes)
+
+
 def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
     """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
     return defer_count >= stuck_defers

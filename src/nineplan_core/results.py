@@ -57,6 +57,8 @@ class ActivePlan:
     plan: Plan
     path: str
     pulled_at: dt.datetime | None = None
+    #: Its worker's lease has lapsed (`is_stale`, judged when the state was read).
+    stale: bool = False
 
     @property
     def worker(self) -> str:

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes import postgres_schema
-from tests.integration.servers import stdio_server
+from tests.integration.servers import run_nineplan, stdio_server
 from tests.mcp_helpers import error, ok, text
 
 PLAN = {
@@ -105,6 +105,39 @@ async def test_a_bad_worker_name_is_a_validation_error(tmp_path: Path, worker: s
             assert "worker" in body.split("\n\n")[1], (tool, body)
         state = await ok(client, "9plan_admin_state")
         assert (len(state["queue"]), state["active_plans"]) == (1, [])
+
+
+async def test_a_plan_goes_stale_while_its_worker_is_silent(tmp_path: Path):
+    """With a lease of 3 s (NINEPLAN_LEASE_MINUTES=0.05), a worker's plan is marked stale in
+    active_plans once the worker is silent past the lease (others' calls do not renew it;
+    waited on under fail_after, never a timed assertion), is still its worker's, and is live
+    again after the worker's own call."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (a, _) = await _session_with(client, 2)
+        await ok(client, "9plan_queue_pull", worker="slow")
+
+        async def holds() -> list[tuple[str, str, bool]]:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            return [(p["id"], p["worker"], p["stale"]) for p in state["active_plans"]]
+
+        with anyio.fail_after(30):
+            while await holds() != [(a, "slow", True)]:
+                await anyio.sleep(0.2)
+        resumed = await ok(client, "9plan_session_resume", session_name=name, worker="slow")
+        assert resumed["active_plan"]["id"] == a
+        assert [p["stale"] for p in resumed["active_plans"]] == [False]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon"])
+def test_a_bad_lease_exits_2_naming_the_variable(tmp_path: Path, value: str):
+    """`nineplan serve` with NINEPLAN_LEASE_MINUTES of 0, negative or not a number exits 2
+    with one line naming the variable, and writes nothing to stdout."""
+    completed = run_nineplan(tmp_path, "serve", timeout=60, NINEPLAN_LEASE_MINUTES=value)
+    assert completed.returncode == 2
+    [line] = completed.stderr.strip().splitlines()
+    assert "NINEPLAN_LEASE_MINUTES" in line
+    assert completed.stdout == ""
 
 
 WORKERS = 8

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from nineplan_adapters.config import ConfigError, Settings
 from nineplan_core.errors import (
     DatabaseError,
     InvalidInputError,
@@ -224,3 +225,35 @@ async def test_postgres_with_a_newer_schema_is_refused_naming_both_versions():
         finally:
             await connection.close()
         assert after == before
+
+
+async def test_a_plan_goes_stale_when_its_worker_falls_silent(tmp_path: Path):
+    """With the fake clock: a plan is not stale within the lease, stale once its worker was
+    last heard from longer ago than the lease, and live again after the worker's own call;
+    a stale plan stays its worker's (nothing requeues it)."""
+    async with open_backend("memory", tmp_path) as backend:
+        service = backend.service
+        name, (a, _) = await queue_of(backend, 2)
+        await service.pull_plan(name, worker="w1")
+
+        async def stale() -> list[tuple[str, str, bool]]:
+            state = await service.session_state(name)
+            return [(h.plan.id, h.worker, h.stale) for h in state.active_plans]
+
+        backend.clock.advance(30 * 60)
+        assert await stale() == [(a, "w1", False)]
+        backend.clock.advance(1)
+        assert await stale() == [(a, "w1", True)]
+        assert len((await service.session_state(name)).queue) == 1
+        await service.session_state(name, worker="w1")
+        assert await stale() == [(a, "w1", False)]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_a_bad_lease_is_a_configuration_error(value: str):
+    """NINEPLAN_LEASE_MINUTES of 0, a negative number or not a finite number is a ConfigError
+    naming the variable; a fraction of a minute is accepted."""
+    with pytest.raises(ConfigError) as caught:
+        Settings.load({"NINEPLAN_LEASE_MINUTES": value})
+    assert caught.value.variable == "NINEPLAN_LEASE_MINUTES"
+    assert Settings.load({"NINEPLAN_LEASE_MINUTES": "0.05"}).lease_minutes == 0.05

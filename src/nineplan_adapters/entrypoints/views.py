@@ -219,8 +219,7 @@ def session_state(state: SessionState) -> SessionStateView:
                 "last_seen": (
                     format_timestamp(hold.plan.last_seen) if hold.plan.last_seen else None
                 ),
-                # Leases (DESIGN §10) are not judged yet: no plan is stale.
-                "stale": False,
+                "stale": hold.stale,
                 "defer_count": state.defer_count(hold.plan.id),
                 "stuck": state.stuck(hold.plan.id),
             }

@@ -40,7 +40,7 @@ from nineplan_core.service.checks import (
     check_sections,
     check_task_description,
 )
-from nineplan_core.service.envelope import Applied, Envelope, for_worker
+from nineplan_core.service.envelope import Applied, Envelope
 
 log = logging.getLogger("nineplan.service")
 
@@ -100,7 +100,7 @@ class Commands(Envelope):
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
         repairs, state = await self._reconcile(store, level=reconcile_level(store))
         self._reconciled.add(session)
-        state = for_worker(state, who)
+        state = self._for_worker(state, who)
         return attrs.evolve(
             state,
             kept=kept_lines(repairs),

@@ -16,6 +16,7 @@ from nineplan_core.errors import DatabaseError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
+    LEASE_MINUTES,
     MAIN_WORKER,
     STUCK_DEFERS,
     Limits,
@@ -25,6 +26,7 @@ from nineplan_core.model import (
     SessionName,
     check_plan_id,
     check_session_name,
+    is_stale,
 )
 from nineplan_core.ports import (
     Clock,
@@ -72,6 +74,8 @@ class Envelope:
     limits: Limits = DEFAULT_LIMITS
     #: A plan deferred this many times or more is stuck (NINEPLAN_STUCK_DEFERS).
     stuck_defers: int = STUCK_DEFERS
+    #: A worker's lease on its active plan, in minutes (NINEPLAN_LEASE_MINUTES).
+    lease_minutes: float = LEASE_MINUTES
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
 
     async def _apply(
@@ -165,7 +169,16 @@ class Envelope:
                 stuck=self.stuck_defers,
                 held=held,
             )
-        return for_worker(state, worker)
+        return self._for_worker(state, worker)
+
+    def _for_worker(self, state: SessionState, worker: str) -> SessionState:
+        """`state` as `worker` sees it, each active plan's lease judged now."""
+        now = self.clock()
+        holds = [
+            attrs.evolve(hold, stale=is_stale(hold.plan.last_seen, now, self.lease_minutes))
+            for hold in state.active_plans
+        ]
+        return for_worker(attrs.evolve(state, active_plans=holds), worker)
 
     async def _heard_from(self, store: SessionStore, worker: str) -> None:
         """A worker's call: its active plan's `last_seen` is now (the Clock port)."""
