@@ -4,6 +4,7 @@ Each carries a `Suggestion` (nineplan_core.suggestions): what to do next, as dat
 in words in its own terms; `str()` of it names library calls (`add_plan`).
 """
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from nineplan_core.suggestions import Action, Suggestion
@@ -137,8 +138,12 @@ class QueueEmptyError(NinePlanError):
 
     category = "QUEUE_EMPTY"
 
-    def __init__(self, *, completed_count: int = 0) -> None:
-        if completed_count:
+    def __init__(self, *, completed_count: int = 0, held: Sequence[tuple[str, str]] = ()) -> None:
+        if held:  # other workers still hold plans (DESIGN §10): the task is not complete
+            plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in held)
+            message = f"The queue is empty; {len(held)} plan(s) are still active: {plans}."
+            suggestion = Suggestion(Action.ADD_MORE_PLANS)
+        elif completed_count:
             message = (
                 f"The queue is empty and {completed_count} plan(s) are completed. Task complete!"
             )
@@ -148,6 +153,7 @@ class QueueEmptyError(NinePlanError):
             suggestion = Suggestion(Action.ADD_PLANS)
         super().__init__(message, suggestion=suggestion)
         self.completed_count = completed_count
+        self.held = list(held)
 
 
 class InvalidInputError(NinePlanError, ValueError):

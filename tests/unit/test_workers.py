@@ -12,6 +12,7 @@ from nineplan_core.errors import (
     InvalidInputError,
     NoActivePlanError,
     PlanAlreadyActiveError,
+    QueueEmptyError,
 )
 from nineplan_core.invariants import check
 from nineplan_core.journal import Event, EventKind
@@ -257,3 +258,24 @@ def test_a_bad_lease_is_a_configuration_error(value: str):
         Settings.load({"NINEPLAN_LEASE_MINUTES": value})
     assert caught.value.variable == "NINEPLAN_LEASE_MINUTES"
     assert Settings.load({"NINEPLAN_LEASE_MINUTES": "0.05"}).lease_minutes == 0.05
+
+
+async def test_an_empty_queue_names_the_plans_other_workers_hold(backend: Backend):
+    """A pull that finds the queue empty while other workers hold plans says which, instead
+    of calling the task complete; once none is held, the text is as it always was."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="tests")
+    await service.pull_plan(name, worker="docs")
+    with pytest.raises(QueueEmptyError) as caught:
+        await service.pull_plan(name)
+    assert caught.value.message == (
+        f"The queue is empty; 2 plan(s) are still active: {a} (tests), {b} (docs)."
+        if a < b
+        else f"The queue is empty; 2 plan(s) are still active: {b} (docs), {a} (tests)."
+    )
+    await service.complete_plan(name, "done", worker="tests")
+    await service.complete_plan(name, "done", worker="docs")
+    with pytest.raises(QueueEmptyError) as done:
+        await service.pull_plan(name, worker="tests")
+    assert done.value.message == "The queue is empty and 2 plan(s) are completed. Task complete!"

@@ -18,6 +18,7 @@ from nineplan_core.journal import (
     worker_detail,
 )
 from nineplan_core.model import (
+    MAIN_WORKER,
     Plan,
     PlanContent,
     Position,
@@ -183,7 +184,7 @@ class Commands(Envelope):
             if (active := await tx.active_plan(holder)) is not None:
                 raise PlanAlreadyActiveError(active.id, holder)
             if (queued := await tx.front_of_queue()) is None:
-                raise QueueEmptyError(completed_count=(await tx.tally()).completed)
+                raise await _queue_empty(tx)
             # A file this machine wrote before the database changed elsewhere is brought up
             # to it first; then the file's own edits are read back (the stored sections win
             # where this machine cannot tell whether the database changed since).
@@ -386,3 +387,9 @@ class Commands(Envelope):
             max_section_chars=self.limits.max_text_chars,
             worker=worker,
         )
+
+
+async def _queue_empty(tx: SessionTx) -> QueueEmptyError:
+    """Why a pull finds nothing: the plans other workers still hold, else the count done."""
+    held = [(plan.id, plan.worker or MAIN_WORKER) for plan in await tx.active_plans()]
+    return QueueEmptyError(completed_count=(await tx.tally()).completed, held=held)
