@@ -8,8 +8,8 @@ that cannot be read whole is first copied to recovered/ (docs/storage.md).
 import logging
 
 from nineplan_core.errors import NoActivePlanError
-from nineplan_core.journal import Actor, EventKind, excerpt, plan_event
-from nineplan_core.model import MAIN_WORKER, Plan
+from nineplan_core.journal import HOLDS, Actor, EventKind, excerpt, lost_plan, plan_event
+from nineplan_core.model import MAIN_WORKER, Plan, format_timestamp
 from nineplan_core.plan_file import (
     PlanText,
     ReadBack,
@@ -21,7 +21,7 @@ from nineplan_core.plan_file import (
     salvage_line,
     unreadable,
 )
-from nineplan_core.ports import Clock, SessionTx
+from nineplan_core.ports import Clock, SessionReader, SessionTx
 
 log = logging.getLogger("nineplan.service")
 
@@ -47,10 +47,23 @@ async def active_with_edits(
         StorageError: the file or the journal cannot be read or written.
     """
     if (active := await tx.active_plan(worker)) is None:
-        raise NoActivePlanError(worker)
+        raise await no_active_plan(tx, worker)
     return await with_edits(
         tx, session, active, notes, actor, clock=clock, max_section_chars=max_section_chars
     )
+
+
+async def no_active_plan(tx: SessionReader, worker: str) -> NoActivePlanError:
+    """`worker` holds no plan: the error, saying who took its last plan and when, if so."""
+    lost = lost_plan(await tx.events(HOLDS), worker)
+    if lost is None:
+        return NoActivePlanError(worker)
+    when = format_timestamp(lost.at)
+    if lost.kind is EventKind.PLAN_RELEASED:
+        said = f"plan {lost.plan_id} was released back to the queue by a person at {when}"
+    else:
+        said = f"plan {lost.plan_id} was taken over by worker {lost.detail.get('to')} at {when}"
+    return NoActivePlanError(worker, lost=said)
 
 
 async def with_edits(

@@ -105,13 +105,15 @@ class NoActivePlanError(NinePlanError):
 
     category = "NO_ACTIVE_PLAN"
 
-    def __init__(self, worker: str = "main") -> None:
+    def __init__(self, worker: str = "main", *, lost: str | None = None) -> None:
+        """`lost` says what became of the worker's last plan (taken over, released), if so."""
         whose = "in this session" if worker == "main" else f"for worker {worker}"
         super().__init__(
-            f"No plan is active {whose}.",
+            f"No plan is active {whose}: {lost}." if lost else f"No plan is active {whose}.",
             suggestion=Suggestion(Action.PULL_PLAN),
         )
         self.worker = worker
+        self.lost = lost
 
 
 class PlanAlreadyActiveError(NinePlanError):
@@ -131,6 +133,24 @@ class PlanAlreadyActiveError(NinePlanError):
         )
         self.plan_id = plan_id
         self.worker = worker
+
+
+class LeaseLiveError(PlanAlreadyActiveError):
+    """A take-over of a plan whose worker's lease is live: it is still that worker's."""
+
+    def __init__(self, plan_id: str, holder: str, until: str) -> None:
+        NinePlanError.__init__(
+            self,
+            f"Plan {plan_id} is held by worker {holder}, whose lease is live until {until}; "
+            "only a stale plan can be taken over.",
+            suggestion=Suggestion(
+                Action.ADVICE,
+                detail="Pull the next queued plan instead, or ask a person to release this one.",
+            ),
+        )
+        self.plan_id = plan_id
+        self.worker = holder
+        self.until = until
 
 
 class QueueEmptyError(NinePlanError):

@@ -49,6 +49,8 @@ class EventKind(enum.StrEnum):
     PLAN_COMPLETED = "plan_completed"
     PLAN_DISCARDED = "plan_discarded"
     PLAN_MOVED = "plan_moved"
+    PLAN_TAKEN_OVER = "plan_taken_over"
+    PLAN_RELEASED = "plan_released"
     NOTES_ADDED = "notes_added"
     EDITS_SALVAGED = "edits_salvaged"
     FILES_REPAIRED = "files_repaired"
@@ -146,9 +148,16 @@ def deferrals(plan_ids: Iterable[str]) -> EventQuery:
     return EventQuery(kinds=frozenset({EventKind.PLAN_DEFERRED}), plan_ids=frozenset(plan_ids))
 
 
+#: The events that give an active plan to a worker: a pull, and a take-over of a stale plan.
+HOLDING = frozenset({EventKind.PLAN_PULLED, EventKind.PLAN_TAKEN_OVER})
+#: The events that take a plan from its worker without the worker's call.
+LOSING = frozenset({EventKind.PLAN_TAKEN_OVER, EventKind.PLAN_RELEASED})
+
+
 def last_pull(plan_id: str) -> EventQuery:
-    """The query for the latest pull of `plan_id` (the current activation when it is active)."""
-    return EventQuery(last=1, kinds=frozenset({EventKind.PLAN_PULLED}), plan_id=plan_id)
+    """The query for the latest pull or take-over of `plan_id` (its current holder's, when
+    it is active)."""
+    return EventQuery(last=1, kinds=HOLDING, plan_id=plan_id)
 
 
 def started(at: dt.datetime, queue: Sequence[str], active_plan: str | None) -> NewEvent:
@@ -188,10 +197,11 @@ class _Replay:
     #: Who holds each active plan (`detail.worker`; `main` when an event names none).
     holders: dict[str, str] = attrs.field(factory=dict)
 
-    def release(self, event: Event, plan_id: str) -> None:
-        """`plan_id` leaves its worker; the event must be that worker's."""
+    def release(self, event: Event, plan_id: str, worker: str | None = None) -> None:
+        """`plan_id` leaves its worker; the event must be that worker's (`worker`, else the
+        event's `detail.worker`)."""
         held_by = self.holders.pop(plan_id, MAIN_WORKER)
-        if (worker := _worker(event)) != held_by:
+        if (worker := worker or _worker(event)) != held_by:
             self.issues.append(
                 f"journal event {event.seq} ({event.kind.value}) is worker {worker}'s, "
                 f"plan {plan_id} is held by {held_by}"
@@ -267,6 +277,22 @@ class _Replay:
                 self.release(event, plan_id)
             self.statuses[plan_id] = PlanStatus.DISCARDED
 
+    def take_over(self, event: Event, plan_id: str) -> None:
+        if self.expect(event, PlanStatus.ACTIVE):
+            self.release(event, plan_id, _named(event, "from"))
+            worker = _named(event, "to")
+            if worker in self.holders.values():
+                self.issues.append(
+                    f"journal event {event.seq} gives {plan_id} to worker {worker}, "
+                    "who holds a plan already"
+                )
+            self.holders[plan_id] = worker
+
+    def person_releases(self, event: Event, plan_id: str) -> None:
+        if self.expect(event, PlanStatus.ACTIVE):
+            self.release(event, plan_id)
+            self.enqueue(plan_id, "front")
+
     def apply(self, event: Event) -> None:
         if event.kind is EventKind.JOURNAL_STARTED:
             self.start(event)
@@ -282,8 +308,33 @@ def worker_detail(worker: str) -> dict[str, str]:
 
 def _worker(event: Event) -> str:
     """The worker an event is about: `detail.worker`, or `main` (events before workers)."""
-    worker = event.detail.get("worker")
+    return _named(event, "worker")
+
+
+def _named(event: Event, key: str) -> str:
+    """The worker `detail[key]` names, or `main`."""
+    worker = event.detail.get(key)
     return worker if isinstance(worker, str) else MAIN_WORKER
+
+
+def lost_plan(events: Iterable[Event | UnreadableEvent], worker: str) -> Event | None:
+    """The take-over or release that took `worker`'s plan, when that is the latest the
+    journal says of the worker's hold (`events`: the pulls, take-overs and releases, oldest
+    first); None when the worker let its plan go itself or never held one."""
+    latest: Event | None = None
+    for event in readable(events):
+        if event.kind is EventKind.PLAN_TAKEN_OVER:
+            if _named(event, "to") == worker:
+                latest = None
+            elif _named(event, "from") == worker:
+                latest = event
+        elif _worker(event) == worker:
+            latest = event if event.kind is EventKind.PLAN_RELEASED else None
+    return latest
+
+
+#: What `lost_plan` reads: every event that gives a worker a plan or takes one from it.
+HOLDS = EventQuery(kinds=HOLDING | LOSING)
 
 
 #: How each kind of event changes the replayed state; the other kinds change no status.
@@ -294,6 +345,8 @@ _STEPS = {
     EventKind.PLAN_MOVED: _Replay.requeue,
     EventKind.PLAN_COMPLETED: _Replay.complete,
     EventKind.PLAN_DISCARDED: _Replay.discard,
+    EventKind.PLAN_TAKEN_OVER: _Replay.take_over,
+    EventKind.PLAN_RELEASED: _Replay.person_releases,
 }
 
 
@@ -378,13 +431,11 @@ def stuck_plans(
 
 
 def pulled_at(events: Iterable[Event | UnreadableEvent], plan_id: str) -> dt.datetime | None:
-    """When `plan_id` was last pulled, or None if the journal does not say."""
+    """When `plan_id` was last pulled (or taken over), or None if the journal does not say."""
     pulls = [
         event.at
         for event in events
-        if isinstance(event, Event)
-        and event.kind is EventKind.PLAN_PULLED
-        and event.plan_id == plan_id
+        if isinstance(event, Event) and event.kind in HOLDING and event.plan_id == plan_id
     ]
     return pulls[-1] if pulls else None
 

@@ -232,6 +232,19 @@ class Plan:
         """The active plan, its worker heard from at `at`."""
         return attrs.evolve(self, last_seen=at)
 
+    def taken_over(self, *, worker: str, at: dt.datetime) -> Self:
+        """The active plan, now `worker`'s (its lease had lapsed), seen at `at`."""
+        if self.status is not PlanStatus.ACTIVE:
+            raise InvalidTransitionError(self.id, self.status.value, "taken over")
+        return attrs.evolve(self, worker=worker, last_seen=at)
+
+    def release(self, *, position: int) -> Self:
+        """A person puts the active plan back in the queue at `position` (its notes as they are)."""
+        check_transition(self.id, self.status, PlanStatus.QUEUED)
+        return attrs.evolve(
+            self, status=PlanStatus.QUEUED, position=position, worker=None, last_seen=None
+        )
+
     def defer(self, *, reason: str, position: int, at: dt.datetime) -> Self:
         """Go back into the queue at `position`, with a timestamped note saying why."""
         check_transition(self.id, self.status, PlanStatus.QUEUED)

@@ -48,6 +48,8 @@ class PlacedPlan:
     #: How often the plan had been deferred (set by a pull), and whether that makes it stuck.
     defer_count: int = 0
     stuck: bool = False
+    #: The worker whose stale plan this pull took over (None for a pull from the queue).
+    taken_from: str | None = None
 
 
 @attrs.frozen(kw_only=True)

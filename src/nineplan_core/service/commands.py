@@ -1,13 +1,21 @@
 """The agent's commands: create or resume a session, and add, pull, defer, complete or
 discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
 
+import datetime as dt
 import logging
 
 import attrs
 
 from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
 from nineplan_core.edits import active_with_edits, queued_with_edits
-from nineplan_core.errors import PlanAlreadyActiveError, QueueEmptyError, QueueFullError
+from nineplan_core.errors import (
+    InvalidInputError,
+    LeaseLiveError,
+    PlanAlreadyActiveError,
+    PlanNotFoundError,
+    QueueEmptyError,
+    QueueFullError,
+)
 from nineplan_core.journal import (
     Actor,
     EventKind,
@@ -21,14 +29,19 @@ from nineplan_core.model import (
     MAIN_WORKER,
     Plan,
     PlanContent,
+    PlanId,
+    PlanStatus,
     Position,
+    check_plan_id,
     check_position,
     check_session_name,
     check_text,
     check_worker,
+    format_timestamp,
+    is_stale,
     is_stuck,
 )
-from nineplan_core.plan_file import render
+from nineplan_core.plan_file import decode, render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
@@ -168,21 +181,31 @@ class Commands(Envelope):
         request_id: str | None = None,
         actor: Actor | str = Actor.AGENT,
         worker: str | None = None,
+        take_over: str | None = None,
     ) -> PlacedPlan:
-        """Make the front of the queue `worker`'s active plan (`main` when none is named).
+        """Make the front of the queue `worker`'s active plan (`main` when none is named); with
+        `take_over`, that stale plan of another worker instead (`_take_over`).
 
         Raises:
-            PlanAlreadyActiveError: the worker holds a plan already.
+            PlanAlreadyActiveError: the worker holds a plan already (LeaseLiveError: the plan
+                to take over is not stale).
             QueueEmptyError: nothing is queued (the task is complete).
+            PlanNotFoundError: no plan `take_over` in the session.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         holder = check_worker(worker)
-        call = request(request_id, PlacedPlan, "pull_plan", worker=holder)
+        taking = None if take_over is None else check_plan_id(take_over, "take_over")
+        chosen = {} if taking is None else {"take_over": taking}
+        call = request(request_id, PlacedPlan, "pull_plan", worker=holder, **chosen)
         who = check_actor(actor)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             if (active := await tx.active_plan(holder)) is not None:
+                if active.id == taking:
+                    raise InvalidInputError("take_over", f"plan {taking} is yours already")
                 raise PlanAlreadyActiveError(active.id, holder)
+            if taking is not None:
+                return await self._take_over(store, tx, taking, holder, who)
             if (queued := await tx.front_of_queue()) is None:
                 raise await _queue_empty(tx)
             # A file this machine wrote before the database changed elsewhere is brought up
@@ -371,6 +394,54 @@ class Commands(Envelope):
             )
 
         return await self._apply(name, discard, retry=call, reads_file=True)
+
+    async def _take_over(
+        self, store: SessionStore, tx: SessionTx, plan_id: PlanId, holder: str, who: Actor
+    ) -> Applied[PlacedPlan]:
+        """Give the stale active plan `plan_id` to `holder`; its file is not rewritten (the
+        new worker goes on with everything the old one wrote), `pulled_at` is now.
+
+        Raises:
+            LeaseLiveError: its worker's lease is live.
+            PlanNotFoundError: no such plan. InvalidInputError: it is not active.
+        """
+        plan = await tx.plan(plan_id)
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
+        if plan.status is not PlanStatus.ACTIVE:
+            raise InvalidInputError(
+                "take_over",
+                f"plan {plan_id} is {plan.status.value}: only an active plan is taken over",
+            )
+        now, seen = self.clock(), plan.last_seen or self.clock()
+        lease = dt.timedelta(minutes=self.lease_minutes)
+        old = plan.worker or MAIN_WORKER
+        if not is_stale(plan.last_seen, now, self.lease_minutes):
+            raise LeaseLiveError(plan_id, old, format_timestamp(seen + lease))
+        taken = plan.taken_over(worker=holder, at=now)
+        await tx.save(taken)
+        data = await tx.files.read(plan_id)
+        text = decode(data)[0] if data and data.strip() else render(plan.content, plan.notes)
+        deferred = defer_counts(await tx.events(deferrals([plan_id])))[plan_id]
+        where = {"machine": store.machine} if store.machine else {}
+        idle = round((now - seen).total_seconds() / 60, 1)
+        event = plan_event(
+            now, who, EventKind.PLAN_TAKEN_OVER, taken, **{"from": old, "to": holder},
+            idle_minutes=idle, **where,
+        )  # fmt: skip
+        return Applied(
+            result=PlacedPlan(
+                plan=taken,
+                path=store.plan_path(plan_id),
+                text=text,
+                defer_count=deferred,
+                stuck=is_stuck(deferred, self.stuck_defers),
+                taken_from=old,
+            ),
+            events=[event],
+            said="plan taken over",
+            about={"plan_id": plan_id, "from": old, "to": holder},
+        )
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str

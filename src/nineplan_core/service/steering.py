@@ -11,6 +11,7 @@ from nineplan_core.errors import PlanHeldByAgentError, PlanNotFoundError, QueueF
 from nineplan_core.journal import Actor, EventKind, NewEvent, plan_event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
+    MAIN_WORKER,
     Plan,
     PlanId,
     Position,
@@ -152,6 +153,54 @@ class Steering(Envelope):
             )
 
         return await self._apply(name, drop)
+
+    async def release_plan(
+        self, name: str, plan_id: str, *, actor: Actor | str = Actor.PERSON
+    ) -> PlacedPlan:
+        """Put any active plan back at the front of the queue (a person's call): its file's
+        edits are read back into the plan where the file is on this machine, and the file is
+        left as it is. The worker's next call is told a person released it.
+
+        Raises:
+            PlanNotFoundError: no active plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        who = check_actor(actor)
+
+        async def release(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            active = await tx.plan(checked)
+            if active is None or active.status is not PlanStatus.ACTIVE:
+                raise PlanNotFoundError(checked, kind="active")
+            salvage = None
+            # A shared database's plan pulled on another machine: no file here to read back.
+            if not store.files_mirror or await tx.files.written(checked) is not None:
+                active, salvage = await with_edits(
+                    tx,
+                    store.name,
+                    active,
+                    None,
+                    who,
+                    clock=self.clock,
+                    max_section_chars=self.limits.max_text_chars,
+                )
+            worker = active.worker or MAIN_WORKER
+            plan = active.release(position=insert_position(await tx.tally(), Position.FRONT))
+            await tx.save(plan)
+            released = plan_event(
+                self.clock(), who, EventKind.PLAN_RELEASED, plan, worker=worker,
+                position=Position.FRONT, rank=1,
+            )  # fmt: skip
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan, path=store.plan_path(plan.id), rank=1, salvage=salvage
+                ),
+                events=[released],
+                said="plan released by a person",
+                about={"plan_id": plan.id, "worker": worker},
+            )
+
+        return await self._apply(name, release, reads_file=True)
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database: what opening a session does,

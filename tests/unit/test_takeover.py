@@ -1,0 +1,212 @@
+"""Take-over of a stale plan and a person's release (DESIGN §10), on every backend: who may
+take what, the journal's `plan_taken_over` and `plan_released`, what the old worker is told."""
+
+import datetime as dt
+
+import pytest
+
+from nineplan_core.errors import (
+    InvalidInputError,
+    LeaseLiveError,
+    NoActivePlanError,
+    PlanAlreadyActiveError,
+    PlanNotFoundError,
+)
+from nineplan_core.journal import Event, EventKind
+from nineplan_core.model import LEASE_MINUTES, PlanId, format_timestamp
+from tests.fakes import PLAN, Backend
+
+LAPSED = LEASE_MINUTES * 60 + 1  # seconds: a lease is over
+
+
+async def queue_of(backend: Backend, count: int) -> tuple[str, list[PlanId]]:
+    name = await backend.session()
+    ids = [(await backend.service.add_plan(name, **PLAN)).plan.id for _ in range(count)]
+    return name, ids
+
+
+async def test_a_stale_plan_is_taken_over_with_its_file_as_it_was(backend: Backend):
+    """Once worker w1's lease has lapsed, w2 takes its plan over: the plan is w2's, its file
+    is not rewritten (w1's notes are in what w2 is handed), `pulled_at` and `last_seen` are
+    the take-over's time, the journal says from whom, to whom and how idle; when w2 completes
+    it, w1's notes are in the plan."""
+    service = backend.service
+    name, (a, _) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    written = (await backend.plan_text(name, a) or "") + "\nw1 found the index is missing\n"
+    await backend.write_plan_text(name, a, written)
+    backend.clock.advance(LAPSED)
+    taken = await service.pull_plan(name, worker="w2", take_over=a)
+    assert (taken.plan.id, taken.plan.worker, taken.taken_from) == (a, "w2", "w1")
+    assert taken.text == written
+    assert await backend.plan_text(name, a) == written
+    state = await service.session_state(name, worker="w2")
+    assert state.active_plan is not None
+    assert state.active_plan.id == a
+    [hold] = state.active_plans
+    assert (hold.worker, hold.pulled_at, hold.plan.last_seen) == (
+        "w2",
+        backend.clock(),
+        backend.clock(),
+    )
+    assert not hold.stale
+    events = [e for e in await service.journal(name) if isinstance(e, Event)]
+    over = events[-1]
+    assert (over.kind, over.plan_id, over.actor.value) == (EventKind.PLAN_TAKEN_OVER, a, "agent")
+    detail = {key: value for key, value in over.detail.items() if key != "machine"}
+    assert detail == {"from": "w1", "to": "w2", "idle_minutes": round(LAPSED / 60, 1)}
+    done = await service.complete_plan(name, "indexed", worker="w2")
+    assert "w1 found the index is missing" in done.plan.notes
+    report = await service.validate_session(name)
+    assert report.valid, report.issues
+
+
+async def test_a_live_lease_is_refused_saying_who_holds_it_until_when(backend: Backend):
+    """A take-over within the lease is PLAN_ALREADY_ACTIVE naming the worker and when its
+    lease ends; nothing changes."""
+    service = backend.service
+    name, (a, _) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    pulled = backend.clock()
+    backend.clock.advance(60)
+    with pytest.raises(LeaseLiveError) as caught:
+        await service.pull_plan(name, worker="w2", take_over=a)
+    assert caught.value.category == "PLAN_ALREADY_ACTIVE"
+    until = format_timestamp(pulled + dt.timedelta(minutes=LEASE_MINUTES))
+    assert caught.value.message == (
+        f"Plan {a} is held by worker w1, whose lease is live until {until}; only a stale plan "
+        "can be taken over."
+    )
+    [hold] = (await service.session_state(name)).active_plans
+    assert hold.worker == "w1"
+
+
+async def test_a_caller_holding_a_plan_cannot_take_another_over(backend: Backend):
+    """A worker that holds a plan is PLAN_ALREADY_ACTIVE, even for a stale plan; taking over
+    its own plan is a VALIDATION_ERROR naming take_over."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, worker="w2")
+    backend.clock.advance(LAPSED)
+    with pytest.raises(PlanAlreadyActiveError) as caught:
+        await service.pull_plan(name, worker="w2", take_over=a)
+    assert not isinstance(caught.value, LeaseLiveError)
+    assert caught.value.plan_id == b
+    with pytest.raises(InvalidInputError) as own:
+        await service.pull_plan(name, worker="w2", take_over=b)
+    assert own.value.field == "take_over"
+    assert own.value.message == f"take_over: plan {b} is yours already"
+
+
+async def test_only_an_active_plan_can_be_taken_over(backend: Backend):
+    """take_over of a queued, completed or discarded plan is a VALIDATION_ERROR naming
+    take_over; of an unknown id PLAN_NOT_FOUND; of a malformed id a VALIDATION_ERROR."""
+    service = backend.service
+    name, (a, b, c) = await queue_of(backend, 3)
+    await service.pull_plan(name)
+    await service.complete_plan(name, "done")
+    await service.pull_plan(name)
+    await service.discard_plan(name, "no")
+    for plan_id, status in ((a, "completed"), (b, "discarded"), (c, "queued")):
+        with pytest.raises(InvalidInputError) as caught:
+            await service.pull_plan(name, worker="w2", take_over=plan_id)
+        assert caught.value.field == "take_over"
+        assert f"plan {plan_id} is {status}" in caught.value.message
+    with pytest.raises(PlanNotFoundError):
+        await service.pull_plan(name, worker="w2", take_over="zzzzz")
+    with pytest.raises(InvalidInputError) as bad:
+        await service.pull_plan(name, worker="w2", take_over="NOT-AN-ID")
+    assert bad.value.field == "take_over"
+    assert (await service.session_state(name)).queue[0].id == c
+
+
+async def test_the_old_worker_is_told_who_took_its_plan_and_when(backend: Backend):
+    """After a take-over the old worker's defer, complete and discard are NO_ACTIVE_PLAN
+    saying which worker took the plan and when; once it pulls again it is told nothing of it."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    backend.clock.advance(LAPSED)
+    await service.pull_plan(name, worker="w2", take_over=a)
+    when = format_timestamp(backend.clock())
+    for call in (
+        service.defer_plan(name, "later", worker="w1"),
+        service.complete_plan(name, "done", worker="w1"),
+        service.discard_plan(name, "no", worker="w1"),
+    ):
+        with pytest.raises(NoActivePlanError) as caught:
+            await call
+        assert caught.value.message == (
+            f"No plan is active for worker w1: plan {a} was taken over by worker w2 at {when}."
+        )
+    assert (await service.pull_plan(name, worker="w1")).plan.id == b
+    await service.complete_plan(name, "done", worker="w1")
+    with pytest.raises(NoActivePlanError) as later:
+        await service.complete_plan(name, "again", worker="w1")
+    assert later.value.message == "No plan is active for worker w1."
+
+
+async def test_main_taken_over_is_told_in_its_own_words(backend: Backend):
+    """The lone agent (main) whose stale plan another worker took is told so too."""
+    service = backend.service
+    name, (a,) = await queue_of(backend, 1)
+    await service.pull_plan(name)
+    backend.clock.advance(LAPSED)
+    await service.pull_plan(name, worker="rescue", take_over=a)
+    with pytest.raises(NoActivePlanError) as caught:
+        await service.complete_plan(name, "done")
+    assert caught.value.message.startswith(
+        f"No plan is active in this session: plan {a} was taken over by worker rescue at "
+    )
+    assert (await service.validate_session(name)).journal_matches_state
+
+
+async def test_a_person_releases_an_active_plan_to_the_front(backend: Backend):
+    """A person's release puts any active plan back at the front of the queue, its file's
+    edits read into its Notes and the file left as it is; the journal's `plan_released`
+    (actor person) names the worker; the worker is told a person released it; the journal
+    replays to the state."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    written = (await backend.plan_text(name, a) or "") + "\nhalf done: the table exists\n"
+    await backend.write_plan_text(name, a, written)
+    placed = await service.release_plan(name, a)
+    assert (placed.plan.id, placed.rank, placed.plan.worker) == (a, 1, None)
+    assert "half done: the table exists" in placed.plan.notes
+    assert await backend.plan_text(name, a) == written
+    state = await service.session_state(name)
+    assert [entry.id for entry in state.queue] == [a, b]
+    assert state.active_plans == []
+    last = [e for e in await service.journal(name) if isinstance(e, Event)][-1]
+    assert (last.kind, last.plan_id, last.actor.value) == (EventKind.PLAN_RELEASED, a, "person")
+    assert last.detail == {"worker": "w1", "position": "front", "rank": 1}
+    with pytest.raises(NoActivePlanError) as caught:
+        await service.complete_plan(name, "done", worker="w1")
+    assert caught.value.message == (
+        f"No plan is active for worker w1: plan {a} was released back to the queue by a "
+        f"person at {format_timestamp(backend.clock())}."
+    )
+    again = await service.pull_plan(name, worker="w2")
+    assert again.plan.id == a
+    assert "half done: the table exists" in again.plan.notes
+    report = await service.validate_session(name)
+    assert report.valid, report.issues
+
+
+async def test_only_an_active_plan_can_be_released(backend: Backend):
+    """Releasing a queued, finished or unknown plan is PLAN_NOT_FOUND naming an active plan;
+    a malformed id a VALIDATION_ERROR; nothing changes."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    await service.pull_plan(name)
+    await service.complete_plan(name, "done")
+    for plan_id in (a, b, "zzzzz"):
+        with pytest.raises(PlanNotFoundError) as caught:
+            await service.release_plan(name, plan_id)
+        assert caught.value.message == f"No active plan with id {plan_id!r} in this session."
+    with pytest.raises(InvalidInputError) as bad:
+        await service.release_plan(name, "nope")
+    assert bad.value.field == "plan_id"
+    assert [entry.id for entry in (await service.session_state(name)).queue] == [b]
