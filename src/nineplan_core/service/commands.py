@@ -200,10 +200,7 @@ class Commands(Envelope):
         who = check_actor(actor)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            if (active := await tx.active_plan(holder)) is not None:
-                if active.id == taking:
-                    raise InvalidInputError("take_over", f"plan {taking} is yours already")
-                raise PlanAlreadyActiveError(active.id, holder)
+            await _holds_none(tx, holder, taking)
             if taking is not None:
                 return await self._take_over(store, tx, taking, holder, who)
             if (queued := await tx.front_of_queue()) is None:
@@ -458,6 +455,14 @@ class Commands(Envelope):
             max_section_chars=self.limits.max_text_chars,
             worker=worker,
         )
+
+
+async def _holds_none(tx: SessionTx, worker: str, taking: PlanId | None) -> None:
+    """Refuse a pull by a worker that holds a plan (taking over its own: bad input)."""
+    if (active := await tx.active_plan(worker)) is not None:
+        if active.id == taking:
+            raise InvalidInputError("take_over", f"plan {taking} is yours already")
+        raise PlanAlreadyActiveError(active.id, worker)
 
 
 async def _queue_empty(tx: SessionTx) -> QueueEmptyError:
