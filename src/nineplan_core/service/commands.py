@@ -187,15 +187,13 @@ class Commands(Envelope):
         `take_over`, that stale plan of another worker instead (`_take_over`).
 
         Raises:
-            PlanAlreadyActiveError: the worker holds a plan already (LeaseLiveError: the plan
-                to take over is not stale).
+            PlanAlreadyActiveError: the worker holds a plan (LeaseLiveError: not stale).
             QueueEmptyError: nothing is queued (the task is complete).
-            PlanNotFoundError: no plan `take_over` in the session.
-            InvalidInputError, SessionNotFoundError, StorageError.
+            PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
         """
         holder = check_worker(worker)
         taking = None if take_over is None else check_plan_id(take_over, "take_over")
-        chosen = {} if taking is None else {"take_over": taking}
+        chosen = {} if taking is None else {"take_over": taking}  # as before take-overs
         call = request(request_id, PlacedPlan, "pull_plan", worker=holder, **chosen)
         who = check_actor(actor)
 
@@ -205,9 +203,8 @@ class Commands(Envelope):
                 return await self._take_over(store, tx, taking, holder, who)
             if (queued := await tx.front_of_queue()) is None:
                 raise await _queue_empty(tx)
-            # A file this machine wrote before the database changed elsewhere is brought up
-            # to it first; then the file's own edits are read back (the stored sections win
-            # where this machine cannot tell whether the database changed since).
+            # A file this machine wrote before the database changed elsewhere is brought up to
+            # it, then its edits read back (stored sections win where it cannot tell).
             refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
             edited, text, salvage = await queued_with_edits(
                 tx,
@@ -221,8 +218,7 @@ class Commands(Envelope):
             plan = edited.pull(worker=holder, at=self.clock())
             await tx.save(plan)
             deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-            where = {"machine": store.machine} if store.machine else {}
-            where |= worker_detail(holder)
+            where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
             return Applied(
                 result=PlacedPlan(
                     plan=plan,
