@@ -254,7 +254,7 @@ def test_colour_on_a_terminal_unless_no_color(
 
 
 @pytest.mark.parametrize(
-    "command", ["serve", "demo", "sessions", "state", "show", "search", "validate"]
+    "command", ["serve", "demo", "sessions", "state", "show", "search", "validate", "release"]
 )
 def test_every_command_has_help_with_examples(capsys, command: str):
     """Every CLI command's --help exits 0 and shows examples that name the command."""

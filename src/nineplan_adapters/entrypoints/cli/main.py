@@ -52,7 +52,7 @@ examples:
   nineplan log brave-quiet-otter --follow what happened, then each change as it happens
   nineplan validate brave-quiet-otter --repair
   nineplan ui                             the web view on http://127.0.0.1:8765/
-  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop
+  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop, release
   nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
   nineplan history brave-quiet-otter      its completed plans, newest first
   nineplan archive brave-quiet-otter      filed away: out of the lists unless sessions --all
@@ -249,8 +249,8 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         suggestion = for_the_terminal(exc.suggestion, getattr(args, "name", None))
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
-        if isinstance(exc, PlanHeldByAgentError):
-            human = f"nineplan: {exc.message}"  # one line: the active plan is the agent's
+        if isinstance(exc, PlanHeldByAgentError) or (args.command == "release" and not missing):
+            human = f"nineplan: {exc.message}"  # one line: a refused steer names the plan
         elif args.command in CATALOGUE_NAMES:  # these report every error in one line
             human = error_line(exc, suggestion, getattr(args, "name", None))
         return _fail(args, error, human, USAGE if missing else REFUSED)

@@ -1,4 +1,5 @@
-"""The `nineplan add | move | drop | import | export` commands: a person steers a session."""
+"""The `nineplan add | move | drop | release | import | export` commands: a person steers a
+session."""
 
 import argparse
 import json
@@ -23,6 +24,8 @@ COMMANDS = [
      "nineplan move brave-quiet-otter a3x9k --front"),
     ("drop", "discard a queued plan, saying why",
      'nineplan drop brave-quiet-otter a3x9k --reason "not needed any more"'),
+    ("release", "put an active plan back at the front of the queue (its file's edits kept)",
+     "nineplan release brave-quiet-otter a3x9k\n  nineplan release brave-quiet-otter a3x9k --json"),
     ("export", "print a whole session (queue, active plan, history) as Markdown or JSON",
      "nineplan export brave-quiet-otter > session.md\n  nineplan export brave-quiet-otter --format json"),
     ("import", "add the plans of a file (plan files separated by ---), all or none",
@@ -40,7 +43,7 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     for field in ("inputs", "outputs"):
         add.add_argument(f"--{field}", default="", help=f"the plan's {field} (optional)")
     add.add_argument("--front", action="store_true", help="pulled next (default: at the back)")
-    for name in ("move", "drop"):
+    for name in ("move", "drop", "release"):
         commands[name].add_argument("plan_id", help="5-character plan id")
     where = commands["move"].add_mutually_exclusive_group(required=True)
     where.add_argument("--front", action="store_const", dest="position", const="front")
@@ -94,6 +97,18 @@ async def _move(service: NinePlan, args: argparse.Namespace) -> int:
 async def _drop(service: NinePlan, args: argparse.Namespace) -> int:
     dropped = await service.drop_plan(args.name, args.plan_id, args.reason)
     return await _queue(service, args, _told(f"Dropped {dropped.plan.id}.", dropped))
+
+
+async def _release(service: NinePlan, args: argparse.Namespace) -> int:
+    """The released plan goes to the front; the new queue is printed (`--json`: the state)."""
+    from nineplan_adapters.entrypoints import views  # noqa: PLC0415
+
+    released = await service.release_plan(args.name, args.plan_id)
+    state = await service.session_state(args.name)
+    said = _told(f"Released {released.plan.id} to the front of the queue.", released)
+    lines = [said, *(f"{q.rank:>4}  {q.id}  {one_line(q.goal)[:70]}" for q in state.queue)]
+    _emit(args, views.admin_state(state), "\n".join(lines))
+    return 0
 
 
 async def _import(service: NinePlan, args: argparse.Namespace) -> int:
@@ -198,6 +213,7 @@ STEERING: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = 
     "add": _add,
     "move": _move,
     "drop": _drop,
+    "release": _release,
     "import": _import,
     "export": _export,
 }

@@ -41,6 +41,10 @@ WorkerArg = Annotated[
         max_length=40,
     ),
 ]
+TakeOverArg = Annotated[
+    str | None,
+    Field(description="A stale plan's id: take it over", pattern="^[0-9a-z]{5}$"),
+]
 PositionArg = Annotated[
     Literal["front", "back"], Field(description="front = next to pull; back = last")
 ]
@@ -226,16 +230,25 @@ async def queue_pull(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
     worker: WorkerArg = None,
+    take_over: TakeOverArg = None,
 ) -> Annotated[CallToolResult, views.PlanPulled]:
     """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
     file or pass notes, then complete, defer or discard it."""
     call = ToolCall.of(ctx, session_name)
-    placed = await call.service.pull_plan(call.session, request_id=request_id, worker=worker)
+    placed = await call.service.pull_plan(
+        call.session, request_id=request_id, worker=worker, take_over=take_over
+    )
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
+    took = placed.taken_from
+    said = (
+        f"Took over plan {placed.plan.id} from worker {took}"
+        if took
+        else f"Pulled plan {placed.plan.id}"
+    )
     head = (
-        f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
+        f"{said}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
     )
     return call.succeed(
