@@ -64,6 +64,7 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/sessions/{name}/plans/{plan_id}", pages.plan),
         Route("/sessions/{name}/plans/{plan_id}/move", pages.move, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}/drop", pages.drop, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/release", pages.release, methods=["POST"]),
         Mount(
             "/static",
             StaticFiles(packages=[("nineplan_adapters.entrypoints.web", "static")]),

@@ -212,6 +212,7 @@ class Pages:
             "active": self.fragment(
                 "active", state, await self.reads.active_file(name, state), name
             ),
+            "held": self.fragment("held", state, name, self.security.csrf_token),
             "queue": self.fragment("queue", state, queue, name, self.security.csrf_token, view),
             "journal": self.fragment("journal", await self.reads.journal(name, view.before), view),
         }
@@ -365,6 +366,18 @@ class Pages:
             return form
         try:
             await self.service.drop_plan(name, plan_id, _text(form, "reason"))
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def release(self, request: Request) -> Response:
+        """A person puts an active plan back at the front of the queue (its file's edits kept)."""
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            await self.service.release_plan(name, plan_id)
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
         return RedirectResponse(f"/sessions/{name}", status_code=303)
