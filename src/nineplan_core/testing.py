@@ -3,8 +3,10 @@
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences, by 2 to 4 workers (`main`
-and drawn names, one active plan each), with a person's moves and drops among them, against a
-plain-list model and checks the five invariants after every step,
+and drawn names, one active plan each), with take-overs of stale plans (the service's clock,
+when it has an `advance(seconds)` as tests' fixed clocks do, moved past the lease), a person's
+moves, drops and releases among them, against a plain-list model and checks the five
+invariants after every step,
 and that the journal holds exactly one event per change the model made, in order. Import it
 from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
@@ -29,6 +31,8 @@ except ImportError as missing:  # pragma: no cover - the dev install has hypothe
     ) from missing
 
 from nineplan_core.errors import (
+    InvalidInputError,
+    LeaseLiveError,
     NinePlanError,
     NoActivePlanError,
     PlanAlreadyActiveError,
@@ -229,6 +233,46 @@ class QueueConformance(RuleBasedStateMachine):
         plan_id = data.draw(st.sampled_from(sorted(self.held.values())))
         self.refused(self.service.move_plan(self.name, plan_id, where), PlanHeldByAgentError)
         self.refused(self.service.drop_plan(self.name, plan_id, "no"), PlanHeldByAgentError)
+
+    @precondition(lambda self: bool(self.held) and hasattr(self.service.clock, "advance"))
+    @rule(data=st.data(), lapse=st.booleans())
+    def take_over(self, data: st.DataObject, *, lapse: bool) -> None:
+        """A worker takes another's plan over once its lease has lapsed (the clock moved on);
+        within the lease it is refused; its own plan, or while holding one, never."""
+        old, plan_id = data.draw(st.sampled_from(sorted(self.held.items())))
+        taker, named = self.worker(data)
+        taking = self.service.pull_plan(self.name, worker=named, take_over=plan_id)
+        if taker == old:
+            self.refused(taking, InvalidInputError)
+        elif taker in self.held:
+            self.refused(taking, PlanAlreadyActiveError)
+        elif not lapse:  # the old worker heard from just now: its lease is live
+            self.run(self.service.session_state(self.name, worker=old))
+            self.refused(taking, LeaseLiveError)
+        else:
+            self.service.clock.advance(self.service.lease_minutes * 60 + 1)  # type: ignore[attr-defined]
+            placed = self.run(taking)
+            assert (placed.plan.id, placed.plan.worker) == (plan_id, taker)
+            assert placed.taken_from == old
+            self.held[taker] = self.held.pop(old)
+            self.events.append((EventKind.PLAN_TAKEN_OVER, plan_id))
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data())
+    def person_releases(self, data: st.DataObject) -> None:
+        """A person puts any active plan back at the front of the queue."""
+        worker, plan_id = data.draw(st.sampled_from(sorted(self.held.items())))
+        placed = self.run(self.service.release_plan(self.name, plan_id))
+        assert (placed.plan.id, placed.rank, placed.plan.worker) == (plan_id, 1, None)
+        del self.held[worker]
+        self.queue.insert(0, plan_id)
+        self.events.append((EventKind.PLAN_RELEASED, plan_id))
+
+    @precondition(lambda self: bool(self.queue))
+    @rule(data=st.data())
+    def person_cannot_release_a_queued_plan(self, data: st.DataObject) -> None:
+        plan_id = data.draw(st.sampled_from(self.queue))
+        self.refused(self.service.release_plan(self.name, plan_id), PlanNotFoundError)
 
     @precondition(lambda self: bool(self.completed))
     @rule(data=st.data())
