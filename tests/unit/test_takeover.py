@@ -12,11 +12,13 @@ from nineplan_core.errors import (
     PlanAlreadyActiveError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import LEASE_MINUTES, PlanId, format_timestamp
+from nineplan_core.journal import Actor, Event, EventKind, journal_issues
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import LEASE_MINUTES, PlanId, PlanRow, format_timestamp
 from tests.fakes import PLAN, Backend
 
 LAPSED = LEASE_MINUTES * 60 + 1  # seconds: a lease is over
+K = EventKind
 
 
 async def queue_of(backend: Backend, count: int) -> tuple[str, list[PlanId]]:
@@ -210,3 +212,45 @@ async def test_only_an_active_plan_can_be_released(backend: Backend):
         await service.release_plan(name, "nope")
     assert bad.value.field == "plan_id"
     assert [entry.id for entry in (await service.session_state(name)).queue] == [b]
+
+
+def _journal(*steps: tuple[EventKind, str, dict[str, object]]) -> list[Event]:
+    at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    return [
+        Event(seq=seq, kind=kind, at=at, actor=Actor.AGENT, plan_id=plan_id, detail=detail)
+        for seq, (kind, plan_id, detail) in enumerate(steps, start=1)
+    ]
+
+
+def test_the_journal_replays_who_holds_what_through_take_overs_and_releases():
+    """Replay follows a take-over to its new worker and a release to the front of the queue;
+    a take-over from a worker that did not hold the plan, or to one that holds another, and
+    a stored holder the journal does not give, are each reported."""
+    added = [(K.PLAN_ADDED, plan_id, {"position": "back"}) for plan_id in ("aaaaa", "bbbbb")]
+    steps = [
+        *added,
+        (K.PLAN_PULLED, "aaaaa", {"worker": "w1"}),
+        (K.PLAN_TAKEN_OVER, "aaaaa", {"from": "w1", "to": "w2"}),
+    ]
+    held = [PlanRow(PlanId("aaaaa"), PlanStatus.ACTIVE, None, "w2")]
+    queued = [PlanRow(PlanId("bbbbb"), PlanStatus.QUEUED, 1)]
+    assert journal_issues(_journal(*steps), [*held, *queued]) == []
+    wrong_holder = [PlanRow(PlanId("aaaaa"), PlanStatus.ACTIVE, None, "w1"), *queued]
+    assert journal_issues(_journal(*steps), wrong_holder) == [
+        "the journal replays plan aaaaa as held by w2, it is held by w1"
+    ]
+    released = [*steps, (K.PLAN_RELEASED, "aaaaa", {"worker": "w2", "position": "front"})]
+    front = [PlanRow(PlanId("aaaaa"), PlanStatus.QUEUED, 0), *queued]
+    assert journal_issues(_journal(*released), front) == []
+    stolen = [*added, (K.PLAN_PULLED, "aaaaa", {"worker": "w1"})]
+    stolen += [(K.PLAN_TAKEN_OVER, "aaaaa", {"from": "w9", "to": "w2"})]
+    assert journal_issues(_journal(*stolen), [*held, *queued]) == [
+        "journal event 4 (plan_taken_over) is worker w9's, plan aaaaa is held by w1"
+    ]
+    greedy = [*added, (K.PLAN_PULLED, "aaaaa", {"worker": "w1"})]
+    greedy += [(K.PLAN_PULLED, "bbbbb", {"worker": "w2"})]
+    greedy += [(K.PLAN_TAKEN_OVER, "aaaaa", {"from": "w1", "to": "w2"})]
+    both = [held[0], PlanRow(PlanId("bbbbb"), PlanStatus.ACTIVE, None, "w2")]
+    assert journal_issues(_journal(*greedy), both) == [
+        "journal event 5 gives aaaaa to worker w2, who holds a plan already"
+    ]
