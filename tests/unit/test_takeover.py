@@ -2,6 +2,7 @@
 take what, the journal's `plan_taken_over` and `plan_released`, what the old worker is told."""
 
 import datetime as dt
+from collections.abc import Mapping
 
 import pytest
 
@@ -214,7 +215,7 @@ async def test_only_an_active_plan_can_be_released(backend: Backend):
     assert [entry.id for entry in (await service.session_state(name)).queue] == [b]
 
 
-def _journal(*steps: tuple[EventKind, str, dict[str, object]]) -> list[Event]:
+def _journal(*steps: tuple[EventKind, str, Mapping[str, object]]) -> list[Event]:
     at = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     return [
         Event(seq=seq, kind=kind, at=at, actor=Actor.AGENT, plan_id=plan_id, detail=detail)
