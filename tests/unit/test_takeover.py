@@ -255,3 +255,21 @@ def test_the_journal_replays_who_holds_what_through_take_overs_and_releases():
     assert journal_issues(_journal(*greedy), both) == [
         "journal event 5 gives aaaaa to worker w2, who holds a plan already"
     ]
+
+
+async def test_a_take_over_repeated_with_its_request_id_returns_the_first_answer(
+    backend: Backend,
+):
+    """A take-over retried with the same request_id (its answer lost on the way) returns the
+    first result, whose lease is now the caller's, instead of being refused; the journal
+    holds one take-over."""
+    service = backend.service
+    name, (a, _) = await queue_of(backend, 2)
+    await service.pull_plan(name, worker="w1")
+    backend.clock.advance(LAPSED)
+    first = await service.pull_plan(name, worker="w2", take_over=a, request_id="take-1")
+    again = await service.pull_plan(name, worker="w2", take_over=a, request_id="take-1")
+    assert (again.plan.id, again.plan.worker, again.taken_from) == (a, "w2", "w1")
+    assert again.text == first.text
+    kinds = [e.kind for e in await service.journal(name) if isinstance(e, Event)]
+    assert kinds.count(K.PLAN_TAKEN_OVER) == 1
