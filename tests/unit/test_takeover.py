@@ -3,9 +3,13 @@ take what, the journal's `plan_taken_over` and `plan_released`, what the old wor
 
 import datetime as dt
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from pathlib import Path
 
 import pytest
 
+from nineplan_adapters.config import Settings
+from nineplan_adapters.storage.clock import FixedClock
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -16,7 +20,7 @@ from nineplan_core.errors import (
 from nineplan_core.journal import Actor, Event, EventKind, journal_issues
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import LEASE_MINUTES, PlanId, PlanRow, format_timestamp
-from tests.fakes import PLAN, Backend
+from tests.fakes import PLAN, Backend, open_service, postgres_schema
 
 LAPSED = LEASE_MINUTES * 60 + 1  # seconds: a lease is over
 K = EventKind
@@ -273,3 +277,31 @@ async def test_a_take_over_repeated_with_its_request_id_returns_the_first_answer
     assert again.text == first.text
     kinds = [e.kind for e in await service.journal(name) if isinstance(e, Event)]
     assert kinds.count(K.PLAN_TAKEN_OVER) == 1
+
+
+@pytest.mark.postgres
+async def test_a_take_over_on_another_machine_gives_that_machine_the_file(tmp_path: Path):
+    """Two machines (their own sessions folders) on one PostgreSQL database: worker w2 on
+    machine B takes over the stale plan w1 pulled on machine A and gets a file there with the
+    stored text, while A's file stays as w1 left it."""
+    clock = FixedClock(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    async with postgres_schema() as url, AsyncExitStack() as stack:
+        a, b = [
+            await stack.enter_async_context(
+                open_service(Settings(sessions_path=tmp_path / side, database_url=url), clock=clock)
+            )
+            for side in ("a", "b")
+        ]
+        name = (await a.create_session("two machines")).session.name
+        plan = (await a.add_plan(name, **PLAN)).plan
+        pulled = await a.pull_plan(name, worker="w1")
+        mine = Path(pulled.path)
+        mine.write_text(mine.read_text() + "\nw1 on machine a\n")
+        clock.advance(LAPSED)
+        taken = await b.pull_plan(name, worker="w2", take_over=plan.id)
+        assert Path(taken.path) != mine
+        assert Path(taken.path).read_text() == taken.text
+        assert PLAN["goal"] in taken.text
+        assert "w1 on machine a" in mine.read_text()
+        report = await b.validate_session(name)
+        assert report.valid, report.issues
