@@ -52,6 +52,9 @@ class Run:
     seconds: float
     latencies: list[float]  # one per call (nineplan) or per commit (floor), seconds
     completed: list[str]
+    #: CPU seconds the worker processes (nineplan's servers, or the floor's processes) spent
+    #: while timed, from /proc (0 where there is none).
+    cpu: float = 0.0
 
     @property
     def throughput(self) -> float:
@@ -62,9 +65,26 @@ class Run:
         ordered = sorted(self.latencies)
         return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000
 
+    @property
+    def cpu_ms_per_cycle(self) -> float:
+        return self.cpu / self.plans * 1000
+
     def twice_lost(self, ids: list[str]) -> tuple[int, int]:
         counts = Counter(self.completed)
         return sum(1 for i in ids if counts[i] > 1), sum(1 for i in ids if counts[i] == 0)
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process's live children, from /proc."""
+    total, me, tick = 0.0, str(os.getpid()), os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
 
 
 # -- nineplan: N stdio servers ------------------------------------------------------------------
@@ -105,11 +125,11 @@ async def nineplan_run(
             if url:
                 params.env["NINEPLAN_DATABASE_URL"] = url
             clients.append(await stack.enter_async_context(Client(params, mode="legacy")))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), children_cpu()
         async with anyio.create_task_group() as group:
             for number, client in enumerate(clients):
                 group.start_soon(_worker, client, name, f"w{number}", run)
-        run.seconds = time.perf_counter() - start
+        run.seconds, run.cpu = time.perf_counter() - start, children_cpu() - cpu
     return run, ids
 
 
@@ -251,13 +271,13 @@ async def floor_run(
         process.start()
     for _ in processes:
         await anyio.to_thread.run_sync(ready.acquire)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
     go.set()
     results = [await anyio.to_thread.run_sync(out.get) for _ in processes]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, children_cpu() - cpu
     for process in processes:
         process.join()
-    run = Run("postgres" if url else "sqlite", "floor", workers, plans, seconds, [], [])
+    run = Run("postgres" if url else "sqlite", "floor", workers, plans, seconds, [], [], cpu)
     for latencies, done in results:
         run.latencies += latencies
         run.completed += done
@@ -327,9 +347,9 @@ def table(lines: list[Line], size_name: str) -> str:
         "",
         (
             "| backend | workers | nineplan cycles/s | p99 call ms | × 1 worker | floor cycles/s "
-            "| floor p99 commit ms | floor × 1 | completed twice | lost |"
+            "| floor p99 commit ms | floor × 1 | CPU ms/cycle, nineplan / floor | completed twice | lost |"
         ),
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     verdicts = []
     for backend in dict.fromkeys(line.backend for line in lines):
@@ -341,6 +361,7 @@ def table(lines: list[Line], size_name: str) -> str:
             rows.append(
                 f"| {backend} | {line.workers} | {line.ours.throughput:.1f} | {line.ours.p99_ms:.1f} "
                 f"| {ours:.2f} | {line.floor.throughput:.1f} | {line.floor.p99_ms:.1f} | {floor:.2f} "
+                f"| {line.ours.cpu_ms_per_cycle:.1f} / {line.floor.cpu_ms_per_cycle:.1f} "
                 f"| {line.twice} | {line.lost} |"
             )
         most = mine[-1]
