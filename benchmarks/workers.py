@@ -289,37 +289,63 @@ async def floor_run(
 
 @attrs.define
 class Line:
+    """One backend and worker count over every round: the runs pooled (plans and seconds
+    summed, latencies together), and each round's throughput."""
+
     backend: str
     workers: int
     ours: Run
     floor: Run
     twice: int
     lost: int
+    rounds: list[tuple[float, float]] = attrs.field(factory=list)  # (nineplan, floor) cycles/s
+
+    def add(self, ours: Run, floor: Run, twice: int, lost: int) -> None:
+        self.rounds.append((ours.throughput, floor.throughput))
+        for pooled, run in ((self.ours, ours), (self.floor, floor)):
+            pooled.plans += run.plans
+            pooled.seconds += run.seconds
+            pooled.latencies += run.latencies
+            pooled.cpu += run.cpu
+        self.twice += twice
+        self.lost += lost
 
 
-async def measure(size_name: str, url: str | None = None) -> list[Line]:
-    """Every line: each backend, each worker count, nineplan then its floor, one after another."""
+async def measure(size_name: str, url: str | None = None, rounds: int = 1) -> list[Line]:
+    """Every line: each backend, each worker count, nineplan then its floor, one after another;
+    `rounds` times, every other round from the most workers down, so drift falls on all."""
     plans, counts = SIZES[size_name]
-    lines = []
+    lines: dict[tuple[str, int], Line] = {}
     backends: list[str | None] = [None, url] if url else [None]
     with tempfile.TemporaryDirectory(prefix="nineplan-workers-") as temporary:
-        for backend in backends:
-            for workers in counts:
-                folder = Path(temporary) / f"{'pg' if backend else 'sqlite'}-{workers}"
-                scoped = await _schema(backend) if backend else None
-                try:
-                    ours, ids = await nineplan_run(folder / "nineplan", workers, plans, scoped)
-                    floor, floor_ids = await floor_run(folder / "floor", workers, plans, scoped)
-                finally:
-                    if backend and scoped:
-                        await _drop_schema(backend, scoped)
-                twice, lost = ours.twice_lost(ids)
-                floor_twice, floor_lost = floor.twice_lost(floor_ids)
-                assert (floor_twice, floor_lost) == (0, 0), (
-                    "the floor itself completed a plan twice or lost one"
-                )
-                lines.append(Line(ours.backend, workers, ours, floor, twice, lost))
-    return lines
+        for round_number in range(rounds):
+            for backend in backends:
+                for workers in counts if round_number % 2 == 0 else counts[::-1]:
+                    folder = (
+                        Path(temporary)
+                        / f"{round_number}-{'pg' if backend else 'sqlite'}-{workers}"
+                    )
+                    scoped = await _schema(backend) if backend else None
+                    try:
+                        ours, ids = await nineplan_run(folder / "nineplan", workers, plans, scoped)
+                        floor, floor_ids = await floor_run(folder / "floor", workers, plans, scoped)
+                    finally:
+                        if backend and scoped:
+                            await _drop_schema(backend, scoped)
+                    twice, lost = ours.twice_lost(ids)
+                    assert floor.twice_lost(floor_ids) == (0, 0), (
+                        "the floor lost or repeated a plan"
+                    )
+                    pooled = Line(
+                        ours.backend, workers, _empty(ours, "nineplan"), _empty(ours, "floor"), 0, 0
+                    )
+                    line = lines.setdefault((ours.backend, workers), pooled)
+                    line.add(ours, floor, twice, lost)
+    return sorted(lines.values(), key=lambda line: (line.backend != "sqlite", line.workers))
+
+
+def _empty(run: Run, kind: str) -> Run:
+    return Run(run.backend, kind, run.workers, 0, 0.0, [], [])
 
 
 async def _schema(url: str) -> str:
@@ -341,9 +367,19 @@ async def _drop_schema(url: str, scoped: str) -> None:
     await db.close()
 
 
+def spread(line: Line, which: int) -> str:
+    """The lowest and highest of one round's cycles per second."""
+    values = [pair[which] for pair in line.rounds]
+    return f"{min(values):.0f}-{max(values):.0f}"
+
+
 def table(lines: list[Line], size_name: str) -> str:
+    per_run = lines[0].ours.plans // len(lines[0].rounds)
     rows = [
-        f"Size `{size_name}`: {lines[0].ours.plans} plans per run, on {os.cpu_count()} cores.",
+        (
+            f"Size `{size_name}`: {per_run} plans per run, {len(lines[0].rounds)} rounds, on "
+            f"{os.cpu_count()} cores. Cycles per second pooled over the rounds (each round's range)."
+        ),
         "",
         (
             "| backend | workers | nineplan cycles/s | p99 call ms | × 1 worker | floor cycles/s "
@@ -359,8 +395,9 @@ def table(lines: list[Line], size_name: str) -> str:
             ours = line.ours.throughput / one.ours.throughput
             floor = line.floor.throughput / one.floor.throughput
             rows.append(
-                f"| {backend} | {line.workers} | {line.ours.throughput:.1f} | {line.ours.p99_ms:.1f} "
-                f"| {ours:.2f} | {line.floor.throughput:.1f} | {line.floor.p99_ms:.1f} | {floor:.2f} "
+                f"| {backend} | {line.workers} | {line.ours.throughput:.1f} ({spread(line, 0)}) "
+                f"| {line.ours.p99_ms:.1f} "
+                f"| {ours:.2f} | {line.floor.throughput:.1f} ({spread(line, 1)}) | {line.floor.p99_ms:.1f} | {floor:.2f} "
                 f"| {line.ours.cpu_ms_per_cycle:.1f} / {line.floor.cpu_ms_per_cycle:.1f} "
                 f"| {line.twice} | {line.lost} |"
             )
@@ -385,12 +422,13 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--size", choices=list(SIZES), default="full")
+    parser.add_argument("--rounds", type=int, default=3, help="each count this many times")
     options = parser.parse_args()
     url = os.environ.get("NINEPLAN_BENCH_DATABASE_URL") or os.environ.get(
         "NINEPLAN_TEST_DATABASE_URL"
     )
     started = time.perf_counter()
-    lines = anyio.run(measure, options.size, url)
+    lines = anyio.run(measure, options.size, url, options.rounds)
     print(table(lines, options.size))
     print(f"\n{time.perf_counter() - started:.0f} s", file=sys.stderr)
     sys.exit(1 if any(line.twice or line.lost for line in lines) else 0)
