@@ -96,14 +96,19 @@ soak: $(STAMP)
 load: $(STAMP)
 	$(BIN)/python -m benchmarks.load --clients 8 --cycles 100
 
-# nineplan against its floors (docs/performance.md); BENCH_SIZE=tiny for a quick run.
+# nineplan against its floors (docs/performance.md); BENCH_SIZE=tiny for a quick run. Then
+# 1, 2, 4, 8 workers emptying one queue beside N processes committing with the driver directly.
 BENCH_SIZE ?= full
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run --size $(BENCH_SIZE)
+	$(BIN)/python -m benchmarks.workers --size $(BENCH_SIZE)
 
-# 500 rounds of SIGKILL at random moments; prints a table, exits 1 on any loss.
+# 500 rounds of SIGKILL at random moments, then the workers' race 20 times (8 worker processes on
+# a 200-plan SQLite queue; 2 x 4 on PostgreSQL too with NINEPLAN_TEST_DATABASE_URL); each prints
+# a table and exits 1 on any loss (the race: on any plan completed twice or lost).
 torture: $(STAMP)
 	$(BIN)/python -m tests.reliability.torture --rounds 500
+	$(BIN)/python -m tests.reliability.race --runs 20
 
 # 50,000 hostile MCP calls.
 fuzz: $(STAMP)

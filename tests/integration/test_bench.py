@@ -1,6 +1,9 @@
 """The benchmark suite at its tiny size, so that `make bench` keeps working (timings are not checked)."""
 
+from benchmarks import workers
 from benchmarks.run import run, write
+
+from tests.fakes import postgres_url
 
 
 async def test_the_benchmark_suite_runs_and_writes_its_table(tmp_path):
@@ -19,3 +22,15 @@ async def test_the_benchmark_suite_runs_and_writes_its_table(tmp_path):
     table = write(rows, "tiny", tmp_path)
     assert (tmp_path / "latest.json").exists()
     assert table.count("\n| ") == len(rows) + 1
+
+
+async def test_the_workers_benchmark_runs_and_counts_no_plan_twice_or_lost():
+    """`python -m benchmarks.workers` at its tiny size: 1 and 2 worker processes on SQLite (and
+    PostgreSQL with a test server) beside their driver floors, every plan completed once (none
+    twice, none lost), and a table row per backend and worker count with both target lines."""
+    lines = await workers.measure("tiny", postgres_url())
+    assert [(line.workers, line.twice, line.lost) for line in lines[:2]] == [(1, 0, 0), (2, 0, 0)]
+    assert all(line.ours.latencies and line.floor.latencies for line in lines)
+    text = workers.table(lines, "tiny")
+    assert text.count("\n| sqlite |") == 2
+    assert text.count("NOT met") + text.count(": met") == 2 * len({line.backend for line in lines})

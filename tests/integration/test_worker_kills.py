@@ -1,0 +1,143 @@
+"""kill -9 of a worker's server mid-pull (DESIGN §10): two workers on one session, each its own
+stdio server; one worker's server is SIGKILLed at a random moment while its pull is in flight,
+restarted, and the pull retried with the same request_id. The plan is in exactly one state, the
+other worker's plan is untouched, and the words written into the plan's file before the kill
+are in the database or in recovered/."""
+
+import os
+import random
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.fakes import postgres_schema
+from tests.integration.servers import stdio_server
+from tests.mcp_helpers import ok
+from tests.reliability.race import PLAN
+from tests.reliability.torture import SHIM, _death
+
+ROUNDS = 8
+
+
+def _killable(sessions: Path, pid_file: Path, **env: str) -> Any:
+    """`nineplan serve` over stdio that writes its pid to `pid_file` before it starts."""
+    params = stdio_server(sessions, NINEPLAN_DURABILITY="full", NINEPLAN_LOG_LEVEL="error", **env)
+    params.args = ["-c", SHIM, str(pid_file), *params.args]
+    return params
+
+
+async def _pull_killed(
+    params: Any, pid_file: Path, arguments: dict[str, Any], delay: float
+) -> bool:
+    """Send the pull and SIGKILL the server `delay` seconds later; whether the answer came first."""
+    answered = False
+    try:
+        async with Client(params, mode="legacy", read_timeout_seconds=30) as client:
+            pid = int(pid_file.read_text())
+
+            async def kill() -> None:
+                await anyio.sleep(delay)
+                os.kill(pid, signal.SIGKILL)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(kill)
+                try:
+                    result = await client.call_tool("9plan_queue_pull", arguments)
+                    answered = not result.is_error
+                except Exception:  # noqa: BLE001 - the server died under the call
+                    answered = False
+    except Exception as exc:
+        if not _death(exc):
+            raise
+    return answered
+
+
+@asynccontextmanager
+async def _no_database() -> AsyncIterator[str | None]:
+    """SQLite: no database URL."""
+    yield None
+
+
+def _recovered_words(session_folder: Path, words: str) -> bool:
+    folder = session_folder / "recovered"
+    return folder.is_dir() and any(
+        words in entry.read_text(errors="replace") for entry in folder.iterdir() if entry.is_file()
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+async def test_a_worker_server_killed_mid_pull_leaves_the_plan_in_one_state(
+    tmp_path: Path, backend: str
+):
+    """Over 8 rounds, worker `one`'s server is SIGKILLed at a random moment of its pull (words
+    just written into the front plan's file), restarted, resumed and the pull retried with the
+    same request_id: the plan is active for `one` alone (never queued too, never a second
+    worker's, never lost), worker `two`'s plan is untouched, admin_validate is valid, and the
+    words are in the database (the pull's text, then the completed plan's notes) or in
+    recovered/."""
+    sessions = tmp_path / "sessions"
+    rng = random.Random(25)
+    async with postgres_schema() if backend == "postgres" else _no_database() as url:
+        env = {"NINEPLAN_DATABASE_URL": url} if url else {}
+        pid_file = tmp_path / "server.pid"
+        params = _killable(sessions, pid_file, **env)
+        async with Client(
+            stdio_server(sessions, NINEPLAN_LOG_LEVEL="error", **env), mode="legacy"
+        ) as two:
+            name = (await ok(two, "9plan_session_create", task_description="kills"))["session_name"]
+            ids = [
+                (await ok(two, "9plan_queue_add", goal=f"Plan {n}", **PLAN))["plan_id"]
+                for n in range(ROUNDS + 1)
+            ]
+            held = await ok(two, "9plan_queue_pull", session_name=name, worker="two")
+            assert held["plan_id"] == ids[0]
+            answered = 0
+            for number, plan_id in enumerate(ids[1:], start=1):
+                plan_file = sessions / name / "plans" / f"{plan_id}.txt"
+                words = f"words of round {number} before the kill"
+                plan_file.write_text(
+                    plan_file.read_text().replace("# Notes\n", f"# Notes\n{words}\n")
+                )
+                pull = {"session_name": name, "worker": "one", "request_id": f"pull-{number}"}
+                answered += await _pull_killed(params, pid_file, pull, rng.uniform(0.0, 0.04))
+                async with Client(params, mode="legacy") as one:
+                    await ok(one, "9plan_session_resume", session_name=name, worker="one")
+                    retried = await ok(one, "9plan_queue_pull", **pull)
+                    assert (retried["plan_id"], retried["worker"]) == (plan_id, "one")
+                    state = await ok(one, "9plan_admin_state", session_name=name)
+                    assert sorted((p["id"], p["worker"]) for p in state["active_plans"]) == sorted(
+                        [(ids[0], "two"), (plan_id, "one")]
+                    )
+                    assert plan_id not in [entry["id"] for entry in state["queue"]]
+                    assert [entry["id"] for entry in state["queue"]] == ids[number + 1 :]
+                    validation = await ok(one, "9plan_admin_validate", session_name=name)
+                    assert validation["valid"], validation["issues"]
+                    assert words in retried["plan_text"] or _recovered_words(sessions / name, words)
+                    await ok(
+                        one,
+                        "9plan_plan_complete",
+                        session_name=name,
+                        worker="one",
+                        outcome=f"round {number}",
+                    )
+                    got = await ok(one, "9plan_history_get", session_name=name, plan_id=plan_id)
+                    assert words in got["notes"] or _recovered_words(sessions / name, words)
+            mine = await ok(two, "9plan_admin_state", session_name=name, worker="two")
+            assert mine["active_plan"]["id"] == ids[0]
+            done = await ok(
+                two,
+                "9plan_plan_complete",
+                session_name=name,
+                worker="two",
+                outcome="held throughout",
+            )
+            assert done["plan_id"] == ids[0]
+            validation = await ok(two, "9plan_admin_validate", session_name=name)
+            assert validation["valid"], validation["issues"]
+    print(f"{backend}: {ROUNDS} kills mid-pull, {answered} after the answer")  # noqa: T201
