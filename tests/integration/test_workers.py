@@ -129,6 +129,35 @@ async def test_a_plan_goes_stale_while_its_worker_is_silent(tmp_path: Path):
         assert [p["stale"] for p in resumed["active_plans"]] == [False]
 
 
+async def test_a_lease_is_renewed_by_file_edits_alone(tmp_path: Path):
+    """With a lease of 3 s, a worker that never calls again keeps its plan live while its
+    plan file keeps changing (the server that pulled it watches the file and renews
+    `last_seen`), and its plan goes stale once the edits stop; polled under fail_after."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (a, _) = await _session_with(client, 2)
+        pulled = await ok(client, "9plan_queue_pull", worker="editor")
+        plan_file = Path(pulled["plan_path"])
+
+        async def stale() -> bool:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            [hold] = state["active_plans"]
+            assert (hold["id"], hold["worker"]) == (a, "editor")
+            return bool(hold["stale"])
+
+        started = time.monotonic()
+        edits = 0
+        while time.monotonic() - started < 9:  # three leases of edits and nothing else
+            with plan_file.open("a", encoding="utf-8") as notes:
+                notes.write(f"- edit {edits}\n")
+            edits += 1
+            await anyio.sleep(0.25)
+            assert not await stale(), f"stale after {edits} edits"
+        with anyio.fail_after(30):
+            while not await stale():
+                await anyio.sleep(0.2)
+
+
 @pytest.mark.parametrize("value", ["0", "-5", "soon"])
 def test_a_bad_lease_exits_2_naming_the_variable(tmp_path: Path, value: str):
     """`nineplan serve` with NINEPLAN_LEASE_MINUTES of 0, negative or not a number exits 2

@@ -25,6 +25,7 @@ from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.journal import reminder_line
+from nineplan_core.model import MAIN_WORKER
 from nineplan_core.results import SessionState
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -58,6 +59,9 @@ DESTRUCTIVE = ToolAnnotations(
 RESUME = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+# State renews a named worker's lease (its `last_seen`, DESIGN §10): not read-only, but a
+# repeat changes nothing more.
+RENEWS = RESUME
 
 
 def _with_salvage(text: str, salvage: str | None) -> str:
@@ -231,6 +235,9 @@ async def queue_pull(
     file or pass notes, then complete, defer or discard it."""
     call = ToolCall.of(ctx, session_name)
     placed = await call.service.pull_plan(call.session, request_id=request_id, worker=worker)
+    if call.deps.leases is not None:  # its file's edits renew the worker's lease
+        held_by = placed.plan.worker or MAIN_WORKER
+        call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path)
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
@@ -405,7 +412,7 @@ async def admin_state(
     ctx: ToolContext, session_name: SessionArg = None, worker: WorkerArg = None
 ) -> Annotated[CallToolResult, views.AdminState]:
     """The session's queue, active plan, counts, plan files on disk and whether they match the
-    database. Reads only."""
+    database. Changes nothing but a named worker's lease (renewed)."""
     call = ToolCall.of(ctx, session_name)
     state = await call.service.session_state(call.session, worker=worker)
     return call.succeed(
@@ -446,7 +453,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(history_get, "history_get", "Get completed plan", READ_ONLY),
     Tool(admin_validate, "admin_validate", "Validate session", READ_ONLY),
     Tool(admin_sessions, "admin_sessions", "List sessions", READ_ONLY),
-    Tool(admin_state, "admin_state", "Session state", READ_ONLY),
+    Tool(admin_state, "admin_state", "Session state", RENEWS),
 )
 
 
