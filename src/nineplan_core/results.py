@@ -92,6 +92,14 @@ class SessionState:
     kept: list[str] = attrs.field(factory=list, eq=False)
     #: What opening the session did to the active plan's file, one line each (a resume).
     notices: list[str] = attrs.field(factory=list)
+    #: A worker other than `main` takes part (DESIGN §10): the texts mark stale plans; a
+    #: lone agent's texts stay as they are.
+    many_workers: bool = attrs.field(default=False, eq=False)
+
+    @property
+    def stale_plans(self) -> list[ActivePlan]:
+        """The active plans whose lease has lapsed, when the texts are to mark them."""
+        return [hold for hold in self.active_plans if hold.stale] if self.many_workers else []
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)

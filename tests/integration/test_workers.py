@@ -158,6 +158,41 @@ async def test_a_lease_is_renewed_by_file_edits_alone(tmp_path: Path):
                 await anyio.sleep(0.2)
 
 
+async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_path: Path):
+    """With a 3 s lease: a lone agent's stale plan is `stale` in active_plans but its texts
+    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull, state
+    and resume each say so in one line naming the worker and how to take it over."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (a, b, _) = await _session_with(client, 3)
+        await ok(client, "9plan_queue_pull")
+
+        async def stale_workers() -> list[str]:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            return [p["worker"] for p in state["active_plans"] if p["stale"]]
+
+        with anyio.fail_after(30):
+            while await stale_workers() != ["main"]:
+                await anyio.sleep(0.2)
+        lone = await client.call_tool("9plan_admin_state", {"session_name": name})
+        assert "is stale:" not in text(lone)
+        await ok(client, "9plan_plan_complete", outcome="done")
+        await ok(client, "9plan_queue_pull", session_name=name, worker="slow")
+        with anyio.fail_after(30):
+            while await stale_workers() != ["slow"]:
+                await anyio.sleep(0.2)
+        line = f'Plan {b} is stale: worker slow last heard 0 min ago; take it over with take_over="{b}"'
+        pulled = await client.call_tool(
+            "9plan_queue_pull", {"session_name": name, "worker": "tests"}
+        )
+        assert line in text(pulled).splitlines()
+        state = await client.call_tool("9plan_admin_state", {"session_name": name})
+        assert line in text(state).splitlines()
+        resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
+        assert line in text(resumed).splitlines()
+        assert a not in {p["id"] for p in (resumed.structured_content or {})["active_plans"]}
+
+
 @pytest.mark.parametrize("value", ["0", "-5", "soon"])
 def test_a_bad_lease_exits_2_naming_the_variable(tmp_path: Path, value: str):
     """`nineplan serve` with NINEPLAN_LEASE_MINUTES of 0, negative or not a number exits 2

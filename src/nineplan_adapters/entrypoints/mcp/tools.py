@@ -24,7 +24,7 @@ from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
-from nineplan_core.journal import reminder_line
+from nineplan_core.journal import reminder_line, stale_line
 from nineplan_core.model import MAIN_WORKER
 from nineplan_core.results import SessionState
 
@@ -113,6 +113,7 @@ def state_text(
     )
     if len(state.active_plans) > 1:
         active_line += "\n" + _held_lines(state, now)
+    active_line += "".join(f"\n{line}" for line in stale_lines(state, now))
     recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
     if not state.queue and not active:
@@ -126,6 +127,14 @@ def state_text(
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
         f"{names.fill(follow)}"
     )
+
+
+def stale_lines(state: SessionState, now: dt.datetime) -> list[str]:
+    """One line per stale plan, once a worker other than `main` takes part (else none)."""
+    return [
+        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now)
+        for hold in state.stale_plans
+    ]
 
 
 def _held_lines(state: SessionState, now: dt.datetime) -> str:
@@ -245,6 +254,9 @@ async def queue_pull(
         f"Pulled plan {placed.plan.id}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
     )
+    if worker is not None:  # beside others: the plans whose workers went silent
+        state = await call.service.session_state(call.session)
+        head += "".join(f"\n{line}" for line in stale_lines(state, call.service.clock()))
     return call.succeed(
         f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
         views.plan_pulled(placed),
