@@ -2,6 +2,7 @@
 second worker pulling while the first holds a plan, retries per worker, bad worker names,
 and workers in separate processes racing for one queue."""
 
+import json
 import time
 from functools import partial
 from pathlib import Path
@@ -191,6 +192,35 @@ async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_pa
         resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
         assert line in text(resumed).splitlines()
         assert a not in {p["id"] for p in (resumed.structured_content or {})["active_plans"]}
+
+
+async def test_nineplan_state_shows_every_active_plan_with_its_worker(tmp_path: Path):
+    """`nineplan state` (a child process) lists every active plan with its worker, the time
+    it has been held and a stale mark, then the stale line; --json carries active_plans."""
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name, (a, b) = await _session_with(client, 2)
+        await ok(client, "9plan_queue_pull")
+        await ok(client, "9plan_queue_pull", session_name=name, worker="slow")
+    completed = run_nineplan(sessions, "state", name, NINEPLAN_LEASE_MINUTES="30")
+    assert completed.returncode == 0, completed.stderr
+    assert "Active plans (2):" in completed.stdout
+    assert f"  slow  {b}  held 0 min  Plan 1" in completed.stdout
+    assert "is stale:" not in completed.stdout
+    time.sleep(0.1)  # a lease shorter than the time since the pulls: both plans are stale
+    stale = run_nineplan(sessions, "state", name, NINEPLAN_LEASE_MINUTES="0.001")
+    assert f"  main  {a}  held 0 min  [STALE]  Plan 0" in stale.stdout
+    assert (
+        f'Plan {b} is stale: worker slow last heard 0 min ago; take it over with take_over="{b}"'
+        in stale.stdout.splitlines()
+    )
+    shown = json.loads(
+        run_nineplan(sessions, "state", name, "--json", NINEPLAN_LEASE_MINUTES="0.001").stdout
+    )
+    assert [(p["id"], p["worker"], p["stale"]) for p in shown["active_plans"]] == [
+        (a, "main", True),
+        (b, "slow", True),
+    ]
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon"])
