@@ -300,6 +300,16 @@ class OtherSession:
     active: int
 
 
+@attrs.frozen
+class PrimedHold:
+    """An active plan of the session with its worker and when its worker was last heard
+    from, as `nineplan prime` shows it (`--worker` makes it the block's active plan)."""
+
+    worker: str
+    last_seen: dt.datetime | None
+    plan: PrimedPlan
+
+
 @attrs.frozen(kw_only=True)
 class PrimedSession:
     """What a backend's primer found for a folder: the session to go back to and where its
@@ -313,3 +323,5 @@ class PrimedSession:
     stuck: list[StuckPlan]
     #: The folder's other sessions with work, the most recently active first (at most three).
     others: list[OtherSession] = attrs.field(factory=list)
+    #: Every active plan of the session, whoever holds it (by id).
+    active_plans: list[PrimedHold] = attrs.field(factory=list)

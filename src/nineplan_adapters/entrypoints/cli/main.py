@@ -223,7 +223,8 @@ def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | 
         if args.command == "prime":  # a hook waits for it: no mcp, no container (docs/clients.md)
             from nineplan_adapters.entrypoints.cli.prime import prime  # noqa: PLC0415
 
-            if (text := prime(settings, args.workspace, as_json=args.json)) is not None:
+            text = prime(settings, args.workspace, as_json=args.json, worker=args.worker)
+            if text is not None:
                 print(text if args.json else terminal_safe(text))
             return 0
     except ConfigError as exc:
