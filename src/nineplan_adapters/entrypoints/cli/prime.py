@@ -157,6 +157,12 @@ def block(
     ]
     lines += _other_lines(found.others)
     lines += _held_lines(found, lease or Lease(), named=named)
+    return _fitted(lines)
+
+
+def _fitted(lines: list[tuple[int, int, str, bool]]) -> str:
+    """The required lines, then the others by importance while the budget allows, shown in
+    reading order."""
     kept = [(shown, text) for shown, _, text, required in lines if required]
     used = sum(len(text) + 1 for _, text in kept)
     for shown, _, text, required in sorted(lines, key=lambda line: line[1]):
