@@ -94,6 +94,14 @@ class SessionState:
     kept: list[str] = attrs.field(factory=list, eq=False)
     #: What opening the session did to the active plan's file, one line each (a resume).
     notices: list[str] = attrs.field(factory=list)
+    #: A worker other than `main` takes part (DESIGN §10): the texts mark stale plans; a
+    #: lone agent's texts stay as they are.
+    many_workers: bool = attrs.field(default=False, eq=False)
+
+    @property
+    def stale_plans(self) -> list[ActivePlan]:
+        """The active plans whose lease has lapsed, when the texts are to mark them."""
+        return [hold for hold in self.active_plans if hold.stale] if self.many_workers else []
 
     def defer_count(self, plan_id: str) -> int:
         return self.defer_counts.get(plan_id, 0)
@@ -294,6 +302,16 @@ class OtherSession:
     active: int
 
 
+@attrs.frozen
+class PrimedHold:
+    """An active plan of the session with its worker and when its worker was last heard
+    from, as `nineplan prime` shows it (`--worker` makes it the block's active plan)."""
+
+    worker: str
+    last_seen: dt.datetime | None
+    plan: PrimedPlan
+
+
 @attrs.frozen(kw_only=True)
 class PrimedSession:
     """What a backend's primer found for a folder: the session to go back to and where its
@@ -307,3 +325,5 @@ class PrimedSession:
     stuck: list[StuckPlan]
     #: The folder's other sessions with work, the most recently active first (at most three).
     others: list[OtherSession] = attrs.field(factory=list)
+    #: Every active plan of the session, whoever holds it (by id).
+    active_plans: list[PrimedHold] = attrs.field(factory=list)

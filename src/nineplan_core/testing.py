@@ -3,15 +3,18 @@
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences, by 2 to 4 workers (`main`
-and drawn names, one active plan each), with take-overs of stale plans (the service's clock,
-when it has an `advance(seconds)` as tests' fixed clocks do, moved past the lease), a person's
-moves, drops and releases among them, against a plain-list model and checks the five
-invariants after every step,
-and that the journal holds exactly one event per change the model made, in order. Import it
+and drawn names, one active plan each), with take-overs of stale plans and a person's moves,
+drops and releases among them, against a plain-list model and checks the five invariants
+after every step, and that the journal holds exactly one event per change the model made, in
+order. Leases run on the machine's `clock` (a `ManualClock` the adapter set must use as its
+Clock port): time passes by steps around the lease, and a worker's plan is stale exactly when
+its `last_seen` (its pull or take-over, its named state call, a renewal by its file's edits)
+is older than the lease; a take-over moves the clock past the old worker's lease. Import it
 from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
+import datetime as dt
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
@@ -75,11 +78,28 @@ def plan_contents(draw: st.DrawFn) -> dict[str, str]:
     }
 
 
+class ManualClock:
+    """A Clock port that says what it is told; `advance` moves it (to the millisecond, what
+    storage keeps)."""
+
+    def __init__(self, now: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, milliseconds: int) -> None:
+        self.now += dt.timedelta(milliseconds=milliseconds)
+
+
 class QueueConformance(RuleBasedStateMachine):
-    """The queue's behaviour, held against a model: subclass and give `service_context`."""
+    """The queue's behaviour, held against a model: subclass and give `service_context`,
+    whose use cases tell time by `self.clock`."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.clock = ManualClock()
+        self.last_seen: dict[str, dt.datetime] = {}  # worker -> when its plan was last renewed
         self.runner = asyncio.Runner()
         self.stack = AsyncExitStack()
         self.service = self.run(self.stack.enter_async_context(self.service_context()))
@@ -165,7 +185,32 @@ class QueueConformance(RuleBasedStateMachine):
             assert placed.plan.id == self.queue.pop(0)
             assert placed.plan.worker == worker
             self.held[worker] = placed.plan.id
+            self.last_seen[worker] = self.clock()
             self.events.append((EventKind.PLAN_PULLED, placed.plan.id))
+
+    @rule(step=st.sampled_from(["quarter", "just_under", "exactly", "just_over", "tick"]))
+    def time_passes(self, step: str) -> None:
+        """The clock moves by a step around the lease, so its edge is crossed exactly."""
+        lease = round(self.service.lease_minutes * 60_000)
+        steps = {
+            "quarter": lease // 4,
+            "just_under": lease - 1,
+            "exactly": lease,
+            "just_over": lease + 1,
+            "tick": 1,
+        }
+        self.clock.advance(steps[step])
+
+    @rule(data=st.data())
+    def file_edit_renews(self, data: st.DataObject) -> None:
+        """A change to a worker's plan file renews its lease (`renew_lease`, what the server
+        that pulled the plan calls); for a plan that is not the worker's, nothing changes."""
+        worker = data.draw(st.sampled_from(self.workers))
+        plan_id = self.held.get(worker) or data.draw(st.sampled_from([*self.queue, "zzzzz"]))
+        renewed = self.run(self.service.renew_lease(self.name, worker, plan_id))
+        assert renewed is (self.held.get(worker) == plan_id)
+        if renewed:
+            self.last_seen[worker] = self.clock()
 
     @rule(data=st.data(), reason=required_text, where=positions)
     def defer(self, data: st.DataObject, reason: str, where: Position) -> None:
@@ -234,7 +279,7 @@ class QueueConformance(RuleBasedStateMachine):
         self.refused(self.service.move_plan(self.name, plan_id, where), PlanHeldByAgentError)
         self.refused(self.service.drop_plan(self.name, plan_id, "no"), PlanHeldByAgentError)
 
-    @precondition(lambda self: bool(self.held) and hasattr(self.service.clock, "advance"))
+    @precondition(lambda self: bool(self.held))
     @rule(data=st.data(), lapse=st.booleans())
     def take_over(self, data: st.DataObject, *, lapse: bool) -> None:
         """A worker takes another's plan over once its lease has lapsed (the clock moved on);
@@ -248,13 +293,15 @@ class QueueConformance(RuleBasedStateMachine):
             self.refused(taking, PlanAlreadyActiveError)
         elif not lapse:  # the old worker heard from just now: its lease is live
             self.run(self.service.session_state(self.name, worker=old))
+            self.last_seen[old] = self.clock()
             self.refused(taking, LeaseLiveError)
         else:
-            self.service.clock.advance(self.service.lease_minutes * 60 + 1)  # type: ignore[attr-defined]
+            self.clock.advance(round(self.service.lease_minutes * 60_000) + 1)
             placed = self.run(taking)
             assert (placed.plan.id, placed.plan.worker) == (plan_id, taker)
             assert placed.taken_from == old
             self.held[taker] = self.held.pop(old)
+            self.last_seen[taker] = self.clock()
             self.events.append((EventKind.PLAN_TAKEN_OVER, plan_id))
 
     @precondition(lambda self: bool(self.held))
@@ -309,6 +356,10 @@ class QueueConformance(RuleBasedStateMachine):
         assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
         assert (state.active_plan.id if state.active_plan else None) == self.active
         assert {hold.worker: hold.plan.id for hold in state.active_plans} == self.held
+        lease = dt.timedelta(minutes=self.service.lease_minutes)
+        assert {hold.worker: hold.stale for hold in state.active_plans} == {
+            worker: self.clock() - self.last_seen[worker] > lease for worker in self.held
+        }
         assert state.completed_count == len(self.completed)
         assert state.file_db_match
 
@@ -317,6 +368,9 @@ class QueueConformance(RuleBasedStateMachine):
         worker, named = self.worker(data)
         state = self.run(self.service.session_state(self.name, worker=named))
         assert (state.active_plan.id if state.active_plan else None) == self.held.get(worker)
+        if named is not None and worker in self.held:  # a worker's own call renews its lease
+            self.last_seen[worker] = self.clock()
+            assert not next(hold for hold in state.active_plans if hold.worker == worker).stale
 
     @invariant()
     def primer_matches_state(self) -> None:

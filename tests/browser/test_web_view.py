@@ -403,3 +403,38 @@ async def journal_seqs(page: Page) -> list[int]:
         int(str(await item.get_attribute("data-seq")))
         for item in await page.locator("[data-testid=journal] [data-seq]").all()
     ]
+
+
+async def test_the_session_page_shows_each_workers_plan_and_marks_the_stale_one(
+    tmp_path: Path, page: Page
+):
+    """With a 3 s lease, once worker `slow` holds a plan the session page lists every active
+    plan with its worker and held-for time; after the lease lapses (polled under fail_after)
+    the page marks `slow`'s plan stale and says how to take it over; `main`'s section keeps
+    its meaning."""
+    lease = {"NINEPLAN_LEASE_MINUTES": "0.05"}
+    async with (
+        spawned_ui(tmp_path, env=lease) as ui,
+        Client(stdio_server(tmp_path, **lease)) as agent,
+    ):
+        name = await new_session(agent, "t", "mine", "theirs")
+        mine = await ok(agent, "9plan_queue_pull")
+        theirs = await ok(agent, "9plan_queue_pull", session_name=name, worker="slow")
+        await page.goto(f"{ui}/sessions/{name}")
+        held = page.locator("[data-testid=held-plan]")
+        assert await held.evaluate_all("els => els.map(e => e.dataset.worker)") == ["main", "slow"]
+        slow = page.locator(f"[data-testid=held-plan][data-plan-id='{theirs['plan_id']}']")
+        assert "held for under a minute" in await slow.inner_text()
+        section = f"[data-testid=active-plan][data-plan-id='{mine['plan_id']}']"
+        assert await page.locator(section).count() == 1
+        with anyio.fail_after(30):
+            while not (await ok(agent, "9plan_admin_state"))["active_plans"][1]["stale"]:
+                await anyio.sleep(0.2)
+        await page.goto(f"{ui}/sessions/{name}")
+        assert await slow.get_attribute("data-stale") == "true"
+        assert await slow.locator("[data-testid=stale-mark]").inner_text() == "stale"
+        lines = await page.locator("[data-testid=stale-line]").all_inner_texts()
+        assert (
+            f"Plan {theirs['plan_id']} is stale: worker slow last heard 0 min ago; "
+            f'take it over with take_over="{theirs["plan_id"]}"'
+        ) in lines

@@ -210,6 +210,15 @@ async def test_prime_json_has_the_documented_fields(tmp_path: Path, project: Pat
     done = prime(sessions, "--workspace", str(project), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
+    [held] = data.pop("active_plans")
+    assert held.pop("last_seen")
+    assert held == {
+        "id": pulled["plan_id"],
+        "goal": "easy one",
+        "file_path": str(plan_file),
+        "worker": "main",
+        "stale": False,
+    }
     assert data == {
         "session_name": name,
         "task_description": "t",
@@ -404,3 +413,38 @@ async def test_the_workspace_shows_in_every_view_and_not_over_http(tmp_path: Pat
         created = (await ok(client, "9plan_session_create"))["session_name"]
         over_http = await ok(client, "9plan_admin_state", session_name=created)
     assert over_http["workspace"] is None
+
+
+async def test_prime_shows_every_workers_plan_and_takes_a_worker(tmp_path: Path, project: Path):
+    """Once worker `docs` holds a plan beside `main`, the block lists every active plan with
+    its worker (a lapsed lease marked `[STALE]` with its stale line); `--worker docs` makes
+    `docs`'s plan the block's active plan; --json carries active_plans; a bad name exits 2
+    naming `worker`."""
+    sessions = tmp_path / "sessions"
+    params = stdio_server(sessions)
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
+        name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
+        for goal in ("main work", "docs work"):
+            await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
+        mine = await ok(client, "9plan_queue_pull")
+        theirs = await ok(client, "9plan_queue_pull", session_name=name, worker="docs")
+    where = ("--workspace", str(project))
+    plain = prime(sessions, *where).stdout
+    assert f"Active plan: {mine['plan_id']} main work" in plain
+    assert "Active plans (2):" in plain
+    assert f"  docs: {theirs['plan_id']} docs work" in plain
+    assert "[STALE]" not in plain
+    docs = prime(sessions, *where, "--worker", "docs").stdout
+    assert f"Active plan: {theirs['plan_id']} docs work" in docs
+    data = json.loads(prime(sessions, *where, "--worker", "docs", "--json").stdout)
+    assert data["active_plan"]["id"] == theirs["plan_id"]
+    assert [(p["id"], p["worker"]) for p in data["active_plans"]] == sorted(
+        [(mine["plan_id"], "main"), (theirs["plan_id"], "docs")]
+    )
+    stale = run_nineplan(sessions, "prime", *where, NINEPLAN_LEASE_MINUTES="0.0001").stdout
+    assert f"  docs: {theirs['plan_id']} docs work [STALE]" in stale
+    assert f"Plan {theirs['plan_id']} is stale: worker docs last heard 0 min ago" in stale
+    bad = prime(sessions, *where, "--worker", "Not A Name")
+    assert bad.returncode == 2
+    assert "worker" in bad.stderr

@@ -2,9 +2,11 @@
 second worker pulling while the first holds a plan, retries per worker, bad worker names,
 and workers in separate processes racing for one queue."""
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -128,6 +130,99 @@ async def test_a_plan_goes_stale_while_its_worker_is_silent(tmp_path: Path):
         resumed = await ok(client, "9plan_session_resume", session_name=name, worker="slow")
         assert resumed["active_plan"]["id"] == a
         assert [p["stale"] for p in resumed["active_plans"]] == [False]
+
+
+async def test_a_lease_is_renewed_by_file_edits_alone(tmp_path: Path):
+    """With a lease of 3 s, a worker that never calls again keeps its plan live while its
+    plan file keeps changing (the server that pulled it watches the file and renews
+    `last_seen`), and its plan goes stale once the edits stop; polled under fail_after."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (a, _) = await _session_with(client, 2)
+        pulled = await ok(client, "9plan_queue_pull", worker="editor")
+        plan_file = Path(pulled["plan_path"])
+
+        async def stale() -> bool:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            [hold] = state["active_plans"]
+            assert (hold["id"], hold["worker"]) == (a, "editor")
+            return bool(hold["stale"])
+
+        started = time.monotonic()
+        edits = 0
+        while time.monotonic() - started < 9:  # three leases of edits and nothing else
+            with plan_file.open("a", encoding="utf-8") as notes:
+                notes.write(f"- edit {edits}\n")
+            edits += 1
+            await anyio.sleep(0.25)
+            assert not await stale(), f"stale after {edits} edits"
+        with anyio.fail_after(30):
+            while not await stale():
+                await anyio.sleep(0.2)
+
+
+async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_path: Path):
+    """With a 3 s lease: a lone agent's stale plan is `stale` in active_plans but its texts
+    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull, state
+    and resume each say so in one line naming the worker and how to take it over."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (a, b, _) = await _session_with(client, 3)
+        await ok(client, "9plan_queue_pull")
+
+        async def stale_workers() -> list[str]:
+            state = await ok(client, "9plan_admin_state", session_name=name)
+            return [p["worker"] for p in state["active_plans"] if p["stale"]]
+
+        with anyio.fail_after(30):
+            while await stale_workers() != ["main"]:
+                await anyio.sleep(0.2)
+        lone = await client.call_tool("9plan_admin_state", {"session_name": name})
+        assert "is stale:" not in text(lone)
+        await ok(client, "9plan_plan_complete", outcome="done")
+        await ok(client, "9plan_queue_pull", session_name=name, worker="slow")
+        with anyio.fail_after(30):
+            while await stale_workers() != ["slow"]:
+                await anyio.sleep(0.2)
+        line = f'Plan {b} is stale: worker slow last heard 0 min ago; take it over with take_over="{b}"'
+        pulled = await client.call_tool(
+            "9plan_queue_pull", {"session_name": name, "worker": "tests"}
+        )
+        assert line in text(pulled).splitlines()
+        state = await client.call_tool("9plan_admin_state", {"session_name": name})
+        assert line in text(state).splitlines()
+        resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
+        assert line in text(resumed).splitlines()
+        assert a not in {p["id"] for p in (resumed.structured_content or {})["active_plans"]}
+
+
+async def test_nineplan_state_shows_every_active_plan_with_its_worker(tmp_path: Path):
+    """`nineplan state` (a child process) lists every active plan with its worker, the time
+    it has been held and a stale mark, then the stale line; --json carries active_plans."""
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name, (a, b) = await _session_with(client, 2)
+        await ok(client, "9plan_queue_pull")
+        await ok(client, "9plan_queue_pull", session_name=name, worker="slow")
+    completed = run_nineplan(sessions, "state", name, NINEPLAN_LEASE_MINUTES="30")
+    assert completed.returncode == 0, completed.stderr
+    assert "Active plans (2):" in completed.stdout
+    assert f"  slow  {b}  held 0 min  Plan 1" in completed.stdout
+    assert "is stale:" not in completed.stdout
+    time.sleep(0.1)  # a lease shorter than the time since the pulls: both plans are stale
+    stale = run_nineplan(sessions, "state", name, NINEPLAN_LEASE_MINUTES="0.001")
+    assert f"  main  {a}  held 0 min  [STALE]  Plan 0" in stale.stdout
+    assert (
+        f'Plan {b} is stale: worker slow last heard 0 min ago; take it over with take_over="{b}"'
+        in stale.stdout.splitlines()
+    )
+    shown = json.loads(
+        run_nineplan(sessions, "state", name, "--json", NINEPLAN_LEASE_MINUTES="0.001").stdout
+    )
+    assert [(p["id"], p["worker"], p["stale"]) for p in shown["active_plans"]] == [
+        (a, "main", True),
+        (b, "slow", True),
+    ]
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon"])

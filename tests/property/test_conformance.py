@@ -14,7 +14,6 @@ from hypothesis import settings
 from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
-from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.priming import Primer
 from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
@@ -40,7 +39,7 @@ class ContainerConformance(QueueConformance):
     async def opened(self, **options: Any) -> AsyncIterator[NinePlan]:
         root = Path(tempfile.mkdtemp(prefix="nineplan-conformance-"))
         settings = Settings(sessions_path=root, durability="normal", **options)
-        app = repeatable(build_container(settings), FixedClock())
+        app = repeatable(build_container(settings), self.clock)
         try:
             async with running(app) as service:
                 self.found = chosen(settings).primer(settings, app.catalog())

@@ -30,7 +30,8 @@ async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client):
     """Every tool has an output schema, a short human title and the right hints; resume may
-    repair files, so it is not read-only, but it is idempotent."""
+    repair files and state renews a named worker's lease, so neither is read-only, but both
+    are idempotent."""
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     for name, tool in tools.items():
@@ -44,6 +45,9 @@ async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client
     resume = tools["9plan_session_resume"].annotations
     assert resume is not None
     assert resume.idempotent_hint is True
+    state = tools["9plan_admin_state"].annotations
+    assert state is not None
+    assert (state.read_only_hint, state.idempotent_hint) == (False, True)
     assert tools["9plan_plan_discard"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert "session_name" in tools["9plan_queue_add"].input_schema["properties"]
     assert tools["9plan_queue_add"].input_schema["properties"]["position"]["enum"] == [

@@ -18,9 +18,15 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
-from nineplan_core.model import DEFAULT_LIMITS, PlanContent
+from nineplan_core.model import DEFAULT_LIMITS, MAIN_WORKER, PlanContent, PlanId
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
-from nineplan_core.results import OtherSession, PrimedPlan, PrimedSession, StuckPlan
+from nineplan_core.results import (
+    OtherSession,
+    PrimedHold,
+    PrimedPlan,
+    PrimedSession,
+    StuckPlan,
+)
 
 NEXT_GOALS = 3  # the queue's first goals a primer shows
 OTHERS = 3  # the folder's other sessions a primer names
@@ -130,3 +136,32 @@ def stuck_from_events(
         for plan_id in sorted(stuck)
         if plan_id in goals
     ]
+
+
+def primed_holds(
+    rows: Iterable[Mapping[str, Any]],
+    file_of: Callable[[PlanId], tuple[Path | str, bytes | None]],
+) -> list[PrimedHold]:
+    """Every active plan of `rows` (stored plan rows, with `worker` and `last_seen`) as prime
+    shows it, by id; `file_of` gives a plan id's file path and content. A row whose time
+    cannot be read has none."""
+    holds = []
+    for row in sorted(rows, key=lambda row: str(row["id"])):
+        path, data = file_of(PlanId(str(row["id"])))
+        holds.append(
+            PrimedHold(
+                worker=str(row["worker"] or MAIN_WORKER),
+                last_seen=None if row["last_seen"] is None else _seen(row["last_seen"]),
+                plan=primed_plan(row, path, data),
+            )
+        )
+    return holds
+
+
+def _seen(value: object) -> dt.datetime | None:
+    """A stored `last_seen` (a time, or its ISO text), in UTC; None when it is not one."""
+    try:
+        at = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
+    except (TypeError, ValueError):
+        return None
+    return at.astimezone(dt.UTC) if at.tzinfo else at.replace(tzinfo=dt.UTC)

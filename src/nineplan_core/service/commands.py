@@ -235,6 +235,23 @@ class Commands(Envelope):
 
         return await self._apply(name, pull, retry=call, refresh=True)
 
+    async def renew_lease(self, name: str, worker: str, plan_id: str) -> bool:
+        """`worker`'s plan `plan_id` was just worked on (its file changed): its `last_seen`
+        is now (the Clock port). Not a journal event. False, and nothing written, when that
+        plan is no longer the worker's active plan (completed, deferred, taken over).
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        holder, wanted = check_worker(worker), check_plan_id(plan_id)
+        async with store.transaction() as tx:
+            active = await tx.active_plan(holder)
+            if active is None or active.id != wanted:
+                return False
+            await tx.save(active.seen(self.clock()))
+        return True
+
     async def defer_plan(
         self,
         name: str,

@@ -178,7 +178,8 @@ class Envelope:
             attrs.evolve(hold, stale=is_stale(hold.plan.last_seen, now, self.lease_minutes))
             for hold in state.active_plans
         ]
-        return for_worker(attrs.evolve(state, active_plans=holds), worker)
+        many = worker != MAIN_WORKER or any(hold.worker != MAIN_WORKER for hold in holds)
+        return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
     async def _heard_from(self, store: SessionStore, worker: str) -> None:
         """A worker's call: its active plan's `last_seen` is now (the Clock port)."""

@@ -1,6 +1,7 @@
 """The `nineplan` command: serve the MCP server, run the demo, inspect sessions."""
 
 import argparse
+import datetime as dt
 import json
 import os
 import re
@@ -33,9 +34,9 @@ from nineplan_adapters.entrypoints.journal_views import event_line, journal_entr
 from nineplan_adapters.entrypoints.text import indented, one_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
-from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.results import SNIPPET_MARKS
+from nineplan_core.results import SNIPPET_MARKS, SessionState
 from nineplan_core.service import NinePlan
 
 if TYPE_CHECKING:
@@ -222,7 +223,8 @@ def main(argv: Sequence[str] | None = None, launchers: Mapping[str, Launcher] | 
         if args.command == "prime":  # a hook waits for it: no mcp, no container (docs/clients.md)
             from nineplan_adapters.entrypoints.cli.prime import prime  # noqa: PLC0415
 
-            if (text := prime(settings, args.workspace, as_json=args.json)) is not None:
+            text = prime(settings, args.workspace, as_json=args.json, worker=args.worker)
+            if text is not None:
                 print(text if args.json else terminal_safe(text))
             return 0
     except ConfigError as exc:
@@ -310,6 +312,24 @@ def _session_row(s: "views.SessionListItem") -> list[str]:
             f"{archived}{one_line(s['task_description'])[:50]}"]  # fmt: skip
 
 
+def _held_lines(found: SessionState, now: dt.datetime) -> list[str]:
+    """Every active plan with its worker, how long it has been held and a stale mark, then
+    one line per stale plan; only once a worker other than `main` takes part."""
+    if not found.many_workers:
+        return []
+    rows = [
+        f"  {hold.worker}  {hold.plan.id}  held "
+        f"{minutes_since(hold.pulled_at, now) if hold.pulled_at else '?'} min"
+        f"{'  [STALE]' if hold.stale else ''}  {one_line(hold.plan.goal)[:60]}"
+        for hold in found.active_plans
+    ]
+    stale = [
+        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now)
+        for hold in found.stale_plans
+    ]
+    return [f"Active plans ({len(rows)}):", *rows, *stale]
+
+
 async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     from nineplan_adapters.entrypoints import views  # noqa: PLC0415
 
@@ -333,6 +353,7 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
         f"Task: {one_line(state['task_description']) or '-'}",
         f"Workspace: {state['workspace'] or '-'}",
         f"Active: {held}",
+        *_held_lines(found, service.clock()),
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
     ]

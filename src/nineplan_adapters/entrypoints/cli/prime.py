@@ -10,6 +10,7 @@ aiosqlite is imported (tests/integration/test_prime.py checks the imports).
 """
 
 import argparse
+import datetime as dt
 import json
 import os
 from typing import Any
@@ -19,6 +20,9 @@ import attrs
 from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_core.errors import InvalidInputError
+from nineplan_core.journal import stale_line
+from nineplan_core.model import LEASE_MINUTES, MAIN_WORKER, check_worker, is_stale
 from nineplan_core.results import OtherSession, PrimedSession
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
@@ -30,7 +34,40 @@ def resume_call(session_name: str, names: ToolNames = DEFAULT_NAMES) -> str:
     return f'{names["session_resume"]}(session_name="{session_name}")'
 
 
-def json_fields(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> dict[str, Any]:
+@attrs.frozen
+class Lease:
+    """What judges a lease in prime: NINEPLAN_LEASE_MINUTES and now."""
+
+    minutes: float = LEASE_MINUTES
+    now: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.UTC))
+
+
+def for_worker(found: PrimedSession, worker: str | None) -> PrimedSession:
+    """`found` as `worker` sees it: its own active plan is the block's (none if it holds
+    none); with no worker named, `main`'s, as before workers."""
+    if worker is None:
+        return found
+    hold = next((hold for hold in found.active_plans if hold.worker == worker), None)
+    return attrs.evolve(found, active_plan=hold.plan if hold else None)
+
+
+def _holds_json(found: PrimedSession, lease: Lease) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": hold.plan.id,
+            "goal": hold.plan.goal,
+            "file_path": hold.plan.file_path,
+            "worker": hold.worker,
+            "last_seen": hold.last_seen.isoformat() if hold.last_seen else None,
+            "stale": is_stale(hold.last_seen, lease.now, lease.minutes),
+        }
+        for hold in found.active_plans
+    ]
+
+
+def json_fields(
+    found: PrimedSession, names: ToolNames = DEFAULT_NAMES, lease: Lease | None = None
+) -> dict[str, Any]:
     """The fields docs/clients.md lists, as `nineplan prime --json` prints them."""
     active = found.active_plan
     return {
@@ -42,10 +79,36 @@ def json_fields(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> dict[
         "stuck": [plan.id for plan in found.stuck],
         "others": [attrs.asdict(other) for other in found.others],
         "resume_call": resume_call(found.session_name, names),
+        "active_plans": _holds_json(found, lease or Lease()),
     }
 
 
-def block(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> str:
+def _held_lines(
+    found: PrimedSession, lease: Lease, *, named: bool
+) -> list[tuple[int, int, str, bool]]:
+    """Every active plan with its worker and a stale mark, then the stale lines; only once a
+    worker other than `main` takes part (it is named, or holds a plan)."""
+    if not named and all(hold.worker == MAIN_WORKER for hold in found.active_plans):
+        return []
+    lines = [(60, 6, f"Active plans ({len(found.active_plans)}):", False)]
+    for index, hold in enumerate(found.active_plans, start=1):
+        stale = is_stale(hold.last_seen, lease.now, lease.minutes)
+        mark = " [STALE]" if stale else ""
+        goal = _clip(hold.plan.goal, 120)
+        lines.append((60 + index, 6, f"  {hold.worker}: {hold.plan.id} {goal}{mark}", False))
+        if stale:
+            line = stale_line(hold.plan.id, hold.worker, hold.last_seen, lease.now)
+            lines.append((90 + index, 6, line, False))
+    return lines
+
+
+def block(
+    found: PrimedSession,
+    names: ToolNames = DEFAULT_NAMES,
+    lease: Lease | None = None,
+    *,
+    named: bool = False,
+) -> str:
     """The text for the agent's context: at most BUDGET characters.
 
     The session's name and the resume call always fit; the other lines are kept in order
@@ -93,6 +156,13 @@ def block(found: PrimedSession, names: ToolNames = DEFAULT_NAMES) -> str:
         for index, plan in enumerate(found.stuck)
     ]
     lines += _other_lines(found.others)
+    lines += _held_lines(found, lease or Lease(), named=named)
+    return _fitted(lines)
+
+
+def _fitted(lines: list[tuple[int, int, str, bool]]) -> str:
+    """The required lines, then the others by importance while the budget allows, shown in
+    reading order."""
     kept = [(shown, text) for shown, _, text, required in lines if required]
     used = sum(len(text) + 1 for _, text in kept)
     for shown, _, text, required in sorted(lines, key=lambda line: line[1]):
@@ -132,8 +202,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     parser.add_argument(
+        "--worker",
+        metavar="NAME",
+        type=_worker,
+        help="the worker whose active plan the block shows (default: main)",
+    )
+    parser.add_argument(
         "--sessions-path", help="folder holding the sessions (NINEPLAN_SESSIONS_PATH)"
     )
+
+
+def _worker(value: str) -> str:
+    try:
+        return check_worker(value)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
 
 
 def find(settings: Settings, folder: str) -> PrimedSession | None:
@@ -141,14 +224,18 @@ def find(settings: Settings, folder: str) -> PrimedSession | None:
     return chosen(settings).primer(settings).find(folder)
 
 
-def prime(settings: Settings, workspace: str | None, *, as_json: bool) -> str | None:
-    """The block (or JSON) for `workspace` (default: the current directory); None when no
-    session is bound to it (the command then prints nothing)."""
+def prime(
+    settings: Settings, workspace: str | None, *, as_json: bool, worker: str | None = None
+) -> str | None:
+    """The block (or JSON) for `workspace` (default: the current directory), its active plan
+    `worker`'s; None when no session is bound to it (the command then prints nothing)."""
     folder = os.path.realpath(workspace or os.getcwd())  # noqa: PTH109 - a string is compared
     found = find(settings, folder)
     if found is None:
         return None
+    found = for_worker(found, worker)
     names = ToolNames(settings.tool_prefix)
+    lease = Lease(settings.lease_minutes)
     if as_json:
-        return json.dumps(json_fields(found, names), indent=2, ensure_ascii=False)
-    return block(found, names)
+        return json.dumps(json_fields(found, names, lease), indent=2, ensure_ascii=False)
+    return block(found, names, lease, named=worker is not None and worker != MAIN_WORKER)

@@ -11,6 +11,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
+from nineplan_adapters.entrypoints.mcp.leases import LeaseKeeper
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_adapters.entrypoints.workspace import WorkspaceSources
@@ -75,6 +76,9 @@ class ToolDeps:
     #: (NINEPLAN_WORKSPACE and the working directory on stdio; nothing over HTTP).
     workspace: WorkspaceSources = attrs.field(factory=WorkspaceSources)
     names: ToolNames = DEFAULT_NAMES
+    #: Renews a worker's lease while its plan file changes (DESIGN §10); none outside a
+    #: running server.
+    leases: LeaseKeeper | None = None
 
 
 #: The context a tool is given: its lifespan context is the ToolDeps.

@@ -3,7 +3,7 @@
 import json
 import logging
 from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 import pydantic
@@ -33,6 +33,7 @@ from nineplan_adapters.entrypoints import views
 from nineplan_adapters.entrypoints.journal_views import journal_entry
 from nineplan_adapters.entrypoints.mcp.changes import JournalChanges, SessionChanges
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions
+from nineplan_adapters.entrypoints.mcp.leases import LeaseKeeper
 from nineplan_adapters.entrypoints.mcp.results import (
     ERROR_SCHEMA,
     ToolDeps,
@@ -82,7 +83,9 @@ class NineplanServer(MCPServer[ToolDeps]):
     ) -> None:
         bus = InMemorySubscriptionBus()
         self.notifier = Notifier(changes, bus, Subscribers(), sessions.in_use)
-        self.deps = ToolDeps(service, sessions, workspace or WorkspaceSources(), names)
+        self.deps = ToolDeps(
+            service, sessions, workspace or WorkspaceSources(), names, LeaseKeeper(service)
+        )
         super().__init__(
             SERVER_NAME,
             version=package_version(),
@@ -98,8 +101,10 @@ class NineplanServer(MCPServer[ToolDeps]):
 
     @asynccontextmanager
     async def _lifespan(self, _: object) -> AsyncIterator[ToolDeps]:
-        """The notifier runs for as long as the server does; the tools get the ToolDeps."""
-        async with following(self.notifier):
+        """The notifier and the lease keeper's watches run for as long as the server does;
+        the tools get the ToolDeps."""
+        leases = self.deps.leases
+        async with following(self.notifier), leases.running() if leases else nullcontext():
             yield self.deps
 
     async def list_tools(self) -> list[Tool]:

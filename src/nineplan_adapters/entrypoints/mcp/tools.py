@@ -24,7 +24,8 @@ from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
-from nineplan_core.journal import reminder_line
+from nineplan_core.journal import reminder_line, stale_line
+from nineplan_core.model import MAIN_WORKER
 from nineplan_core.results import SessionState
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -62,6 +63,9 @@ DESTRUCTIVE = ToolAnnotations(
 RESUME = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+# State renews a named worker's lease (its `last_seen`, DESIGN §10): not read-only, but a
+# repeat changes nothing more.
+RENEWS = RESUME
 
 
 def _with_salvage(text: str, salvage: str | None) -> str:
@@ -113,6 +117,7 @@ def state_text(
     )
     if len(state.active_plans) > 1:
         active_line += "\n" + _held_lines(state, now)
+    active_line += "".join(f"\n{line}" for line in stale_lines(state, now))
     recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
     if not state.queue and not active:
@@ -126,6 +131,14 @@ def state_text(
         f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
         f"{names.fill(follow)}"
     )
+
+
+def stale_lines(state: SessionState, now: dt.datetime) -> list[str]:
+    """One line per stale plan, once a worker other than `main` takes part (else none)."""
+    return [
+        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now)
+        for hold in state.stale_plans
+    ]
 
 
 def _held_lines(state: SessionState, now: dt.datetime) -> str:
@@ -238,6 +251,9 @@ async def queue_pull(
     placed = await call.service.pull_plan(
         call.session, request_id=request_id, worker=worker, take_over=take_over
     )
+    if call.deps.leases is not None:  # its file's edits renew the worker's lease
+        held_by = placed.plan.worker or MAIN_WORKER
+        call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path)
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
@@ -251,6 +267,9 @@ async def queue_pull(
         f"{said}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
     )
+    if worker is not None:  # beside others: the plans whose workers went silent
+        state = await call.service.session_state(call.session)
+        head += "".join(f"\n{line}" for line in stale_lines(state, call.service.clock()))
     return call.succeed(
         f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
         views.plan_pulled(placed),
@@ -418,7 +437,7 @@ async def admin_state(
     ctx: ToolContext, session_name: SessionArg = None, worker: WorkerArg = None
 ) -> Annotated[CallToolResult, views.AdminState]:
     """The session's queue, active plan, counts, plan files on disk and whether they match the
-    database. Reads only."""
+    database. Changes nothing but a named worker's lease (renewed)."""
     call = ToolCall.of(ctx, session_name)
     state = await call.service.session_state(call.session, worker=worker)
     return call.succeed(
@@ -459,7 +478,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(history_get, "history_get", "Get completed plan", READ_ONLY),
     Tool(admin_validate, "admin_validate", "Validate session", READ_ONLY),
     Tool(admin_sessions, "admin_sessions", "List sessions", READ_ONLY),
-    Tool(admin_state, "admin_state", "Session state", READ_ONLY),
+    Tool(admin_state, "admin_state", "Session state", RENEWS),
 )
 
 

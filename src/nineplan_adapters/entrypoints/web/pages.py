@@ -25,7 +25,7 @@ from nineplan_core.errors import (
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp
 from nineplan_core.results import (
@@ -66,6 +66,7 @@ def templates() -> jinja2.Environment:
     environment.filters["iso"] = lambda at: at.astimezone(dt.UTC).isoformat()
     environment.filters["duration"] = duration
     environment.filters["marked"] = marked
+    environment.globals["stale_line"] = stale_line
     environment.globals["tools"] = DEFAULT_NAMES.fields  # web_app sets the configured names
     return environment
 
@@ -210,9 +211,9 @@ class Pages:
         parts = {
             "summary": self.fragment("summary", state),
             "active": self.fragment(
-                "active", state, await self.reads.active_file(name, state), name
+                "active", state, await self.reads.active_file(name, state), name, self.clock()
             ),
-            "held": self.fragment("held", state, name, self.security.csrf_token),
+            "held": self.fragment("held", state, name, self.security.csrf_token, self.clock()),
             "queue": self.fragment("queue", state, queue, name, self.security.csrf_token, view),
             "journal": self.fragment("journal", await self.reads.journal(name, view.before), view),
         }
@@ -282,6 +283,7 @@ class Pages:
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
+                now=self.clock(),
                 page=QueuePage.of(state.queue, view.page),
                 view=view,
                 csrf=self.security.csrf_token,

@@ -17,6 +17,7 @@ from nineplan_adapters.storage.priming import (
     Candidate,
     choose,
     covers,
+    primed_holds,
     primed_plan,
     stuck_from_events,
 )
@@ -89,6 +90,18 @@ class MemoryPrimer:
             ),
             next=[plan.goal for plan in queue][:NEXT_GOALS],
             stuck=stuck_from_events(live, events, self.stuck_defers),
+            active_plans=primed_holds(
+                (
+                    {"id": p.id, "notes": p.notes, "worker": p.worker, "last_seen": p.last_seen}
+                    | attrs.asdict(p.content)
+                    for p in plans
+                    if p.status is PlanStatus.ACTIVE
+                ),
+                lambda plan_id: (
+                    store.plan_path(plan_id),
+                    store.files.texts.get(file_name(plan_id)),
+                ),
+            ),
         )
 
 

@@ -15,13 +15,14 @@ from nineplan_adapters.storage.priming import (
     NEXT_GOALS,
     Candidate,
     choose,
+    primed_holds,
     primed_plan,
     read_file,
     stuck_from_rows,
 )
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import MAIN_WORKER, file_name
+from nineplan_core.model import MAIN_WORKER, PlanId, file_name
 from nineplan_core.results import PrimedSession
 
 #: The sessions bound to $1 (the folder, or one below its workspace) with queued or active
@@ -105,7 +106,16 @@ async def find_postgres(
         ],
         stuck=stuck_from_rows({plan["id"]: plan["goal"] for plan in plans}, deferred, stuck_defers),
         others=chosen[1],
+        active_plans=primed_holds(
+            (p for p in plans if p["status"] == PlanStatus.ACTIVE.value),
+            lambda plan_id: _file_of(root / name, plan_id),
+        ),
     )
+
+
+def _file_of(session: Path, plan_id: PlanId) -> tuple[Path, bytes | None]:
+    path = plans_folder(session) / file_name(plan_id)
+    return path, read_file(path)
 
 
 def _candidate(row: asyncpg.Record) -> Candidate:

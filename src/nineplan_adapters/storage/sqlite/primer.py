@@ -16,12 +16,14 @@ from nineplan_adapters.storage.priming import (
     Candidate,
     choose,
     covers,
+    primed_holds,
     primed_plan,
     read_file,
     stuck_from_rows,
 )
 from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE,
+    ACTIVE_ALL,
     COUNTS,
     LAST_EVENT_AT,
     LIVE_GOALS,
@@ -29,7 +31,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     SESSION_ROW,
 )
 from nineplan_core.journal import deferrals
-from nineplan_core.model import SESSION_NAME, file_name
+from nineplan_core.model import SESSION_NAME, PlanId, file_name
 from nineplan_core.results import PrimedSession
 
 WORKSPACE_BYTES = 8192  # a path, with room to spare
@@ -180,6 +182,11 @@ def _read(
     if active_row is not None:
         path = plans_folder(session) / file_name(active_row["id"])
         active = primed_plan(active_row, path, read_file(path))
+
+    def file_of(plan_id: PlanId) -> tuple[Path, bytes | None]:
+        path = plans_folder(session) / file_name(plan_id)
+        return path, read_file(path)
+
     return PrimedSession(
         session_name=row["name"],
         task_description=row["task_description"],
@@ -187,6 +194,7 @@ def _read(
         active_plan=active,
         next=[goal for (goal,) in goals],
         stuck=stuck_from_rows(live, deferred, stuck_defers),
+        active_plans=primed_holds(db.execute(ACTIVE_ALL).fetchall(), file_of),
     )
 
 

@@ -1,0 +1,136 @@
+"""Leases renewed by working (DESIGN §10): the server that pulled a plan watches its file.
+
+When the content of a worker's plan file changes (a content hash, so a touch or a rewrite of
+the same bytes is no work), the plan's `last_seen` is renewed through the `renew_lease` use
+case (the Clock port stamps it; no journal event). Renewals are spaced: at most one every
+tenth of the lease, and at least one a minute while the file keeps changing (the smaller of
+the two spacings). Only while this server runs; a watch ends when the plan is no longer that
+worker's, when the worker pulls again through this server, or when the server stops.
+"""
+
+import hashlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import attrs
+from anyio.abc import TaskGroup
+from watchfiles import Change, awatch
+
+from nineplan_core.errors import NinePlanError
+from nineplan_core.service import NinePlan
+
+log = logging.getLogger("nineplan.mcp")
+
+#: The longest spacing between two renewals while the file keeps changing (seconds).
+MOST_SPACING = 60.0
+#: How long the watcher gathers events before it looks at the file (milliseconds).
+DEBOUNCE_MS = 50
+
+
+def spacing(lease_minutes: float) -> float:
+    """Seconds between two renewals: a tenth of the lease, and never more than a minute."""
+    return min(lease_minutes * 60 / 10, MOST_SPACING)
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@attrs.define
+class LeaseKeeper:
+    """The watches of one server process: one per (session, worker) it pulled a plan for."""
+
+    service: NinePlan
+    _tasks: TaskGroup | None = None
+    _stops: dict[tuple[str, str], anyio.Event] = attrs.field(factory=dict)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Watches run inside this block (the server's lifespan) and stop at its end."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield
+            finally:
+                self._tasks = None
+                tasks.cancel_scope.cancel()
+
+    def follow(self, session: str, worker: str, plan_id: str, path: str) -> None:
+        """Renew `worker`'s lease on `plan_id` whenever the file at `path` changes."""
+        key = (session, worker)
+        if (stop := self._stops.pop(key, None)) is not None:
+            stop.set()
+        if self._tasks is None or not Path(path).parent.is_dir():
+            return
+        self._stops[key] = stop = anyio.Event()
+        self._tasks.start_soon(self._watch, key, plan_id, Path(path), stop)
+
+    async def _watch(
+        self, key: tuple[str, str], plan_id: str, path: Path, stop: anyio.Event
+    ) -> None:
+        pending = _Pending()
+        last = _digest(path)
+
+        def this_file(_: Change, name: str) -> bool:
+            return Path(name).name == path.name
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._renew, key, plan_id, pending, stop)
+            async for _ in awatch(
+                path.parent,
+                watch_filter=this_file,
+                debounce=DEBOUNCE_MS,
+                step=20,
+                stop_event=stop,
+                rust_timeout=1000,
+                recursive=False,
+            ):
+                if (now := _digest(path)) is not None and now != last:
+                    last = now
+                    pending.mark()
+            tasks.cancel_scope.cancel()
+        if self._stops.get(key) is stop:
+            del self._stops[key]
+
+    async def _renew(
+        self, key: tuple[str, str], plan_id: str, pending: "_Pending", stop: anyio.Event
+    ) -> None:
+        """The changes gathered over one spacing renew the lease once; a plan that is no
+        longer the worker's ends the watch."""
+        session, worker = key
+        while True:
+            await pending.taken()
+            try:
+                held = await self.service.renew_lease(session, worker, plan_id)
+            except NinePlanError as exc:
+                log.warning("lease not renewed: %s", exc.message, extra={"session": session})
+                held = True
+            if not held:
+                stop.set()
+                return
+            await anyio.sleep(spacing(self.service.lease_minutes))
+
+
+@attrs.define
+class _Pending:
+    """Whether the file changed since the last renewal, and a wake for the renewer."""
+
+    _changed: bool = False
+    _wake: anyio.Event = attrs.field(factory=anyio.Event)
+
+    def mark(self) -> None:
+        self._changed = True
+        self._wake.set()
+
+    async def taken(self) -> None:
+        """Wait for a change not yet renewed, and take it."""
+        while not self._changed:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+        self._changed = False
