@@ -194,7 +194,9 @@ async def test_steering_from_the_page_reaches_the_agents_next_pull(
         state = await ok(agent, "9plan_admin_state")
         assert [entry["id"] for entry in state["queue"]] == [ids[1]]
         await page.reload()
-        assert await page.locator(f"[data-plan-id='{ids[2]}'] [data-action]").count() == 0
+        # The agent's plan is not moved or dropped; a person can only release it.
+        held = page.locator(f"[data-plan-id='{ids[2]}'] [data-action]")
+        assert await held.evaluate_all("els => els.map(e => e.dataset.action)") == ["release"]
         assert (
             await page.locator("[data-testid=active-plan]").get_attribute("data-plan-id")
             == (ids[2])
