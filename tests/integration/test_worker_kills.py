@@ -71,7 +71,9 @@ def _recovered_words(session_folder: Path, words: str) -> bool:
     )
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 async def test_a_worker_server_killed_mid_pull_leaves_the_plan_in_one_state(
     tmp_path: Path, backend: str
 ):

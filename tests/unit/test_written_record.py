@@ -28,9 +28,11 @@ def test_a_machine_id_is_made_once_per_sessions_folder(tmp_path: Path):
 
 
 async def test_the_record_follows_every_write_removal_and_undo(tmp_path: Path):
-    """A write records the hash of the bytes written; an undone write puts the record back;
-    a removal after the commit forgets it. A file changed behind nineplan's back (the agent)
-    no longer matches the record."""
+    """A committed write records the hash of the bytes written; a write not yet committed is
+    the transaction's alone (the record on disk is unchanged, so a process killed before the
+    commit leaves a file that counts as edited, never as a render); an undone write leaves the
+    record as it was; a removal after the commit forgets it. A file changed behind nineplan's
+    back (the agent) no longer matches the record."""
     (tmp_path / "plans").mkdir()
     files = DirectoryPlanFiles(tmp_path / "plans", tmp_path / "recovered")
     record = DirectoryWriteRecord(tmp_path / "written")
@@ -38,11 +40,18 @@ async def test_the_record_follows_every_write_removal_and_undo(tmp_path: Path):
     first = FileChanges(files, record)
     await first.write(plan_id, "one")
     assert await first.written(plan_id) == digest(b"one")
+    assert record.get(plan_id) is None
+    for action in first.later:
+        await action()
+    assert record.get(plan_id) == digest(b"one")
     second = FileChanges(files, record)
     await second.write(plan_id, "two")
     assert await second.written(plan_id) == digest(b"two")
+    assert record.get(plan_id) == digest(b"one")
+    assert digest(await files.read(plan_id) or b"") != record.get(plan_id)
     await second.undo()
     assert await second.written(plan_id) == digest(b"one")
+    assert await files.read(plan_id) == b"one"
     await files.write(plan_id, b"one, edited")
     assert digest(await files.read(plan_id) or b"") != record.get(plan_id)
     third = FileChanges(files, record)

@@ -29,14 +29,18 @@ class FileChanges:
 
     Writes happen at once (before the commit, so a failed write aborts the transaction)
     and remember what they replaced; `undo` puts that back. Removals and recoveries wait
-    in `later` for the commit, so a rolled-back transaction never loses a file. Each write
-    and removal keeps `record` (what this machine last wrote into each file) in step.
+    in `later` for the commit, so a rolled-back transaction never loses a file. `record`
+    (what this machine last wrote into each file) changes only after the commit: a process
+    killed between a write and the commit leaves no undo, and a record naming those bytes
+    would pass off a file the database never took (edits read back into it) as a render.
     """
 
     files: PlanFiles
     record: WriteRecord = NO_RECORD
     later: list[Action] = attrs.field(factory=list, init=False)
-    _undo: list[tuple[PlanId, bytes | None, str | None]] = attrs.field(factory=list, init=False)
+    _undo: list[tuple[PlanId, bytes | None]] = attrs.field(factory=list, init=False)
+    #: The record as this transaction leaves it, applied after the commit.
+    _recorded: dict[PlanId, str | None] = attrs.field(factory=dict, init=False)
 
     async def read(self, plan_id: PlanId) -> bytes | None:
         return await self.files.read(plan_id)
@@ -45,14 +49,26 @@ class FileChanges:
         return await self.files.names()
 
     async def written(self, plan_id: PlanId) -> str | None:
+        if plan_id in self._recorded:
+            return self._recorded[plan_id]
         return self.record.get(plan_id)
+
+    def _record_after_commit(self, plan_id: PlanId, recorded: str | None) -> None:
+        if self.record is NO_RECORD:
+            return  # the files are the session's own: nothing is recorded
+        self._recorded[plan_id] = recorded
+
+        async def put() -> None:
+            self.record.put(plan_id, recorded)
+
+        self.later.append(put)
 
     async def write(self, plan_id: PlanId, text: str) -> None:
         previous = await self.files.read(plan_id)
-        self._undo.append((plan_id, previous, self.record.get(plan_id)))
+        self._undo.append((plan_id, previous))
         data = text.encode("utf-8")
         await self.files.write(plan_id, data)
-        self.record.put(plan_id, digest(data))
+        self._record_after_commit(plan_id, digest(data))
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
         # The file itself, whole: `data` is only what was read (a read stops past the limit).
@@ -79,13 +95,14 @@ class FileChanges:
         self.later.append(recover)
 
     async def undo(self) -> None:
-        """Restore every file this transaction wrote (and its record), newest first."""
-        for plan_id, previous, recorded in reversed(self._undo):
+        """Restore every file this transaction wrote, newest first (the record was not
+        changed: that waits for the commit)."""
+        self._recorded.clear()
+        for plan_id, previous in reversed(self._undo):
             if previous is None:
                 await self.files.remove(plan_id)
             else:
                 await self.files.write(plan_id, previous)
-            self.record.put(plan_id, recorded)
 
 
 @attrs.define
