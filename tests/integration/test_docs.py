@@ -30,6 +30,7 @@ ELSEWHERE = {
     "pipx install .": "the same package install as above",
     "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
     "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
+    "nineplan release brave-quiet-otter k3v9x": "needs a plan an agent holds; test_takeover.py::test_a_person_releases_a_plan_from_the_command_line runs it",
     "nineplan delete brave-quiet-otter --yes": "it would remove the session the other commands read; test_catalogue.py runs delete",
 }
 
