@@ -2,6 +2,8 @@
 every storage backend: order, renumbering, the journal, revisions, and refusals that change
 nothing."""
 
+import datetime as dt
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,12 +14,16 @@ from nineplan_core.errors import (
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import PlanContent, changed_since, plan_revision
+from nineplan_core.journal import Actor, Event, EventKind, journal_issues
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import PlanContent, PlanId, PlanRow, changed_since, plan_revision
 from nineplan_core.plan_file import render
 from nineplan_core.queue import GAP, position_before, renumbered
 from tests.fakes import PLAN, Backend
 from tests.unit.test_steering import queue_of, session_with
+
+#: One journal event as a test writes it: its kind, plan and detail.
+Step = tuple[EventKind, str, dict[str, object]]
 
 
 async def positions(backend: Backend, name: str) -> list[int]:
@@ -226,3 +232,40 @@ def test_a_revision_names_the_sections_that_differ():
     assert plan_revision(one) != plan_revision(two)
     with pytest.raises(InvalidInputError, match="revision"):
         changed_since("abc", one)
+
+
+def test_replay_rebuilds_the_order_from_before_whatever_the_stored_integers():
+    """Replay puts a plan moved `before` another just ahead of it, and compares the order, not
+    the stored positions (a renumbered queue replays alike); a move before a plan that is not
+    queued, and an edit of a plan that is not queued, are each reported."""
+    added: list[Step] = [
+        (EventKind.PLAN_ADDED, i, {"position": "back"}) for i in ("aaaaa", "bbbbb", "ccccc")
+    ]
+    moved = [*added, (EventKind.PLAN_MOVED, "ccccc", {"before": "aaaaa", "rank": 1})]
+    moved += [(EventKind.PLAN_EDITED, "bbbbb", {"sections": ["goal"]})]
+    rows = [
+        PlanRow(PlanId(plan_id), PlanStatus.QUEUED, position)
+        for plan_id, position in (("ccccc", 5000), ("aaaaa", 6024), ("bbbbb", 7048))
+    ]
+    assert journal_issues(journal(*moved), rows) == []
+    pulled = [*added, (EventKind.PLAN_PULLED, "aaaaa", {})]
+    stray = [*pulled, (EventKind.PLAN_MOVED, "ccccc", {"before": "aaaaa", "rank": 1})]
+    stray += [(EventKind.PLAN_EDITED, "aaaaa", {"sections": ["goal"]})]
+    rest = [
+        PlanRow(PlanId("aaaaa"), PlanStatus.ACTIVE, None, "main"),
+        PlanRow(PlanId("bbbbb"), PlanStatus.QUEUED, 2),
+        PlanRow(PlanId("ccccc"), PlanStatus.QUEUED, 3),
+    ]
+    assert journal_issues(journal(*stray), rest) == [
+        "journal event 5 moves ccccc before aaaaa, which is not another queued plan",
+        "journal event 6 (plan_edited) finds plan aaaaa active",
+    ]
+
+
+def journal(*steps: Step) -> list[Event]:
+    """A journal of these steps, by a person, at one instant."""
+    at = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    return [
+        Event(seq=seq, kind=kind, at=at, actor=Actor.PERSON, plan_id=plan_id, detail=detail)
+        for seq, (kind, plan_id, detail) in enumerate(steps, start=1)
+    ]
