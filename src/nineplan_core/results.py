@@ -50,6 +50,8 @@ class PlacedPlan:
     stuck: bool = False
     #: The worker whose stale plan this pull took over (None for a pull from the queue).
     taken_from: str | None = None
+    #: The other workers' active plans whose leases had lapsed at the pull (DESIGN §10).
+    stale_beside: tuple[Plan, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

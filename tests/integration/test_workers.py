@@ -163,11 +163,12 @@ async def test_a_lease_is_renewed_by_file_edits_alone(tmp_path: Path):
 
 async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_path: Path):
     """With a 3 s lease: a lone agent's stale plan is `stale` in active_plans but its texts
-    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull, state
-    and resume each say so in one line naming the worker and how to take it over."""
+    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull (named
+    or not), state and resume each say so in one line naming the worker and how to take it
+    over."""
     params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
     async with Client(params, mode="legacy") as client:
-        name, (a, b, _) = await _session_with(client, 3)
+        name, (a, b, _, _) = await _session_with(client, 4)
         await ok(client, "9plan_queue_pull")
 
         async def stale_workers() -> list[str]:
@@ -189,6 +190,9 @@ async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_pa
             "9plan_queue_pull", {"session_name": name, "worker": "tests"}
         )
         assert line in text(pulled).splitlines()
+        unnamed = await client.call_tool("9plan_queue_pull", {"session_name": name})
+        assert not unnamed.is_error, text(unnamed)
+        assert line in text(unnamed).splitlines()
         state = await client.call_tool("9plan_admin_state", {"session_name": name})
         assert line in text(state).splitlines()
         resumed = await client.call_tool("9plan_session_resume", {"session_name": name})

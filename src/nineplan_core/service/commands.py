@@ -230,6 +230,11 @@ class Commands(Envelope):
         )
         plan = edited.pull(worker=holder, at=self.clock())
         await tx.save(plan)
+        stale = [
+            other
+            for other in await tx.active_plans()
+            if other.id != plan.id and is_stale(other.last_seen, self.clock(), self.lease_minutes)
+        ]
         deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
         where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
         return Applied(
@@ -240,6 +245,7 @@ class Commands(Envelope):
                 salvage="\n".join(line for line in (merged, salvage) if line) or None,
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
+                stale_beside=tuple(stale),
             ),
             events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
             said="plan pulled",
