@@ -97,11 +97,13 @@ load: $(STAMP)
 	$(BIN)/python -m benchmarks.load --clients 8 --cycles 100
 
 # nineplan against its floors (docs/performance.md); BENCH_SIZE=tiny for a quick run. Then
-# 1, 2, 4, 8 workers emptying one queue beside N processes committing with the driver directly.
+# 1, 2, 4, 8 workers emptying one queue beside N processes committing with the driver directly;
+# then a person's drag-moves in a 10,000-plan queue.
 BENCH_SIZE ?= full
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run --size $(BENCH_SIZE)
 	$(BIN)/python -m benchmarks.workers --size $(BENCH_SIZE)
+	$(BIN)/python -m benchmarks.steering --size $(BENCH_SIZE)
 
 # 500 rounds of SIGKILL at random moments, then the workers' race 20 times (8 worker processes on
 # a 200-plan SQLite queue; 2 x 4 on PostgreSQL too with NINEPLAN_TEST_DATABASE_URL); each prints

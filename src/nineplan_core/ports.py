@@ -144,6 +144,12 @@ class SessionReader(Protocol):
         """
         ...
 
+    async def ahead_of(self, position: int, leaving: PlanId) -> tuple[int | None, int]:
+        """The stored position of the queued plan just ahead of `position` (None when none
+        is) and how many queued plans are ahead of it, the plan `leaving` not counted: where a
+        plan moved before the plan at `position` lands, without reading the whole queue."""
+        ...
+
     async def plan_rows(self) -> list[PlanRow]:
         """Every queued or active plan and every plan that holds a queue position."""
         ...

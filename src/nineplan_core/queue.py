@@ -27,26 +27,31 @@ def ranks(positions: list[int]) -> dict[int, int]:
     return {position: rank for rank, position in enumerate(sorted(positions), start=1)}
 
 
-#: How far apart a renumbered queue's positions are: room for a few moves before each plan
-#: without renumbering again (each takes the middle of a gap).
-GAP = 1024
+#: How far apart renumbered positions are: room for 16 moves into one place (each takes the
+#: middle of a gap) before renumbering again, and for billions of renumbers of a 10,000-plan
+#: queue within 64 bits.
+GAP = 2**16
 
 
-def position_before(queue: Sequence[int], target: int) -> int | None:
-    """A free stored position just before `target` in `queue` (the stored positions of the
-    queued plans, the moved one left out, in any order), or None when no integer is free
-    between `target` and the position before it (the queue must be renumbered).
+def position_between(ahead: int | None, target: int) -> int | None:
+    """A free stored position after `ahead` (the position of the plan before `target`, None
+    at the front of the queue) and before `target`, or None when the two are adjacent (the
+    queue must make room: `make_room`).
 
     Before the front of the queue every lower integer is free: `target - 1`, as `front` adds.
     """
-    ahead = max((position for position in queue if position < target), default=None)
     if ahead is None:
         return target - 1
     return (ahead + target) // 2 if target - ahead > 1 else None
 
 
-def renumbered(order: Sequence[str], high: int) -> dict[str, int]:
-    """Fresh positions for the queue in pull `order`, GAP apart and all above `high` (the
-    highest position stored now): no plan's new position is one another plan still holds, so
-    the stores may write them in any order under their unique index."""
-    return {plan_id: high + GAP * rank for rank, plan_id in enumerate(order, start=1)}
+def make_room(ahead: Sequence[str], behind: Sequence[str], low: int, high: int) -> dict[str, int]:
+    """New positions for one side of a full gap, the shorter: the plans `ahead` of it (pull
+    order) below `low`, or the plans `behind` it (pull order, the plan moved before first)
+    above `high`, GAP apart. `low` and `high` are the lowest and highest positions held now,
+    so no new position is one another plan still holds: stores may write them in any order
+    under their unique index. The gap between the two sides is then wide open."""
+    if len(ahead) <= len(behind):
+        first = low - GAP * len(ahead)
+        return {plan_id: first + GAP * index for index, plan_id in enumerate(ahead)}
+    return {plan_id: high + GAP * rank for rank, plan_id in enumerate(behind, start=1)}

@@ -1,6 +1,6 @@
 """The benchmark suite at its tiny size, so that `make bench` keeps working (timings are not checked)."""
 
-from benchmarks import workers
+from benchmarks import steering, workers
 from benchmarks.run import run, write
 
 from tests.fakes import postgres_url
@@ -34,3 +34,17 @@ async def test_the_workers_benchmark_runs_and_counts_no_plan_twice_or_lost():
     text = workers.table(lines, "tiny")
     assert text.count("\n| sqlite |") == 2
     assert text.count("NOT met") + text.count(": met") == 2 * len({line.backend for line in lines})
+
+
+async def test_the_drag_move_benchmark_runs_and_keeps_the_order():
+    """`python -m benchmarks.steering` at its tiny size: both kinds of move on SQLite (and
+    PostgreSQL with a test server), each timed, the queue left in the order the moves made
+    (it exits otherwise), and a verdict line per backend."""
+    lines = await steering.measure("tiny", postgres_url())
+    assert [(line.backend, line.kind, len(line.samples)) for line in lines[:2]] == [
+        ("sqlite", "random", 20),
+        ("sqlite", "same place", 20),
+    ]
+    assert sum(line.renumbered for line in lines) >= 1  # a full gap was made room in
+    text = steering.table(lines, "tiny")
+    assert text.count("NOT met") + text.count(": met") == len({line.backend for line in lines})

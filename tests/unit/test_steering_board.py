@@ -18,7 +18,7 @@ from nineplan_core.journal import Actor, Event, EventKind, journal_issues
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanContent, PlanId, PlanRow, changed_since, plan_revision
 from nineplan_core.plan_file import render
-from nineplan_core.queue import GAP, position_before, renumbered
+from nineplan_core.queue import GAP, make_room, position_between
 from tests.fakes import PLAN, Backend
 from tests.unit.test_steering import queue_of, session_with
 
@@ -75,7 +75,7 @@ async def test_many_moves_into_one_gap_renumber_and_keep_the_order(backend: Back
     assert await queue_of(backend, name) == expected
     stored = await positions(backend, name)
     assert len(set(stored)) == len(stored)
-    assert max(stored) > len(goals) + GAP  # renumbered at least once
+    assert min(stored) < 0 or max(stored) > GAP  # renumbered at least once
     report = await backend.service.validate_session(name)
     assert report.valid, report.issues
 
@@ -202,24 +202,25 @@ async def test_refused_edits_change_nothing(backend: Backend):
 
 @given(st.lists(st.integers(-50, 50), unique=True, min_size=1), st.data())
 def test_a_free_position_lies_between_the_neighbours(queue: list[int], data: st.DataObject):
-    """`position_before` gives an integer no plan holds, after every position below the
-    target and before the target; None only when the two neighbours are adjacent."""
+    """`position_between` gives an integer no plan holds, after the position ahead of the
+    target (or any, at the front) and before the target; None only when the two are adjacent."""
     target = data.draw(st.sampled_from(queue))
-    free = position_before(queue, target)
-    ahead = [p for p in queue if p < target]
+    ahead = max((p for p in queue if p < target), default=None)
+    free = position_between(ahead, target)
     if free is None:
-        assert ahead
-        assert max(ahead) == target - 1
+        assert ahead == target - 1
     else:
         assert free not in queue
-        assert free < target
-        assert all(p < free for p in ahead)
+        assert ahead is None or ahead < free < target
 
 
-def test_renumbering_lies_above_every_position_held():
-    """Renumbered positions keep the order given, GAP apart, above the highest held now."""
-    fresh = renumbered(["c", "a", "b"], high=7)
-    assert fresh == {"c": 7 + GAP, "a": 7 + 2 * GAP, "b": 7 + 3 * GAP}
+def test_making_room_renumbers_the_shorter_side_outside_every_position_held():
+    """The plans ahead of a full gap move below the lowest position when they are fewer,
+    those behind it above the highest otherwise; GAP apart, in order, none on a position held."""
+    assert make_room(["a"], ["b", "c"], low=3, high=9) == {"a": 3 - GAP}
+    assert make_room(["a", "b"], ["c", "d"], low=3, high=9) == {"a": 3 - 2 * GAP, "b": 3 - GAP}
+    assert make_room(["a", "b", "c"], ["d"], low=3, high=9) == {"d": 9 + GAP}
+    assert make_room(["a", "b", "c"], ["d", "e"], low=3, high=9) == {"d": 9 + GAP, "e": 9 + 2 * GAP}
 
 
 def test_a_revision_names_the_sections_that_differ():

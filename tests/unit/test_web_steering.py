@@ -111,3 +111,21 @@ async def test_the_active_or_a_finished_plan_has_no_edit_form(
     )
     assert posted.status_code == 409
     assert (await backend.service.get_plan(name, ids["A"])).goal == "A"
+
+
+async def test_a_refused_move_of_a_plan_off_the_first_page_says_why_above_the_queue(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """A refused move of a plan the returned page does not list (past its first 200) is
+    said above the queue, with the plan, what was typed and the reason."""
+    name, ids = await session_with(backend, *(f"P{i}" for i in range(201)))
+    csrf = csrf_of((await client.get(f"/sessions/{name}")).text)
+    refused = await client.post(
+        f"/sessions/{name}/plans/{ids['P200']}/move",
+        data={"before": "zzzzz", "csrf": csrf},
+        headers=HEADERS,
+    )
+    assert refused.status_code == 404
+    assert (
+        f"Moving <code>{ids['P200']}</code> before <code>zzzzz</code> was refused" in refused.text
+    )

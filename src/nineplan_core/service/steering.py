@@ -32,7 +32,7 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import PlanText, render
 from nineplan_core.ports import SessionStore, SessionTx
-from nineplan_core.queue import insert_position, insert_rank, position_before, renumbered
+from nineplan_core.queue import insert_position, insert_rank, make_room, position_between
 from nineplan_core.results import Discarded, PlacedPlan, Repair
 from nineplan_core.service.checks import check_actor, check_changes, check_imported
 from nineplan_core.service.envelope import Applied, Envelope
@@ -100,8 +100,8 @@ class Steering(Envelope):
         queued plan (give one of the two); its file is unchanged.
 
         Before another plan it takes a free stored position between that plan and the one
-        ahead of it, or, when none is free, the queue is renumbered in the same transaction
-        (O(n): a person's rare move; adds and defers stay O(1)).
+        ahead of it, or, when none is free, the shorter side of the queue is renumbered in the
+        same transaction (O(n): a person's rare move; adds and defers stay O(1)).
 
         Raises:
             PlanHeldByAgentError: the plan is the active one (only the agent changes it).
@@ -144,25 +144,13 @@ class Steering(Envelope):
             target = await tx.plan(ahead_of)
             if target is None or target.status is not PlanStatus.QUEUED or target.position is None:
                 raise PlanNotFoundError(ahead_of, kind="queued")
-            rows = sorted(
-                (row for row in await tx.plan_rows() if row.status is PlanStatus.QUEUED),
-                key=lambda row: row.position or 0,
-            )
-            order = [row.id for row in rows if row.id != plan_id]
-            rank = order.index(ahead_of) + 1
-            others = [
-                row.position for row in rows if row.id != plan_id and row.position is not None
-            ]
-            free = position_before(others, target.position)
-            if free is None:  # no integer between the two: renumber the queue, this plan in place
-                order.insert(rank - 1, plan_id)
-                fresh = renumbered(order, max(row.position or 0 for row in rows))
-                await tx.renumber({PlanId(key): value for key, value in fresh.items()})
-                plan = queued.move(position=fresh[plan_id])
-            else:
-                plan = queued.move(position=free)
-                await tx.save(plan)
-            return self._moved(store, plan, rank, who, before=ahead_of)
+            ahead, count = await tx.ahead_of(target.position, plan_id)
+            free = position_between(ahead, target.position)
+            if free is None:  # no integer between the two: one side of the queue makes room
+                free = await _make_room(tx, plan_id, target.position)
+            plan = queued.move(position=free)
+            await tx.save(plan)
+            return self._moved(store, plan, count + 1, who, before=ahead_of)
 
         return move
 
@@ -370,6 +358,24 @@ def _edited(
         if getattr(content, field) != getattr(queued.content, field)
     ]
     return queued.with_edits(content, queued.notes), changed
+
+
+async def _make_room(tx: SessionTx, moving: PlanId, target: int) -> int:
+    """Renumber the shorter side of the full gap before the plan at `target` (`make_room`,
+    in one write) and return the free position in it for the plan `moving`."""
+    rows = sorted(
+        (row for row in await tx.plan_rows() if row.status is PlanStatus.QUEUED),
+        key=lambda row: row.position or 0,
+    )
+    held: dict[str, int] = {row.id: row.position or 0 for row in rows}
+    order = [row.id for row in rows if row.id != moving]
+    ahead = [plan_id for plan_id in order if held[plan_id] < target]
+    behind = [plan_id for plan_id in order if held[plan_id] >= target]
+    fresh = make_room(ahead, behind, min(held.values()), max(held.values()))
+    await tx.renumber({PlanId(plan_id): position for plan_id, position in fresh.items()})
+    now: dict[str, int] = {**held, **fresh}
+    # make_room leaves GAP or more between the two sides: the middle is free.
+    return (now[ahead[-1]] + now[behind[0]]) // 2
 
 
 async def _queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:

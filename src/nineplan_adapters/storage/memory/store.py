@@ -260,6 +260,17 @@ class MemorySessionTx(EventRows):
             for rank, (_, _, plan) in enumerate(scored[:limit], start=1)
         ]
 
+    async def ahead_of(self, position: int, leaving: PlanId) -> tuple[int | None, int]:
+        ahead = [
+            plan.position
+            for plan in self.plans.values()
+            if plan.status is PlanStatus.QUEUED
+            and plan.position is not None
+            and plan.position < position
+            and plan.id != leaving
+        ]
+        return max(ahead, default=None), len(ahead)
+
     async def plan_rows(self) -> list[PlanRow]:
         return [
             PlanRow(plan.id, plan.status, plan.position, plan.worker)

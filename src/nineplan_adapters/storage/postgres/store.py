@@ -327,6 +327,16 @@ class PostgresSessionTx(EventRows):
             HistoryMatch(r[0], r[1], r[2], rank, r[3]) for rank, r in enumerate(records, start=1)
         ]
 
+    async def ahead_of(self, position: int, leaving: PlanId) -> tuple[int | None, int]:
+        record = await self.connection.fetchrow(
+            "SELECT max(queue_position) AS ahead, count(*) AS n FROM nineplan_plans "
+            "WHERE session_name = $1 AND status = 'queued' AND queue_position < $2 AND id <> $3",
+            self.session_name,
+            position,
+            leaving,
+        )
+        return (record["ahead"], int(record["n"])) if record else (None, 0)
+
     async def plan_rows(self) -> list[PlanRow]:
         records = await self.connection.fetch(
             "SELECT id, status, queue_position, worker FROM nineplan_plans "

@@ -19,6 +19,14 @@ _UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_CO
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
 INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
+#: The position just ahead of :position in the queue and how many plans are ahead of it (the
+#: plan :leaving left out): walks of the queue's index (the count reads no table row).
+_AHEAD = "FROM plans WHERE status = 'queued' AND queue_position < :position"
+AHEAD_OF = (
+    f"SELECT (SELECT queue_position {_AHEAD} AND id != :leaving "
+    "ORDER BY queue_position DESC LIMIT 1), "
+    f"(SELECT count(*) {_AHEAD}) - (SELECT count(*) {_AHEAD} AND id = :leaving)"
+)
 #: New queue positions for queued plans, from a JSON object of id -> position (a renumber).
 RENUMBER = (
     "UPDATE plans SET queue_position = fresh.value FROM json_each(?) AS fresh "

@@ -26,6 +26,7 @@ from nineplan_adapters.storage.sqlite.connection import (
 from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE_ALL,
     ACTIVE_OF,
+    AHEAD_OF,
     BY_ID,
     FINISHED,
     FRONT,
@@ -304,6 +305,10 @@ class SqliteSessionTx(EventRows):
     ) -> list[sqlite3.Row]:
         query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
         return await self.db.run_in_thread(sql[0] if snippets else sql[1], (query, limit))
+
+    async def ahead_of(self, position: int, leaving: PlanId) -> tuple[int | None, int]:
+        rows = await self.db.run(AHEAD_OF, {"position": position, "leaving": leaving})
+        return (rows[0][0], int(rows[0][1])) if rows else (None, 0)
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self.db.run_in_thread(
