@@ -22,11 +22,12 @@
     hours = hours % 24;
     return days + " d" + (hours ? " " + hours + " h" : "");
   };
+  // "held for 12 min" counts [data-since]; "3 min ago" counts [data-ago].
   const countOn = function () {
-    for (const time of document.querySelectorAll("time[data-since]")) {
+    for (const time of document.querySelectorAll("time[data-since], time[data-ago]")) {
       const then = Date.parse(time.getAttribute("datetime"));
       if (!Number.isNaN(then)) {
-        time.textContent = duration(then);
+        time.textContent = duration(then) + (time.hasAttribute("data-ago") ? " ago" : "");
       }
     }
   };
@@ -59,8 +60,19 @@
       return;
     }
     delete waiting[name];
+    // A folded list a person opened stays open across the swap.
+    const open = new Set();
+    for (const fold of target.querySelectorAll("details[data-fold][open]")) {
+      open.add(fold.dataset.fold);
+    }
     // The server escaped every text it put in the fragment; the CSP forbids inline script.
     target.innerHTML = html;
+    for (const fold of target.querySelectorAll("details[data-fold]")) {
+      if (open.has(fold.dataset.fold)) {
+        fold.open = true;
+      }
+    }
+    document.dispatchEvent(new CustomEvent("nineplan:swapped", { detail: { name: name } }));
   };
   document.addEventListener("focusout", function () {
     setTimeout(function () {
