@@ -408,13 +408,20 @@ async def test_the_done_column_holds_the_20_newest_completed_and_the_discarded_f
     )
 
 
-async def test_the_plan_page_shows_the_files_full_path(
+async def test_the_plan_page_shows_the_files_full_path_and_times(
     backend: Backend, client: httpx2.AsyncClient
 ):
-    """A queued plan's page shows the full path of its file, where the agent will find it."""
+    """A queued plan's page shows the full path of its file, where the agent will find it,
+    and when it was created as a relative time with the UTC time on hover."""
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.UTC)
     name = await backend.session()
     placed = await backend.service.add_plan(name, **PLAN)
+    backend.clock.now = dt.datetime(2026, 1, 2, 5, 0, tzinfo=dt.UTC)
     page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert (
+        '<dt>Created</dt><dd><time datetime="2026-01-02T03:00:00Z" '
+        'title="2026-01-02T03:00:00Z" data-ago>2 h ago</time></dd>'
+    ) in page
     assert f'data-testid="file-path">File: <code>{placed.path}</code>' in page
     assert placed.path.endswith(f"{placed.plan.id}.txt")
 

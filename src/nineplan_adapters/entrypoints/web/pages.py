@@ -412,15 +412,16 @@ class Pages:
             ("Success criteria", plan.content.success_criteria),
             ("Notes", plan.notes),
             ("Outcome", plan.outcome or ""),
-            ("Created", format_timestamp(plan.created_at)),
-            (finished, format_timestamp(plan.completed_at) if plan.completed_at else ""),
         ]
+        times = [("Created", plan.created_at), (finished, plan.completed_at)]
         return self.render(
             "plan.html",
             name=name,
             plan_id=plan_id,
             status=plan.status,
             fields=fields,
+            times=[(label, at) for label, at in times if at is not None],
+            now=self.clock(),
             file_text=text,
             file_path=path,
         )

@@ -55,7 +55,9 @@
     if (!target || target.innerHTML === html) {
       return;
     }
-    if (target.contains(document.activeElement) && document.activeElement.value) {
+    // So does one holding a card a person is moving (board.js), until it says it is idle.
+    if ((target.contains(document.activeElement) && document.activeElement.value) ||
+        target.querySelector("[data-grabbed]")) {
       waiting[name] = html;
       return;
     }
@@ -74,13 +76,15 @@
     }
     document.dispatchEvent(new CustomEvent("nineplan:swapped", { detail: { name: name } }));
   };
-  document.addEventListener("focusout", function () {
+  const flush = function () {
     setTimeout(function () {
       for (const name of Object.keys(waiting)) {
         swap(name, waiting[name]);
       }
     }, 0);
-  });
+  };
+  document.addEventListener("focusout", flush);
+  document.addEventListener("nineplan:idle", flush);
   // The session list: one changed row at a time, by session name.
   source.addEventListener("rows", function (event) {
     const rows = JSON.parse(event.data);
