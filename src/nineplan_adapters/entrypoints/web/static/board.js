@@ -141,14 +141,12 @@
     held = card;
     heldFrom = cards().map(function (c) { return c.dataset.planId; });
     card.dataset.grabbed = "keys";
-    card.setAttribute("aria-pressed", "true");
     say("Picked up " + goal(card) + ", place " + (heldFrom.indexOf(card.dataset.planId) + 1) +
         " of " + heldFrom.length + ". Arrow keys move it, Space puts it down, Escape cancels.");
   };
   const putDown = function (cancel) {
     const card = held;
     held = null;
-    card.removeAttribute("aria-pressed");
     if (cancel) {
       const list = queue();
       for (const id of heldFrom) {
