@@ -33,8 +33,18 @@
   };
   // The card to focus once the live update has redrawn the queue.
   let refocus = null;
-  const post = function (card, before) {
-    const form = card.querySelector("form[data-move=before]");
+  // Put the queue's cards back in the order `ids` (a cancelled or refused move).
+  const restore = function (ids) {
+    const list = queue();
+    for (const id of ids) {
+      const card = list.querySelector(':scope > [data-plan-id="' + CSS.escape(id) + '"]');
+      if (card) {
+        list.appendChild(card);
+      }
+    }
+  };
+  const post = function (card, before, start) {
+    const form = card.querySelector("form[data-testid=move-before]");
     if (!form) {
       return;
     }
@@ -58,8 +68,13 @@
         return response.text().then(function (html) {
           // Read the refusal's words; nothing of the response is put into the page as HTML.
           const page = new DOMParser().parseFromString(html, "text/html");
-          const error = page.querySelector("[data-testid=error]");
-          say("Not moved: " + (error ? error.textContent.trim() : response.statusText));
+          const error = page.querySelector("[data-testid=field-error] [data-testid=reason], [data-testid=error]");
+          const reason = error ? error.textContent.trim() : response.statusText;
+          if (start) {
+            restore(start);
+          }
+          refuse(card, reason);
+          say("Not moved: " + reason);
         });
       })
       .catch(function () {
@@ -69,6 +84,34 @@
         idle();
       });
   };
+  // The reason a move was refused, beside the card's "move before" field (as text).
+  const refuse = function (card, reason) {
+    const form = card.querySelector("form[data-testid=move-before]");
+    let line = form.querySelector("[data-testid=field-error]");
+    if (!line) {
+      line = document.createElement("p");
+      line.className = "error field-error";
+      line.dataset.testid = "field-error";
+      line.dataset.field = "before";
+      line.setAttribute("role", "alert");
+      form.appendChild(line);
+    }
+    line.textContent = reason;
+  };
+  // With this script the "move before" field posts in the background too, so that a refusal
+  // stays beside the field while the live update redraws the rest.
+  document.addEventListener("submit", function (event) {
+    const form = event.target.closest && event.target.closest("form[data-testid=move-before]");
+    const card = form && form.closest("[data-testid=queue] > [data-testid=card]");
+    if (!card) {
+      return;
+    }
+    const before = form.querySelector("input[name=before]").value.trim();
+    if (before) {
+      event.preventDefault();
+      post(card, before, null);
+    }
+  });
   // Where `card` now stands among the cards: the card it precedes, or none (the back).
   const settle = function (card, start) {
     const after = card.nextElementSibling;
@@ -80,7 +123,7 @@
       return;
     }
     say("Moved " + goal(card) + " to place " + (rank + 1) + ".");
-    post(card, after ? after.dataset.planId : null);
+    post(card, after ? after.dataset.planId : null, start);
   };
 
   // -- drag and drop ------------------------------------------------------------------
@@ -148,10 +191,7 @@
     const card = held;
     held = null;
     if (cancel) {
-      const list = queue();
-      for (const id of heldFrom) {
-        list.appendChild(list.querySelector(':scope > [data-plan-id="' + CSS.escape(id) + '"]'));
-      }
+      restore(heldFrom);
       card.focus();
       say(goal(card) + " is back where it was.");
       idle();
@@ -197,7 +237,7 @@
   const prepare = function () {
     const hint = document.querySelector("[data-testid=board-hint]");
     for (const card of cards()) {
-      if (!card.querySelector("form[data-move=before]")) {
+      if (!card.querySelector("form[data-testid=move-before]")) {
         continue;
       }
       card.draggable = true;
