@@ -219,17 +219,36 @@ class InvalidTransitionError(NinePlanError):
 
 
 class PlanHeldByAgentError(NinePlanError):
-    """A person tried to move or drop the active plan: it belongs to the agent working on it."""
+    """A person tried to move, edit or drop the active plan: it belongs to the agent working
+    on it."""
 
     category = "VALIDATION_ERROR"
 
     def __init__(self, plan_id: str) -> None:
         super().__init__(
-            f"Plan {plan_id} is active: the agent is working on it, so a person cannot move or "
-            "drop it.",
+            f"Plan {plan_id} is active: the agent is working on it, so a person cannot move, edit "
+            "or drop it.",
             suggestion=Suggestion(Action.LEAVE_TO_AGENT),
         )
         self.plan_id = plan_id
+
+
+class PlanChangedError(NinePlanError):
+    """A person's edit was made on a copy of a queued plan that changed since it was opened
+    (another person's edit, or its file's): nothing is changed; `sections` names what changed."""
+
+    category = "VALIDATION_ERROR"
+
+    def __init__(self, plan_id: str, sections: Sequence[str]) -> None:
+        super().__init__(
+            f"Plan {plan_id} changed since you opened it: {', '.join(sections)}.",
+            suggestion=Suggestion(
+                Action.ADVICE,
+                detail="Open the plan again to see what it holds now, then make the edit there.",
+            ),
+        )
+        self.plan_id = plan_id
+        self.sections = list(sections)
 
 
 class SessionNotArchivedError(NinePlanError):

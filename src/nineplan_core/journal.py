@@ -49,6 +49,7 @@ class EventKind(enum.StrEnum):
     PLAN_COMPLETED = "plan_completed"
     PLAN_DISCARDED = "plan_discarded"
     PLAN_MOVED = "plan_moved"
+    PLAN_EDITED = "plan_edited"
     PLAN_TAKEN_OVER = "plan_taken_over"
     PLAN_RELEASED = "plan_released"
     NOTES_ADDED = "notes_added"
@@ -264,6 +265,26 @@ class _Replay:
                 self.release(event, plan_id)
             self.enqueue(plan_id, event.detail.get("position"))
 
+    def move(self, event: Event, plan_id: str) -> None:
+        """A person's move: to the front or the back, or before another queued plan
+        (`detail.before`), which must be in the replayed queue."""
+        before = event.detail.get("before")
+        if before is None:
+            self.requeue(event, plan_id)
+        elif self.expect(event, PlanStatus.QUEUED):
+            if before == plan_id or before not in self.queue:
+                self.issues.append(
+                    f"journal event {event.seq} moves {plan_id} before {before}, "
+                    "which is not another queued plan"
+                )
+                return
+            self.queue.remove(plan_id)
+            self.queue.insert(self.queue.index(before), plan_id)
+
+    def edit(self, event: Event, _: str) -> None:
+        """A person's edit of a queued plan: no status changes, the plan must be queued."""
+        self.expect(event, PlanStatus.QUEUED)
+
     def complete(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
             self.release(event, plan_id)
@@ -342,7 +363,8 @@ _STEPS = {
     EventKind.PLAN_ADDED: _Replay.add,
     EventKind.PLAN_PULLED: _Replay.pull,
     EventKind.PLAN_DEFERRED: _Replay.requeue,
-    EventKind.PLAN_MOVED: _Replay.requeue,
+    EventKind.PLAN_MOVED: _Replay.move,
+    EventKind.PLAN_EDITED: _Replay.edit,
     EventKind.PLAN_COMPLETED: _Replay.complete,
     EventKind.PLAN_DISCARDED: _Replay.discard,
     EventKind.PLAN_TAKEN_OVER: _Replay.take_over,

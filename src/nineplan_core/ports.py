@@ -6,7 +6,7 @@ adapter builds paths and queries from them without checking again.
 """
 
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
@@ -174,6 +174,12 @@ class SessionTx(SessionReader, Protocol):
 
     async def save(self, plan: Plan) -> None:
         """Replace a stored plan (or insert it). Raises StorageError."""
+        ...
+
+    async def renumber(self, positions: Mapping[PlanId, int]) -> None:
+        """Give these queued plans these stored positions, in one go (a person's move found
+        no free integer between two plans). Every new position lies above every position held
+        now, so the store may write them in any order. Raises StorageError."""
         ...
 
     async def append(self, event: NewEvent) -> Event:

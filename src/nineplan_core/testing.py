@@ -3,14 +3,14 @@
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
 random add / pull / defer / complete / discard / search sequences, by 2 to 4 workers (`main`
-and drawn names, one active plan each), with take-overs of stale plans and a person's moves,
-drops and releases among them, against a plain-list model and checks the five invariants
-after every step, and that the journal holds exactly one event per change the model made, in
-order. Leases run on the machine's `clock` (a `ManualClock` the adapter set must use as its
-Clock port): time passes by steps around the lease, and a worker's plan is stale exactly when
-its `last_seen` (its pull or take-over, its named state call, a renewal by its file's edits)
-is older than the lease; a take-over moves the clock past the old worker's lease. Import it
-from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
+and drawn names, one active plan each), with take-overs of stale plans and a person's moves
+(to the front, the back, or before another plan), edits, drops and releases among them,
+against a plain-list model and checks the five invariants after every step, and that the
+journal holds exactly one event per change the model made, in order. Leases run on the
+machine's `clock` (a `ManualClock` the adapter set must use as its Clock port): time passes by
+steps around the lease, and a worker's plan is stale exactly when its `last_seen` (its pull or
+take-over, its named state call, a renewal by its file's edits) is older than the lease; a
+take-over moves the clock past the old worker's lease. Import it from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
@@ -262,6 +262,33 @@ class QueueConformance(RuleBasedStateMachine):
         self._insert(plan_id, where, placed.rank)
         self.events.append((EventKind.PLAN_MOVED, plan_id))
 
+    @precondition(lambda self: len(self.queue) > 1)
+    @rule(data=st.data())
+    def person_moves_before(self, data: st.DataObject) -> None:
+        """A person moves a queued plan just before another (renumbering when no integer is
+        free between them); before itself is refused."""
+        plan_id, before = data.draw(
+            st.lists(st.sampled_from(self.queue), min_size=2, max_size=2, unique=True)
+        )
+        self.refused(self.service.move_plan(self.name, plan_id, before=plan_id), InvalidInputError)
+        placed = self.run(self.service.move_plan(self.name, plan_id, before=before))
+        self.queue.remove(plan_id)
+        self.queue.insert(self.queue.index(before), plan_id)
+        assert placed.rank == self.queue.index(plan_id) + 1, (placed.rank, self.queue)
+        self.events.append((EventKind.PLAN_MOVED, plan_id))
+
+    @precondition(lambda self: bool(self.queue))
+    @rule(data=st.data(), goal=required_text, outputs=free_text)
+    def person_edits(self, data: st.DataObject, goal: str, outputs: str) -> None:
+        """A person edits a queued plan's sections: it keeps its place; the next pull hands
+        over the new text."""
+        plan_id = data.draw(st.sampled_from(self.queue))
+        changes = {"goal": goal, "outputs": outputs}
+        placed = self.run(self.service.edit_plan(self.name, plan_id, changes))
+        assert (placed.plan.goal, placed.plan.content.outputs) == (goal, outputs)
+        assert placed.rank == self.queue.index(plan_id) + 1
+        self.events.append((EventKind.PLAN_EDITED, plan_id))
+
     @precondition(lambda self: bool(self.queue))
     @rule(data=st.data(), reason=required_text)
     def person_drops(self, data: st.DataObject, reason: str) -> None:
@@ -278,6 +305,12 @@ class QueueConformance(RuleBasedStateMachine):
         plan_id = data.draw(st.sampled_from(sorted(self.held.values())))
         self.refused(self.service.move_plan(self.name, plan_id, where), PlanHeldByAgentError)
         self.refused(self.service.drop_plan(self.name, plan_id, "no"), PlanHeldByAgentError)
+        edit = self.service.edit_plan(self.name, plan_id, {"goal": "no"})
+        self.refused(edit, PlanHeldByAgentError)
+        if self.queue:  # nothing moves before the agent's plan: it is not in the queue
+            queued = data.draw(st.sampled_from(self.queue))
+            moving = self.service.move_plan(self.name, queued, before=plan_id)
+            self.refused(moving, PlanNotFoundError)
 
     @precondition(lambda self: bool(self.held))
     @rule(data=st.data(), lapse=st.booleans())

@@ -31,6 +31,7 @@ ELSEWHERE = {
     "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
     "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
     "nineplan release brave-quiet-otter k3v9x": "needs a plan an agent holds; test_takeover.py::test_a_person_releases_a_plan_from_the_command_line runs it",
+    "nineplan move brave-quiet-otter b4y0l --before k3v9x": "needs a second queued plan of a known id; test_cli_board.py::test_move_before_prints_the_new_queue runs it",
     "nineplan delete brave-quiet-otter --yes": "it would remove the session the other commands read; test_catalogue.py runs delete",
 }
 

@@ -4,12 +4,14 @@ Field rules that belong to one value (a name, an id, a position, a text's length
 model; these are the checks that combine them with the installation's limits.
 """
 
+from collections.abc import Mapping
+
 import attrs
 
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.history import search_terms
 from nineplan_core.journal import Actor
-from nineplan_core.model import Limits, check_text, check_type
+from nineplan_core.model import SECTION_FIELDS, Limits, check_text, check_type
 from nineplan_core.plan_file import MAX_NOTES_CHARS, PlanText
 
 #: A workspace is a folder path; beyond this it is not one a file system gives.
@@ -67,6 +69,27 @@ def check_sections(sections: dict[str, str], limits: Limits) -> None:
             max_chars=limits.max_text_chars,
             required=field not in OPTIONAL_SECTIONS,
         )
+
+
+def check_changes(changes: Mapping[str, str], limits: Limits) -> dict[str, str]:
+    """The sections a person's edit of a plan changes, checked like an added plan's.
+
+    Raises:
+        InvalidInputError: no section, a name that is not a section's, a blank required
+            section, a text over the limit.
+    """
+    if not changes:
+        raise InvalidInputError(
+            "changes", f"name at least one section to change: {', '.join(SECTION_FIELDS)}"
+        )
+    for field in changes:
+        if field not in SECTION_FIELDS:
+            raise InvalidInputError(
+                str(field), f"is not a plan section; the sections are {', '.join(SECTION_FIELDS)}"
+            )
+    sections = dict(changes)
+    check_sections(sections, limits)
+    return sections
 
 
 def check_imported(text: PlanText, which: str, limits: Limits) -> None:

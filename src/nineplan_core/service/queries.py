@@ -37,7 +37,7 @@ from nineplan_core.model import (
     file_name,
     plan_id_of,
 )
-from nineplan_core.plan_file import decode, render, unreadable
+from nineplan_core.plan_file import PlanText, decode, read_back, render, unreadable
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
 from nineplan_core.service.checks import check_search
@@ -198,6 +198,24 @@ class Queries(Envelope):
         if data is None or not data.strip():
             return render(plan.content, plan.notes)
         return decode(data)[0]
+
+    async def plan_as_written(self, name: str, plan_id: str) -> Plan:
+        """A queued or active plan as its file holds it now (the agent's notes, a person's
+        edits), read back tolerantly as defer or drop would read it, without writing
+        anything; `plan_revision` of its content is what an edit of it is checked against.
+
+        Raises:
+            PlanNotFoundError: no queued or active plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        plan = await self.get_plan(name, plan_id)
+        text = await self.plan_file_text(name, plan_id)
+        read = read_back(
+            text.encode("utf-8"),
+            PlanText(plan.content, plan.notes),
+            max_section_chars=self.limits.max_text_chars,
+        )
+        return plan.with_edits(read.text.content, read.text.notes)
 
     async def validate_session(self, name: str) -> ValidationReport:
         """Check the five invariants; only reports, never repairs (not even by opening).

@@ -1,30 +1,40 @@
-"""A person's steering (the web view, the CLI): import plans, move or drop a queued plan, and
-repair a session's files. The active plan is the agent's: a person never changes it here."""
+"""A person's steering (the web view, the CLI): import plans, move, edit or drop a queued
+plan, and repair a session's files. The active plan is the agent's: a person never changes it here."""
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import cast
 
 import attrs
 
 from nineplan_core.edits import with_edits
-from nineplan_core.errors import PlanHeldByAgentError, PlanNotFoundError, QueueFullError
+from nineplan_core.errors import (
+    InvalidInputError,
+    PlanChangedError,
+    PlanHeldByAgentError,
+    PlanNotFoundError,
+    QueueFullError,
+)
 from nineplan_core.journal import Actor, EventKind, NewEvent, plan_event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     MAIN_WORKER,
+    SECTION_FIELDS,
     Plan,
     PlanId,
     Position,
+    changed_since,
     check_plan_id,
     check_position,
+    check_revision,
     check_session_name,
     check_text,
 )
 from nineplan_core.plan_file import PlanText, render
 from nineplan_core.ports import SessionStore, SessionTx
-from nineplan_core.queue import insert_position, insert_rank
+from nineplan_core.queue import insert_position, insert_rank, position_before, renumbered
 from nineplan_core.results import Discarded, PlacedPlan, Repair
-from nineplan_core.service.checks import check_actor, check_imported
+from nineplan_core.service.checks import check_actor, check_changes, check_imported
 from nineplan_core.service.envelope import Applied, Envelope
 
 
@@ -81,20 +91,38 @@ class Steering(Envelope):
         self,
         name: str,
         plan_id: str,
-        position: Position | str,
+        position: Position | str | None = None,
         *,
+        before: str | None = None,
         actor: Actor | str = Actor.PERSON,
     ) -> PlacedPlan:
-        """Move a queued plan to the front or the back of the queue; its file is unchanged.
+        """Move a queued plan to the front or the back of the queue, or `before` another
+        queued plan (give one of the two); its file is unchanged.
+
+        Before another plan it takes a free stored position between that plan and the one
+        ahead of it, or, when none is free, the queue is renumbered in the same transaction
+        (O(n): a person's rare move; adds and defers stay O(1)).
 
         Raises:
             PlanHeldByAgentError: the plan is the active one (only the agent changes it).
-            PlanNotFoundError: no queued plan with that id.
-            InvalidInputError, SessionNotFoundError, StorageError.
+            PlanNotFoundError: no queued plan with that id, or none with the id `before` names.
+            InvalidInputError: both or neither of `position` and `before`, or `before` is the
+                plan itself; SessionNotFoundError, StorageError.
         """
         checked = check_plan_id(plan_id)
-        where = check_position(position)
         who = check_actor(actor)
+        if (position is None) == (before is None):
+            raise InvalidInputError(
+                "before",
+                "give either a position ('front' or 'back') or before (a queued plan's id), "
+                + ("not both" if before is not None else "not neither"),
+            )
+        if before is not None:
+            ahead_of = check_plan_id(before, "before")
+            if ahead_of == checked:
+                raise InvalidInputError("before", "is the plan being moved; name another plan")
+            return await self._apply(name, self._move_before(checked, ahead_of, who))
+        where = check_position(cast("str", position))
 
         async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             tally = await tx.tally()
@@ -102,17 +130,109 @@ class Steering(Envelope):
             plan = queued.move(position=insert_position(tally, where))
             await tx.save(plan)
             rank = 1 if where is Position.FRONT else tally.queued
-            moved = plan_event(
-                self.clock(), who, EventKind.PLAN_MOVED, plan, position=where, rank=rank
-            )
-            return Applied(
-                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
-                events=[moved],
-                said="plan moved by a person",
-                about={"plan_id": plan.id, "rank": rank},
-            )
+            return self._moved(store, plan, rank, who, position=where)
 
         return await self._apply(name, move)
+
+    def _move_before(
+        self, plan_id: PlanId, ahead_of: PlanId, who: Actor
+    ) -> Callable[[SessionStore, SessionTx], Awaitable[Applied[PlacedPlan]]]:
+        """The change that moves queued `plan_id` just before queued `ahead_of`."""
+
+        async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            queued = await _queued_plan(tx, plan_id)
+            target = await tx.plan(ahead_of)
+            if target is None or target.status is not PlanStatus.QUEUED or target.position is None:
+                raise PlanNotFoundError(ahead_of, kind="queued")
+            rows = sorted(
+                (row for row in await tx.plan_rows() if row.status is PlanStatus.QUEUED),
+                key=lambda row: row.position or 0,
+            )
+            order = [row.id for row in rows if row.id != plan_id]
+            rank = order.index(ahead_of) + 1
+            others = [
+                row.position for row in rows if row.id != plan_id and row.position is not None
+            ]
+            free = position_before(others, target.position)
+            if free is None:  # no integer between the two: renumber the queue, this plan in place
+                order.insert(rank - 1, plan_id)
+                fresh = renumbered(order, max(row.position or 0 for row in rows))
+                await tx.renumber({PlanId(key): value for key, value in fresh.items()})
+                plan = queued.move(position=fresh[plan_id])
+            else:
+                plan = queued.move(position=free)
+                await tx.save(plan)
+            return self._moved(store, plan, rank, who, before=ahead_of)
+
+        return move
+
+    def _moved(
+        self, store: SessionStore, plan: Plan, rank: int, who: Actor, **where: object
+    ) -> Applied[PlacedPlan]:
+        """What a move did: the plan at `rank`, journalled `plan_moved` with `where` (its
+        `position`, or the plan it is now `before`) and its rank."""
+        moved = plan_event(self.clock(), who, EventKind.PLAN_MOVED, plan, **where, rank=rank)
+        return Applied(
+            result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+            events=[moved],
+            said="plan moved by a person",
+            about={"plan_id": plan.id, "rank": rank},
+        )
+
+    async def edit_plan(
+        self,
+        name: str,
+        plan_id: str,
+        changes: Mapping[str, str],
+        *,
+        revision: str | None = None,
+        actor: Actor | str = Actor.PERSON,
+    ) -> PlacedPlan:
+        """Change sections of a queued plan (a person's call): its file's edits are read back
+        first, as drop reads them, then the sections in `changes` replace theirs and the file
+        is rendered again. With `revision` (`plan_revision` of the copy the person edited), an
+        edit of a plan that changed since is refused, naming what changed; nothing changes.
+
+        Raises:
+            InvalidInputError: no section, a section that is not one, a blank required one,
+                a text over the limit, a malformed revision.
+            PlanChangedError: the plan changed since `revision`.
+            PlanHeldByAgentError: the plan is the active one (only the agent changes it).
+            PlanNotFoundError: no queued plan with that id.
+            SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        sections = check_changes(changes, self.limits)
+        if revision is not None:
+            check_revision(revision)
+        who = check_actor(actor)
+
+        async def edit(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            queued = await _queued_plan(tx, checked)
+            queued, salvage = await with_edits(
+                tx,
+                store.name,
+                queued,
+                None,
+                who,
+                clock=self.clock,
+                max_section_chars=self.limits.max_text_chars,
+            )
+            plan, changed = _edited(queued, sections, revision)
+            await tx.save(plan)
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
+            edited = plan_event(self.clock(), who, EventKind.PLAN_EDITED, plan, sections=changed)
+            rank = [entry.id for entry in await tx.queue()].index(plan.id) + 1
+            return Applied(
+                result=PlacedPlan(
+                    plan=plan, path=store.plan_path(plan.id), rank=rank, salvage=salvage
+                ),
+                events=[edited],
+                said="plan edited by a person",
+                about={"plan_id": plan.id, "sections": changed},
+            )
+
+        return await self._apply(name, edit, refresh=True)
 
     async def drop_plan(
         self, name: str, plan_id: str, reason: str, *, actor: Actor | str = Actor.PERSON
@@ -230,6 +350,26 @@ class Steering(Envelope):
         return plan, plan_event(
             plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
         )
+
+
+def _edited(
+    queued: Plan, sections: Mapping[str, str], revision: str | None
+) -> tuple[Plan, list[str]]:
+    """`queued` with `sections` in place of its own, and the sections that changed.
+
+    Raises:
+        PlanChangedError: `queued` is no longer the plan of `revision`.
+        InvalidInputError: `revision` is not a revision.
+    """
+    if revision is not None and (stale := changed_since(revision, queued.content)):
+        raise PlanChangedError(queued.id, stale)
+    content = attrs.evolve(queued.content, **sections)
+    changed = [
+        field
+        for field in SECTION_FIELDS
+        if getattr(content, field) != getattr(queued.content, field)
+    ]
+    return queued.with_edits(content, queued.notes), changed
 
 
 async def _queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:

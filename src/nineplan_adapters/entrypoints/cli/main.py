@@ -27,7 +27,7 @@ from nineplan_adapters.entrypoints.cli.catalogue import COMMANDS as CATALOGUE_CO
 from nineplan_adapters.entrypoints.cli.catalogue import NAMES as CATALOGUE_NAMES
 from nineplan_adapters.entrypoints.cli.catalogue import add_arguments as add_catalogue_arguments
 from nineplan_adapters.entrypoints.cli.steering import COMMANDS as STEERING_COMMANDS
-from nineplan_adapters.entrypoints.cli.steering import STEERING
+from nineplan_adapters.entrypoints.cli.steering import STEERING, edits
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
 from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
@@ -36,6 +36,7 @@ from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
 from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.model import SECTION_FIELDS, plan_revision
 from nineplan_core.results import SNIPPET_MARKS, SessionState
 from nineplan_core.service import NinePlan
 
@@ -53,7 +54,7 @@ examples:
   nineplan log brave-quiet-otter --follow what happened, then each change as it happens
   nineplan validate brave-quiet-otter --repair
   nineplan ui                             the web view on http://127.0.0.1:8765/
-  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, drop, release
+  nineplan move brave-quiet-otter a3x9k --front   a person steers: add, move, edit, drop, release
   nineplan export brave-quiet-otter > plans.md    and import plans.md into another session
   nineplan history brave-quiet-otter      its completed plans, newest first
   nineplan archive brave-quiet-otter      filed away: out of the lists unless sessions --all
@@ -90,6 +91,8 @@ SETTING_FLAGS = tuple(FLAG_NAMES)
 # Exit codes besides 0 (docs/configuration.md): refused or invalid; bad usage, bad configuration
 # or no such session (argparse exits 2 for bad usage itself).
 REFUSED, USAGE = 1, 2
+#: Steering commands whose every refusal and bad usage is one line (the plan, and why).
+ONE_LINE_STEERS = frozenset({"move", "edit", "release"})
 MAX_LIMIT = 100  # search
 MAX_LOG_LIMIT = 10_000  # log
 SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
@@ -126,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
             description=f"{summary[0].upper()}{summary[1:]}.",
             epilog=f"examples:\n  {examples}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
-            one_line_errors=name in CATALOGUE_NAMES,  # bad usage of these is one line
+            # bad usage of these is one line
+            one_line_errors=name in CATALOGUE_NAMES or name in ONE_LINE_STEERS,
         )
         _command_arguments(name, command)
     choices: dict[str, argparse.ArgumentParser] = {**commands.choices}
@@ -251,7 +255,9 @@ async def _inspect(settings: Settings, args: argparse.Namespace) -> int:
         suggestion = for_the_terminal(exc.suggestion, getattr(args, "name", None))
         error = {"category": exc.category, "message": exc.message, "suggestion": suggestion}
         human = f"nineplan: {exc.category}: {exc.message}\n  {suggestion}"
-        if isinstance(exc, PlanHeldByAgentError) or (args.command == "release" and not missing):
+        if isinstance(exc, PlanHeldByAgentError) or (
+            args.command in ONE_LINE_STEERS and not missing
+        ):
             human = f"nineplan: {exc.message}"  # one line: a refused steer names the plan
         elif args.command in CATALOGUE_NAMES:  # these report every error in one line
             human = error_line(exc, suggestion, getattr(args, "name", None))
@@ -416,15 +422,22 @@ def _print_event(args: argparse.Namespace, event: Event | UnreadableEvent) -> No
 
 
 async def _show(service: NinePlan, args: argparse.Namespace) -> int:
+    """One plan in full; a queued plan's revision too (what `edit --revision` takes)."""
     from nineplan_adapters.entrypoints import views  # noqa: PLC0415
 
     plan = await service.get_plan(args.name, args.plan_id)
     file = await service.plan_file_text(args.name, args.plan_id) if plan.status in LIVE else None
+    revision = (
+        plan_revision((await service.plan_as_written(args.name, args.plan_id)).content)
+        if plan.status is PlanStatus.QUEUED
+        else None
+    )
     view: dict[str, Any] = {
         "status": plan.status.value,
         **views.completed_plan(plan),
         "discard_reason": plan.discard_reason,
         "discarded_by": plan.discarded_by,
+        "revision": revision,
         "file": file,
     }
     shown = ["status", "id", "goal", "discarded_by", "discard_reason", "outcome", "created_at"]
@@ -432,6 +445,8 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     if view["completed_at"] is not None:  # a discarded plan was not completed: say which
         finished = "discarded_at" if plan.status is PlanStatus.DISCARDED else "completed_at"
         lines.append(indented(finished, view["completed_at"]))
+    if revision is not None:
+        lines.append(indented("revision", revision))
     body = (
         [f"file:\n{textwrap.indent(file, '  ')}"]
         if file is not None
@@ -439,6 +454,21 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     )
     _emit(args, view, "\n".join(lines + body))
     return 0
+
+
+async def _edit(service: NinePlan, args: argparse.Namespace) -> int:
+    """Change sections of a queued plan, then print it as `show` does."""
+    changes = edits(args)
+    if not changes:
+        flags = ", ".join(f"--{field.replace('_', '-')}" for field in SECTION_FIELDS)
+        error = {
+            "category": "VALIDATION_ERROR",
+            "message": f"nothing to edit: give at least one of {flags}",
+            "suggestion": "Name the sections to change.",
+        }
+        return _fail(args, error, f"nineplan: edit: {error['message']}", USAGE)
+    await service.edit_plan(args.name, args.plan_id, changes, revision=args.revision)
+    return await _show(service, args)
 
 
 async def _search(service: NinePlan, args: argparse.Namespace) -> int:
@@ -483,6 +513,7 @@ INSPECTORS: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] 
     "sessions": _sessions,
     "state": _state,
     "show": _show,
+    "edit": _edit,
     "search": _search,
     "log": _log,
     "validate": _validate,

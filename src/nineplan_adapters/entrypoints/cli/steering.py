@@ -1,5 +1,5 @@
-"""The `nineplan add | move | drop | release | import | export` commands: a person steers a
-session."""
+"""The `nineplan add | move | edit | drop | release | import | export` commands: a person
+steers a session (`edit` prints the plan as `show` does: its handler is beside `show`'s)."""
 
 import argparse
 import json
@@ -12,16 +12,19 @@ from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, s
 from nineplan_adapters.entrypoints.journal_views import journal_entry
 from nineplan_adapters.entrypoints.text import one_line, terminal_safe
 from nineplan_core.errors import InvalidInputError, PlanFileFormatError
-from nineplan_core.model import Plan, format_timestamp
-from nineplan_core.plan_file import PlanText, read_back
+from nineplan_core.model import SECTION_FIELDS, Plan, format_timestamp
+from nineplan_core.plan_file import PlanText
 from nineplan_core.results import Finished, PlacedPlan
 from nineplan_core.service import NinePlan
 
 COMMANDS = [
     ("add", "add a plan to a session's queue (at the back, or --front)",
      'nineplan add brave-quiet-otter --goal "Add the users table" --context "..." --approach "..." --success-criteria "..." --front'),
-    ("move", "move a queued plan to the front or the back",
-     "nineplan move brave-quiet-otter a3x9k --front"),
+    ("move", "move a queued plan to the front, the back, or before another queued plan",
+     "nineplan move brave-quiet-otter a3x9k --front\n  nineplan move brave-quiet-otter a3x9k --before k3v9x"),
+    ("edit", "change sections of a queued plan, printing it as show does",
+     ('nineplan edit brave-quiet-otter a3x9k --goal "Add the users table, with email"\n'
+     "  nineplan edit brave-quiet-otter a3x9k --approach \"...\" --revision REVISION")),
     ("drop", "discard a queued plan, saying why",
      'nineplan drop brave-quiet-otter a3x9k --reason "not needed any more"'),
     ("release", "put an active plan back at the front of the queue (its file's edits kept)",
@@ -48,6 +51,19 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     where = commands["move"].add_mutually_exclusive_group(required=True)
     where.add_argument("--front", action="store_const", dest="position", const="front")
     where.add_argument("--back", action="store_const", dest="position", const="back")
+    where.add_argument(
+        "--before", metavar="OTHER_ID", help="just before this queued plan (its 5-character id)"
+    )
+    edit = commands["edit"]
+    edit.add_argument("plan_id", help="5-character plan id")
+    for field in SECTION_FIELDS:
+        edit.add_argument(
+            f"--{field.replace('_', '-')}", help=f"the plan's new {field.replace('_', ' ')}"
+        )
+    edit.add_argument(
+        "--revision",
+        help="the revision `nineplan show` printed: refused if the plan changed since",
+    )
     commands["drop"].add_argument("--reason", required=True, help="why it is dropped")
     commands["export"].add_argument(
         "--format", choices=("md", "json"), help="md (the default) or json (as --json gives)"
@@ -56,6 +72,12 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     commands["import"].add_argument(
         "--front", action="store_true", help="before the queue, keeping the file's order"
     )
+
+
+def edits(args: argparse.Namespace) -> dict[str, str]:
+    """The sections `nineplan edit` was given, by field name."""
+    given = {field: getattr(args, field) for field in SECTION_FIELDS}
+    return {field: value for field, value in given.items() if value is not None}
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -90,7 +112,7 @@ def _told(said: str, result: PlacedPlan | Finished) -> str:
 
 
 async def _move(service: NinePlan, args: argparse.Namespace) -> int:
-    moved = await service.move_plan(args.name, args.plan_id, args.position)
+    moved = await service.move_plan(args.name, args.plan_id, args.position, before=args.before)
     return await _queue(service, args, _told(f"Moved {moved.plan.id} to rank {moved.rank}.", moved))
 
 
@@ -137,16 +159,8 @@ _NOT_A_PLAN = "The plan file is not in the plan format: "
 
 
 async def _as_written(service: NinePlan, name: str, plan_id: str) -> Plan:
-    """A queued or active plan as its file holds it now (the agent's notes and edits), read
-    back tolerantly as defer or complete would read it."""
-    plan = await service.get_plan(name, plan_id)
-    text = await service.plan_file_text(name, plan_id)
-    read = read_back(
-        text.encode("utf-8"),
-        PlanText(plan.content, plan.notes),
-        max_section_chars=service.limits.max_text_chars,
-    )
-    return plan.with_edits(read.text.content, read.text.notes)
+    """A queued or active plan as its file holds it now (the agent's notes and edits)."""
+    return await service.plan_as_written(name, plan_id)
 
 
 def _read(path: str) -> str:

@@ -63,6 +63,8 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/sessions/{name}/plans", pages.add, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}", pages.plan),
         Route("/sessions/{name}/plans/{plan_id}/move", pages.move, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/edit", pages.edit_page, methods=["GET"]),
+        Route("/sessions/{name}/plans/{plan_id}/edit", pages.edit, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}/drop", pages.drop, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}/release", pages.release, methods=["POST"]),
         Mount(

@@ -23,6 +23,7 @@ from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import (
     InvalidInputError,
     NinePlanError,
+    PlanChangedError,
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
@@ -35,7 +36,7 @@ from nineplan_core.journal import (
     stale_line,
 )
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import Plan, QueueEntry, format_timestamp
+from nineplan_core.model import Plan, QueueEntry, format_timestamp, plan_revision
 from nineplan_core.results import (
     SNIPPET_MARKS,
     HistoryMatch,
@@ -358,10 +359,16 @@ class Pages:
         return await self.session_page(request, request.path_params["name"])
 
     async def session_page(
-        self, request: Request, name: str, add: "AddForm | None" = None, status_code: int = 200
+        self,
+        request: Request,
+        name: str,
+        add: "AddForm | None" = None,
+        status_code: int = 200,
+        move: "MoveForm | None" = None,
     ) -> Response:
         """The session page; with `add`, its add form as the person filled it in, and why it
-        was refused (`status_code` then says the request was refused)."""
+        was refused (`status_code` then says the request was refused); with `move`, a queued
+        plan's "move before" field as it was sent, with why that move was refused."""
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
@@ -389,6 +396,7 @@ class Pages:
                 matches=matches,
                 search_error=search_error,
                 add=add or AddForm(),
+                move=move,
                 live_url=f"/sessions/{name}/live{view.query()}",
             )
         except NinePlanError as exc:
@@ -451,15 +459,76 @@ class Pages:
         return RedirectResponse(f"/sessions/{name}", status_code=303)
 
     async def move(self, request: Request) -> Response:
+        """Move a queued plan to the front or back (`position`), or before another (`before`,
+        a plan id); a refused move comes back as the session page with the reason beside that
+        plan's "move before" field."""
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
         form = await self._form(request)
         if isinstance(form, Response):
             return form
+        position = _text(form, "position") or None
+        before = _text(form, "before").strip() or None
         try:
-            await self.service.move_plan(name, plan_id, _text(form, "position"))
+            await self.service.move_plan(name, plan_id, position, before=before)
+        except NinePlanError as exc:
+            if before is not None and _about_before(exc, before):
+                refused = MoveForm(plan_id, before, exc.message, for_people(exc.suggestion))
+                status = _STATUS_CODES.get(exc.category, 400)
+                return await self.session_page(request, name, status_code=status, move=refused)
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def edit_page(self, request: Request) -> Response:
+        """The edit form of a queued plan: its sections as its file holds them now, and the
+        revision they are; the active plan or a finished one is refused with the reason."""
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        try:
+            plan = await self.reads.plan(name, plan_id)
+            if plan.status is PlanStatus.ACTIVE:
+                raise PlanHeldByAgentError(plan.id)
+            if plan.status is not PlanStatus.QUEUED:
+                raise PlanNotFoundError(plan_id, kind="queued")
+            written = await self.service.plan_as_written(name, plan_id)
+        except NinePlanError as exc:
+            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+        values = {field: getattr(written.content, field) for field in ADD_FIELDS}
+        edit = EditForm(values, revision=plan_revision(written.content))
+        return self._edit_form(name, plan_id, edit)
+
+    async def edit(self, request: Request) -> Response:
+        """Save a person's edit of a queued plan; a refused one comes back as the edit form,
+        filled in as it was sent, with the reason beside the field it names (or above the
+        form: the plan changed since it was opened)."""
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self._form(request)
+        if isinstance(form, Response):
+            return form
+        # A browser sends a textarea's line ends as CRLF: the plan keeps LF, as a file does.
+        values = {field: _text(form, field).replace("\r\n", "\n") for field in ADD_FIELDS}
+        revision = _text(form, "revision") or None
+        try:
+            await self.service.edit_plan(name, plan_id, values, revision=revision)
+        except (InvalidInputError, PlanChangedError) as exc:
+            field = exc.field if isinstance(exc, InvalidInputError) else None
+            refused = EditForm(
+                values, field, exc.message, for_people(exc.suggestion), revision=revision or ""
+            )
+            return self._edit_form(name, plan_id, refused, status_code=400)
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
         return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    def _edit_form(
+        self, name: str, plan_id: str, edit: "EditForm", status_code: int = 200
+    ) -> HTMLResponse:
+        return self.render(
+            "edit.html",
+            status_code,
+            name=name,
+            plan_id=plan_id,
+            edit=edit,
+            csrf=self.security.csrf_token,
+        )
 
     async def drop(self, request: Request) -> Response:
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
@@ -559,6 +628,25 @@ class AddForm:
         return None if self.message is None or named else self.message
 
 
+@attrs.frozen
+class MoveForm:
+    """A queued plan's "move before" field as a person sent it, refused: which plan, what
+    was typed, why, and what to do about it."""
+
+    plan_id: str
+    before: str
+    message: str
+    suggestion: str | None = None
+
+
+@attrs.frozen
+class EditForm(AddForm):
+    """The edit form of a queued plan: its sections (as the file holds them, or as a person
+    sent them), the `revision` they were opened at, and, when refused, the reason."""
+
+    revision: str = ""
+
+
 def _text(form: FormData, field: str) -> str:
     value = form.get(field)
     return value if isinstance(value, str) else ""
@@ -613,6 +701,14 @@ def _local(target: str | None) -> str:
     return target
 
 
+def _about_before(exc: NinePlanError, before: str) -> bool:
+    """Whether a refused move is about the plan its "move before" field named (shown beside
+    that field), not about the plan being moved (a page of its own)."""
+    if isinstance(exc, InvalidInputError):
+        return exc.field == "before"
+    return isinstance(exc, PlanNotFoundError) and exc.plan_id == before
+
+
 def _steer_status(exc: NinePlanError) -> int | None:
     """The plan the agent holds is a conflict with the session's state; the rest as usual."""
     return 409 if isinstance(exc, PlanHeldByAgentError) else None
@@ -625,8 +721,10 @@ __all__ = [
     "PAGE_SIZE",
     "AddForm",
     "DoneColumn",
+    "EditForm",
     "Finish",
     "JournalPage",
+    "MoveForm",
     "Pages",
     "QueuePage",
     "Reads",

@@ -276,6 +276,10 @@ class MemorySessionTx(EventRows):
     async def save(self, plan: Plan) -> None:
         self.plans[plan.id] = plan
 
+    async def renumber(self, positions: Mapping[PlanId, int]) -> None:
+        for plan_id, position in positions.items():
+            self.plans[plan_id] = attrs.evolve(self.plans[plan_id], position=position)
+
 
 def _snippet(plan: Plan, wanted: set[str]) -> str:
     """The first field with a match, matched words marked, trimmed around the first one."""

@@ -354,6 +354,16 @@ class PostgresSessionTx(EventRows):
     async def save(self, plan: Plan) -> None:
         await self.connection.execute(_SAVE, self.session_name, *plan_values(plan))
 
+    async def renumber(self, positions: Mapping[PlanId, int]) -> None:
+        await self.connection.execute(
+            "UPDATE nineplan_plans AS p SET queue_position = fresh.position "
+            "FROM unnest($2::text[], $3::bigint[]) AS fresh (id, position) "
+            "WHERE p.session_name = $1 AND p.id = fresh.id AND p.status = 'queued'",
+            self.session_name,
+            list(positions),
+            list(positions.values()),
+        )
+
 
 @attrs.frozen
 class PostgresRequestRecords:

@@ -19,6 +19,11 @@ _UPDATED = ", ".join(f"{column} = excluded.{column}" for column in CHANGEABLE_CO
 # The statements of an add -> pull -> complete cycle (benchmark row 11 runs them directly).
 INSERT_PLAN = f"INSERT INTO plans ({_PLAN_COLUMNS}) VALUES ({_PLACEHOLDERS})"  # noqa: S608 - constants only
 SAVE_PLAN = f"{INSERT_PLAN} ON CONFLICT (id) DO UPDATE SET {_UPDATED}"
+#: New queue positions for queued plans, from a JSON object of id -> position (a renumber).
+RENUMBER = (
+    "UPDATE plans SET queue_position = fresh.value FROM json_each(?) AS fresh "
+    "WHERE plans.id = fresh.key AND plans.status = 'queued'"
+)
 FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 #: The active plan of the worker `main` (a lone agent's); ACTIVE_OF: of the worker named.

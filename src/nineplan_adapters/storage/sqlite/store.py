@@ -1,5 +1,6 @@
 """One session's SQLite store: a connection kept open, transactions that cover plan files."""
 
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     INSERT_EVENT,
     INSERT_PLAN,
     QUEUE,
+    RENUMBER,
     SAVE_PLAN,
     SESSION_ROW,
     TALLY,
@@ -322,6 +324,11 @@ class SqliteSessionTx(EventRows):
 
     async def save(self, plan: Plan) -> None:
         await self.db.run(SAVE_PLAN, plan_to_row(plan))
+
+    async def renumber(self, positions: Mapping[PlanId, int]) -> None:
+        # One statement over the whole queue, in the thread: the ids and positions go in as
+        # one JSON object, joined to the plans by their id.
+        await self.db.run_in_thread(RENUMBER, (json.dumps(positions),))
 
 
 @attrs.frozen
