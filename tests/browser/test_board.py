@@ -247,3 +247,23 @@ async def test_light_and_dark_follow_the_colour_scheme(tmp_path: Path, ui: str, 
     for background, text in colours["dark"]:
         assert luminance(background) < DARK
         assert luminance(text) > LIGHT
+
+
+async def test_every_workers_notes_grow_live_on_its_card(tmp_path: Path, ui: str, page: Page):
+    """Notes written into the file of a plan that worker w1 holds (not `main`) appear in that
+    card's file text on the open page, without a reload; the other worker's card is unchanged."""
+    async with Client(stdio_server(tmp_path)) as agent:
+        name = await new_session(agent, "one", "two")
+        first = await ok(agent, "9plan_queue_pull", worker="w1")
+        second = await ok(agent, "9plan_queue_pull", worker="w2")
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        await page.evaluate("window.notReloaded = true")
+        with Path(first["plan_path"]).open("a", encoding="utf-8") as file:
+            file.write("\nw1 found the <b>old</b> schema\n")
+        card = "[data-testid=column-active] [data-testid=card][data-plan-id='{}']"
+        notes = page.locator(card.format(first["plan_id"])).locator("[data-testid=plan-file]")
+        await notes.get_by_text("w1 found the <b>old</b> schema").wait_for(timeout=WAIT_MS)
+        other = page.locator(card.format(second["plan_id"])).locator("[data-testid=plan-file]")
+        assert "w1 found" not in await other.inner_text()
+        assert await page.evaluate("window.notReloaded") is True
