@@ -178,6 +178,7 @@ class QueueConformance(RuleBasedStateMachine):
         worker, named = self.worker(data)
         if worker in self.held:
             self.refused(self.service.pull_plan(self.name, worker=named), PlanAlreadyActiveError)
+            self.last_seen[worker] = self.clock()  # a worker that asks is alive: its lease renews
         elif not self.queue:
             self.refused(self.service.pull_plan(self.name, worker=named), QueueEmptyError)
         else:

@@ -23,7 +23,7 @@ from nineplan_core.results import Finished
 from nineplan_core.service import NinePlan
 from tests.fakes import PLAN, open_service, postgres_schema
 from tests.property.test_plan_edits import (
-    EXAMPLES,
+    STORED_EXAMPLES,
     _apply,
     _kept,
     _needs_checking,
@@ -104,7 +104,7 @@ def test_every_line_written_on_a_is_stored_or_recovered_when_b_finishes_the_plan
     machines = TwoMachines()
     try:
 
-        @settings(max_examples=EXAMPLES, deadline=None)
+        @settings(max_examples=STORED_EXAMPLES, deadline=None)
         @given(
             edits=st.lists(edit, min_size=1, max_size=5),
             bom=st.booleans(),

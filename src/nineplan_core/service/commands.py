@@ -201,39 +201,50 @@ class Commands(Envelope):
             await _holds_none(tx, holder, taking)
             if taking is not None:
                 return await self._take_over(store, tx, taking, holder, who)
-            if (queued := await tx.front_of_queue()) is None:
-                raise await _queue_empty(tx)
-            # A file this machine wrote before the database changed elsewhere is brought up to
-            # it, then its edits read back (stored sections win where it cannot tell).
-            refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
-            edited, text, salvage = await queued_with_edits(
-                tx,
-                store.name,
-                refreshed,
-                who,
-                clock=self.clock,
-                max_section_chars=self.limits.max_text_chars,
-                stale=store.files_mirror and await tx.files.written(queued.id) is None,
-            )
-            plan = edited.pull(worker=holder, at=self.clock())
-            await tx.save(plan)
-            deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-            where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
-            return Applied(
-                result=PlacedPlan(
-                    plan=plan,
-                    path=store.plan_path(plan.id),
-                    text=text,
-                    salvage="\n".join(line for line in (merged, salvage) if line) or None,
-                    defer_count=deferred,
-                    stuck=is_stuck(deferred, self.stuck_defers),
-                ),
-                events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
-                said="plan pulled",
-                about={"plan_id": plan.id},
-            )
+            return await self._pull_front(store, tx, holder, who)
 
-        return await self._apply(name, pull, retry=call, refresh=True)
+        try:
+            return await self._apply(name, pull, retry=call, refresh=True)
+        except PlanAlreadyActiveError:
+            # The worker asked while holding a plan: it is alive, so its lease renews.
+            await self._heard_from(await self.catalog.open(check_session_name(name)), holder)
+            raise
+
+    async def _pull_front(
+        self, store: SessionStore, tx: SessionTx, holder: str, who: Actor
+    ) -> Applied[PlacedPlan]:
+        """The front of the queue becomes `holder`'s active plan, its file's edits read back."""
+        if (queued := await tx.front_of_queue()) is None:
+            raise await _queue_empty(tx)
+        # A file this machine wrote before the database changed elsewhere is brought up to
+        # it, then its edits read back (stored sections win where it cannot tell).
+        refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
+        edited, text, salvage = await queued_with_edits(
+            tx,
+            store.name,
+            refreshed,
+            who,
+            clock=self.clock,
+            max_section_chars=self.limits.max_text_chars,
+            stale=store.files_mirror and await tx.files.written(queued.id) is None,
+        )
+        plan = edited.pull(worker=holder, at=self.clock())
+        await tx.save(plan)
+        deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
+        where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
+        return Applied(
+            result=PlacedPlan(
+                plan=plan,
+                path=store.plan_path(plan.id),
+                text=text,
+                salvage="\n".join(line for line in (merged, salvage) if line) or None,
+                defer_count=deferred,
+                stuck=is_stuck(deferred, self.stuck_defers),
+            ),
+            events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
+            said="plan pulled",
+            about={"plan_id": plan.id},
+        )
 
     async def renew_lease(self, name: str, worker: str, plan_id: str) -> bool:
         """`worker`'s plan `plan_id` was just worked on (its file changed): its `last_seen`
