@@ -1,6 +1,7 @@
 """The web view's pages over the real use cases, in process (HTTP through the ASGI app)."""
 
 import datetime as dt
+import html.parser
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -437,3 +438,49 @@ def test_relative_times_carry_the_utc_time():
     assert str(held_for(then, now)).endswith(" data-since>4 min</time>")
     assert first_line("\n  first  \nsecond") == "first"
     assert first_line(None) == ""
+
+
+class _Controls(html.parser.HTMLParser):
+    """Collects a page's `style` attributes and `<style>` elements, and its form controls
+    with whether each has a label (inside a <label>, or aria-label; hidden inputs need none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.styles: list[str] = []
+        self.unlabelled: list[str] = []
+        self.labels = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if "style" in found or tag == "style":
+            self.styles.append(tag)
+        if tag == "label":
+            self.labels += 1
+        control = tag in {"input", "select", "textarea"} and found.get("type") != "hidden"
+        if control and not self.labels and not found.get("aria-label"):
+            self.unlabelled.append(f"{tag} {found.get('name')}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self.labels -= 1
+
+
+async def test_the_board_has_no_inline_style_and_every_control_a_label(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """A session page with cards in every column (queue, active, done, discarded) and a plan
+    page carry no `style` attribute or `<style>` (the CSP allows neither), and every form
+    control has a label."""
+    name = await backend.session()
+    for goal in ("one", "two", "three", "four"):
+        await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    await backend.service.pull_plan(name)
+    await backend.service.discard_plan(name, "not needed")
+    placed = await backend.service.pull_plan(name)
+    for path in (f"/sessions/{name}", f"/sessions/{name}/plans/{placed.plan.id}"):
+        controls = _Controls()
+        controls.feed((await client.get(path)).text)
+        assert controls.styles == [], path
+        assert controls.unlabelled == [], path
