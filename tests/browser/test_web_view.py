@@ -423,9 +423,11 @@ async def test_the_session_page_shows_each_workers_plan_and_marks_the_stale_one(
         mine = await ok(agent, "9plan_queue_pull")
         theirs = await ok(agent, "9plan_queue_pull", session_name=name, worker="slow")
         await page.goto(f"{ui}/sessions/{name}")
-        held = page.locator("[data-testid=held-plan]")
+        held = page.locator("[data-testid=column-active] [data-testid=card]")
         assert await held.evaluate_all("els => els.map(e => e.dataset.worker)") == ["main", "slow"]
-        slow = page.locator(f"[data-testid=held-plan][data-plan-id='{theirs['plan_id']}']")
+        slow = page.locator(
+            f"[data-testid=column-active] [data-testid=card][data-plan-id='{theirs['plan_id']}']"
+        )
         assert "held for under a minute" in await slow.inner_text()
         section = f"[data-testid=active-plan][data-plan-id='{mine['plan_id']}']"
         assert await page.locator(section).count() == 1

@@ -1,6 +1,7 @@
 """The web view's pages over the real use cases, in process (HTTP through the ASGI app)."""
 
 import datetime as dt
+import html.parser
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +20,10 @@ from nineplan_adapters.entrypoints.web.pages import (
     Pages,
     QueuePage,
     SessionView,
+    ago,
     duration,
+    first_line,
+    held_for,
     marked,
 )
 from nineplan_adapters.entrypoints.web.security import WebSecurity, allowed
@@ -369,3 +373,114 @@ async def test_the_empty_session_list_names_the_create_tool_as_configured(
     assert page.status_code == 200
     assert f"<code>{prefix}session_create</code>" in page.text
     assert prefix == "9plan_" or "9plan_" not in page.text
+
+
+async def test_the_done_column_holds_the_20_newest_completed_and_the_discarded_folded(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """Of 23 completed plans the Done column's cards are the 20 most recent, newest first,
+    each with its outcome's first line; discarded and dropped plans are not cards but the
+    folded list, with reason and who; time on a card is relative, the UTC time in `datetime`
+    and `title`."""
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.UTC)
+    name = await backend.session()
+    ids = []
+    for number in range(23):
+        ids.append((await backend.service.add_plan(name, **{**PLAN, "goal": f"g{number}"})).plan.id)
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, f"outcome {number} <b>\nsecond line")
+    gone = await backend.service.add_plan(name, **{**PLAN, "goal": "gone"})
+    await backend.service.drop_plan(name, gone.plan.id, "no longer <i>wanted</i>")
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.UTC)
+    page = (await client.get(f"/sessions/{name}")).text
+    done = page[page.index('data-testid="column-done"') : page.index('class="add"')]
+    cards = re.findall(r'data-testid="card" class="card done-card" data-plan-id="(\w+)"', done)
+    assert cards == ids[::-1][:20]
+    assert "outcome 22 &lt;b&gt;</p>" in done
+    assert "second line" not in done
+    folded = done[done.index('data-testid="discarded"') :]
+    assert f'data-discarded="{gone.plan.id}"' in folded
+    assert "no longer &lt;i&gt;wanted&lt;/i&gt;" in folded
+    assert "dropped by a person" in folded
+    assert f'data-plan-id="{gone.plan.id}"' not in page
+    assert (
+        '<time datetime="2026-01-02T03:00:00Z" title="2026-01-02T03:00:00Z" data-ago>4 min ago'
+        in done
+    )
+
+
+async def test_the_plan_page_shows_the_files_full_path_and_times(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """A queued plan's page shows the full path of its file, where the agent will find it,
+    and when it was created as a relative time with the UTC time on hover."""
+    backend.clock.now = dt.datetime(2026, 1, 2, 3, 0, tzinfo=dt.UTC)
+    name = await backend.session()
+    placed = await backend.service.add_plan(name, **PLAN)
+    backend.clock.now = dt.datetime(2026, 1, 2, 5, 0, tzinfo=dt.UTC)
+    page = (await client.get(f"/sessions/{name}/plans/{placed.plan.id}")).text
+    assert (
+        '<dt>Created</dt><dd><time datetime="2026-01-02T03:00:00Z" '
+        'title="2026-01-02T03:00:00Z" data-ago>2 h ago</time></dd>'
+    ) in page
+    assert f'data-testid="file-path">File: <code>{placed.path}</code>' in page
+    assert placed.path.endswith(f"{placed.plan.id}.txt")
+
+
+def test_relative_times_carry_the_utc_time():
+    """`ago` and `held_for` write a <time> with the UTC time in datetime and title and the
+    relative text, escaping nothing away."""
+    now = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
+    then = dt.datetime(2026, 1, 5, 13, 56, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert str(ago(then, now)) == (
+        '<time datetime="2026-01-05T11:56:00Z" title="2026-01-05T11:56:00Z" data-ago>4 min ago</time>'
+    )
+    assert str(held_for(then, now)).endswith(" data-since>4 min</time>")
+    assert first_line("\n  first  \nsecond") == "first"
+    assert first_line(None) == ""
+
+
+class _Controls(html.parser.HTMLParser):
+    """Collects a page's `style` attributes and `<style>` elements, and its form controls
+    with whether each has a label (inside a <label>, or aria-label; hidden inputs need none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.styles: list[str] = []
+        self.unlabelled: list[str] = []
+        self.labels = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if "style" in found or tag == "style":
+            self.styles.append(tag)
+        if tag == "label":
+            self.labels += 1
+        control = tag in {"input", "select", "textarea"} and found.get("type") != "hidden"
+        if control and not self.labels and not found.get("aria-label"):
+            self.unlabelled.append(f"{tag} {found.get('name')}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self.labels -= 1
+
+
+async def test_the_board_has_no_inline_style_and_every_control_a_label(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """A session page with cards in every column (queue, active, done, discarded) and a plan
+    page carry no `style` attribute or `<style>` (the CSP allows neither), and every form
+    control has a label."""
+    name = await backend.session()
+    for goal in ("one", "two", "three", "four"):
+        await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+    await backend.service.pull_plan(name)
+    await backend.service.complete_plan(name, "done")
+    await backend.service.pull_plan(name)
+    await backend.service.discard_plan(name, "not needed")
+    placed = await backend.service.pull_plan(name)
+    for path in (f"/sessions/{name}", f"/sessions/{name}/plans/{placed.plan.id}"):
+        controls = _Controls()
+        controls.feed((await client.get(path)).text)
+        assert controls.styles == [], path
+        assert controls.unlabelled == [], path

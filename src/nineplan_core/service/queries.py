@@ -154,6 +154,33 @@ class Queries(Envelope):
             raise PlanNotFoundError(plan_id, kind="")
         return plan
 
+    async def get_plans(self, name: str, plan_ids: list[str]) -> dict[str, Plan]:
+        """The plans of the session with these ids, whatever their status, in one read view
+        (an id with no plan is left out): a board's Done column, say.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = [check_plan_id(plan_id) for plan_id in plan_ids]
+        store = await self.catalog.open(check_session_name(name))
+        found: dict[str, Plan] = {}
+        async with store.reading() as reader:
+            for plan_id in checked:
+                if (plan := await reader.plan(plan_id)) is not None:
+                    found[plan_id] = plan
+        return found
+
+    async def plan_file_path(self, name: str, plan_id: str) -> str:
+        """Where a plan's file is (or would be) on this machine: what a person opens in an
+        editor.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        return store.plan_path(checked)
+
     async def plan_file_text(self, name: str, plan_id: str) -> str:
         """The working copy of a queued or active plan: its file, or the stored copy rendered.
 

@@ -8,7 +8,7 @@ re-renders the page's fragments and sends those that differ from what the page h
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 import anyio
@@ -48,35 +48,42 @@ async def _forward(ticks: AsyncIterator[None], wakes: MemoryObjectSendStream[Non
 
 @attrs.define
 class FileFollower:
-    """Watches the folder of the active plan's file and wakes the stream when that file changes.
+    """Watches the folders of the active plans' files and wakes the stream when one of those
+    files changes (every worker's notes grow live on the board).
 
-    The folder, not the file: plan files are replaced by rename, which a watch on the file
+    The folders, not the files: plan files are replaced by rename, which a watch on a file
     itself would lose.
     """
 
     tasks: TaskGroup
     wakes: MemoryObjectSendStream[None]
-    path: str | None = None
-    _stop: anyio.Event | None = None
+    paths: frozenset[str] = frozenset()
+    _stops: list[anyio.Event] = attrs.field(factory=list)
 
-    def follow(self, path: str | None) -> None:
-        if path == self.path:
+    def follow(self, paths: Iterable[str]) -> None:
+        wanted = frozenset(paths)
+        if wanted == self.paths:
             return
-        if self._stop is not None:
-            self._stop.set()  # the watcher's thread sees it within a step
-            self._stop = None
-        self.path = path
-        if path is not None and Path(path).parent.is_dir():
-            self._stop = anyio.Event()
-            self.tasks.start_soon(self._watch, Path(path), self._stop)
+        for stop in self._stops:
+            stop.set()  # each watcher's thread sees it within a step
+        self._stops = []
+        self.paths = wanted
+        folders: dict[Path, set[str]] = {}
+        for path in map(Path, wanted):
+            folders.setdefault(path.parent, set()).add(path.name)
+        for folder, names in folders.items():
+            if folder.is_dir():
+                stop = anyio.Event()
+                self._stops.append(stop)
+                self.tasks.start_soon(self._watch, folder, frozenset(names), stop)
 
-    async def _watch(self, path: Path, stop: anyio.Event) -> None:
-        def this_file(_: Change, changed: str) -> bool:
-            return Path(changed).name == path.name
+    async def _watch(self, folder: Path, names: frozenset[str], stop: anyio.Event) -> None:
+        def these_files(_: Change, changed: str) -> bool:
+            return Path(changed).name in names
 
         async for _ in awatch(
-            path.parent,
-            watch_filter=this_file,
+            folder,
+            watch_filter=these_files,
             debounce=FILE_DEBOUNCE_MS,
             step=20,
             stop_event=stop,
@@ -86,7 +93,7 @@ class FileFollower:
             _wake(self.wakes)
 
     def close(self) -> None:
-        self.follow(None)
+        self.follow(())
 
 
 def _still_here() -> ServerSentEvent:
@@ -163,7 +170,7 @@ class LiveResponse(EventStream):
                 log.warning("could not re-render a live page: %s", exc.message)
                 fragments, state = {}, None
             if state is not None:
-                follower.follow(state.active_plan_path if state.active_plan else None)
+                follower.follow(hold.path for hold in state.active_plans)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
                 await events.send(_event("fragments", changed))

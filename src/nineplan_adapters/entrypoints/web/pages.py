@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import jinja2
+import markupsafe
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -26,7 +27,14 @@ from nineplan_core.errors import (
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
+from nineplan_core.journal import (
+    Event,
+    EventKind,
+    EventQuery,
+    UnreadableEvent,
+    minutes_since,
+    stale_line,
+)
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import Plan, QueueEntry, format_timestamp, plan_revision
 from nineplan_core.results import (
@@ -45,6 +53,9 @@ PAGE_SIZE = 200
 SEARCH_RESULTS = 20
 #: Journal entries a session page shows, newest first.
 JOURNAL_LIMIT = 100
+#: Completed plans the board's Done column shows, newest first (and as many of the most
+#: recently discarded or dropped ones in its folded list).
+DONE_LIMIT = 20
 #: A session whose database cannot be read is unavailable, not a fault of the view.
 _STATUS_CODES = {
     "SESSION_NOT_FOUND": 404,
@@ -66,6 +77,9 @@ def templates() -> jinja2.Environment:
     environment.filters["stamp"] = format_timestamp
     environment.filters["iso"] = lambda at: at.astimezone(dt.UTC).isoformat()
     environment.filters["duration"] = duration
+    environment.filters["ago"] = ago
+    environment.filters["held_for"] = held_for
+    environment.filters["first_line"] = first_line
     environment.filters["marked"] = marked
     environment.globals["stale_line"] = stale_line
     environment.globals["tools"] = DEFAULT_NAMES.fields  # web_app sets the configured names
@@ -86,6 +100,35 @@ def duration(then: dt.datetime, now: dt.datetime) -> str:
         return f"{hours} h {minutes} min" if minutes else f"{hours} h"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+#: A `<time>` element: the UTC time in `datetime` and `title` (shown on hover), the text for
+#: people; live.js counts `data-ago` ("4 min ago") and `data-since` ("4 min") on as the page
+#: stays open.
+_TIMES = {
+    "ago": markupsafe.Markup('<time datetime="{0}" title="{0}" data-ago>{1}</time>'),
+    "since": markupsafe.Markup('<time datetime="{0}" title="{0}" data-since>{1}</time>'),
+}
+
+
+def _time(at: dt.datetime, text: str, kind: str) -> markupsafe.Markup:
+    """`text` about `at` in a `<time>` of `kind` (`ago` or `since`), every value escaped."""
+    return _TIMES[kind].format(format_timestamp(at), text)
+
+
+def ago(at: dt.datetime, now: dt.datetime) -> markupsafe.Markup:
+    """`at` relative to `now` for people, `4 min ago`, as a `<time>` carrying the UTC time."""
+    return _time(at, f"{duration(at, now)} ago", "ago")
+
+
+def held_for(at: dt.datetime, now: dt.datetime) -> markupsafe.Markup:
+    """How long since `at`, `4 min` (how long a plan has been held), as a `<time>`."""
+    return _time(at, duration(at, now), "since")
+
+
+def first_line(text: str | None) -> str:
+    """The first line of a text that is not blank ("" for none): an outcome on a card."""
+    return next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
 
 
 def marked(snippet: str) -> Iterator[tuple[str, bool]]:
@@ -140,6 +183,37 @@ class JournalPage:
         return self.events[0].seq + 1 + JOURNAL_LIMIT
 
 
+@attrs.frozen
+class Finish:
+    """A finished plan on the board with the journal's event that finished it (when, who,
+    and for a discard the reason)."""
+
+    plan: Plan
+    event: Event
+
+    @property
+    def reason(self) -> str:
+        reason = self.event.detail.get("reason")
+        return reason if isinstance(reason, str) else (self.plan.discard_reason or "")
+
+    @property
+    def by(self) -> str:
+        """Who finished it, for people: `a person`, `the agent`, `worker w1`."""
+        worker = self.event.detail.get("worker")
+        if self.event.actor == "person":
+            return "a person"
+        return f"worker {worker}" if isinstance(worker, str) else "the agent"
+
+
+@attrs.frozen
+class DoneColumn:
+    """The board's Done column: recently completed plans, and the folded list of recently
+    discarded or dropped ones, each newest first."""
+
+    completed: Sequence[Finish] = ()
+    discarded: Sequence[Finish] = ()
+
+
 @attrs.define
 class Reads:
     """Every read the view makes, in one place (so each can switch to a better call)."""
@@ -165,13 +239,34 @@ class Reads:
     async def file_text(self, name: str, plan_id: str) -> str:
         return await self.service.plan_file_text(name, plan_id)
 
-    async def active_file(self, name: str, state: SessionState) -> str:
-        if state.active_plan is None:
-            return ""
-        try:
-            return await self.file_text(name, state.active_plan.id)
-        except PlanNotFoundError:  # finished between the two reads: the next tick shows it
-            return ""
+    async def active_files(self, name: str, state: SessionState) -> dict[str, str]:
+        """The file text of every active plan, by id (the notes its worker writes)."""
+        texts: dict[str, str] = {}
+        for hold in state.active_plans:
+            try:
+                texts[hold.plan.id] = await self.file_text(name, hold.plan.id)
+            except PlanNotFoundError:  # finished between the two reads: the next tick shows it
+                texts[hold.plan.id] = ""
+        return texts
+
+    async def done(self, name: str) -> "DoneColumn":
+        """The board's Done column: the DONE_LIMIT most recently completed plans and the
+        DONE_LIMIT most recently discarded or dropped ones, newest first, from the journal
+        (a few rows read, however long the history)."""
+        completed = await self._finished(name, EventKind.PLAN_COMPLETED)
+        discarded = await self._finished(name, EventKind.PLAN_DISCARDED)
+        plans = await self.service.get_plans(
+            name, [event.plan_id for event in (*completed, *discarded) if event.plan_id]
+        )
+        return DoneColumn(
+            completed=[Finish(plans[e.plan_id], e) for e in completed if e.plan_id in plans],
+            discarded=[Finish(plans[e.plan_id], e) for e in discarded if e.plan_id in plans],
+        )
+
+    async def _finished(self, name: str, kind: EventKind) -> list[Event]:
+        query = EventQuery(last=DONE_LIMIT, kinds=frozenset({kind}))
+        events = await self.service.journal(name, query)
+        return [event for event in reversed(events) if isinstance(event, Event)]
 
     async def journal(self, name: str, before: int | None = None) -> JournalPage:
         """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
@@ -209,14 +304,15 @@ class Pages:
         """The parts of a session page that change, rendered as the page renders them."""
         state = await self.reads.state(name)
         queue = QueuePage.of(state.queue, view.page)
+        now, csrf = self.clock(), self.security.csrf_token
+        files = await self.reads.active_files(name, state)
+        journal = await self.reads.journal(name, view.before)
         parts = {
             "summary": self.fragment("summary", state),
-            "active": self.fragment(
-                "active", state, await self.reads.active_file(name, state), name, self.clock()
-            ),
-            "held": self.fragment("held", state, name, self.security.csrf_token, self.clock()),
-            "queue": self.fragment("queue", state, queue, name, self.security.csrf_token, view),
-            "journal": self.fragment("journal", await self.reads.journal(name, view.before), view),
+            "active": self.fragment("active", state, files, name, csrf, now),
+            "queue": self.fragment("queue", state, queue, name, csrf, view),
+            "done": self.fragment("done", await self.reads.done(name), state, name, now),
+            "journal": self.fragment("journal", journal, view, now),
         }
         return parts, state
 
@@ -289,7 +385,8 @@ class Pages:
                 status_code,
                 name=name,
                 state=state,
-                file_text=await self.reads.active_file(name, state),
+                files=await self.reads.active_files(name, state),
+                done=await self.reads.done(name),
                 now=self.clock(),
                 page=QueuePage.of(state.queue, view.page),
                 view=view,
@@ -310,6 +407,7 @@ class Pages:
         try:
             plan = await self.reads.plan(name, plan_id)
             text = await self.reads.file_text(name, plan_id) if plan.status in LIVE else None
+            path = await self.service.plan_file_path(name, plan_id) if text is not None else None
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")
         finished = "Discarded" if plan.status is PlanStatus.DISCARDED else "Completed"
@@ -322,16 +420,18 @@ class Pages:
             ("Success criteria", plan.content.success_criteria),
             ("Notes", plan.notes),
             ("Outcome", plan.outcome or ""),
-            ("Created", format_timestamp(plan.created_at)),
-            (finished, format_timestamp(plan.completed_at) if plan.completed_at else ""),
         ]
+        times = [("Created", plan.created_at), (finished, plan.completed_at)]
         return self.render(
             "plan.html",
             name=name,
             plan_id=plan_id,
             status=plan.status,
             fields=fields,
+            times=[(label, at) for label, at in times if at is not None],
+            now=self.clock(),
             file_text=text,
+            file_path=path,
         )
 
     # -- steering (POST, CSRF-checked) ---------------------------------------------------
@@ -616,10 +716,13 @@ def _steer_status(exc: NinePlanError) -> int | None:
 
 __all__ = [
     "ADD_FIELDS",
+    "DONE_LIMIT",
     "JOURNAL_LIMIT",
     "PAGE_SIZE",
     "AddForm",
+    "DoneColumn",
     "EditForm",
+    "Finish",
     "JournalPage",
     "MoveForm",
     "Pages",

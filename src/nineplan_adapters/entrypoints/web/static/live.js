@@ -22,11 +22,12 @@
     hours = hours % 24;
     return days + " d" + (hours ? " " + hours + " h" : "");
   };
+  // "held for 12 min" counts [data-since]; "3 min ago" counts [data-ago].
   const countOn = function () {
-    for (const time of document.querySelectorAll("time[data-since]")) {
+    for (const time of document.querySelectorAll("time[data-since], time[data-ago]")) {
       const then = Date.parse(time.getAttribute("datetime"));
       if (!Number.isNaN(then)) {
-        time.textContent = duration(then);
+        time.textContent = duration(then) + (time.hasAttribute("data-ago") ? " ago" : "");
       }
     }
   };
@@ -54,21 +55,36 @@
     if (!target || target.innerHTML === html) {
       return;
     }
-    if (target.contains(document.activeElement) && document.activeElement.value) {
+    // So does one holding a card a person is moving (board.js), until it says it is idle.
+    if ((target.contains(document.activeElement) && document.activeElement.value) ||
+        target.querySelector("[data-grabbed]")) {
       waiting[name] = html;
       return;
     }
     delete waiting[name];
+    // A folded list a person opened stays open across the swap.
+    const open = new Set();
+    for (const fold of target.querySelectorAll("details[data-fold][open]")) {
+      open.add(fold.dataset.fold);
+    }
     // The server escaped every text it put in the fragment; the CSP forbids inline script.
     target.innerHTML = html;
+    for (const fold of target.querySelectorAll("details[data-fold]")) {
+      if (open.has(fold.dataset.fold)) {
+        fold.open = true;
+      }
+    }
+    document.dispatchEvent(new CustomEvent("nineplan:swapped", { detail: { name: name } }));
   };
-  document.addEventListener("focusout", function () {
+  const flush = function () {
     setTimeout(function () {
       for (const name of Object.keys(waiting)) {
         swap(name, waiting[name]);
       }
     }, 0);
-  });
+  };
+  document.addEventListener("focusout", flush);
+  document.addEventListener("nineplan:idle", flush);
   // The session list: one changed row at a time, by session name.
   source.addEventListener("rows", function (event) {
     const rows = JSON.parse(event.data);
