@@ -88,7 +88,7 @@ async def test_the_sessions_list_shows_the_active_plan_stuck_plans_and_activity(
 
 async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
     """A new session, an added plan and a pull by the agent's own server show up on the open
-    list without a reload."""
+    list without a reload, the session with the newest activity moving to the top."""
     async with Client(stdio_server(tmp_path)) as agent:
         first = await new_session(agent, "first task")
         await page.goto(ui)
@@ -99,7 +99,7 @@ async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
         await row.wait_for(timeout=WAIT_MS)
         await row.locator("[data-testid=queue-length]").get_by_text("1").wait_for(timeout=WAIT_MS)
         names = page.locator("[data-testid=sessions] [data-session]")
-        assert sorted([first, second]) == [
+        assert [second, first] == [
             str(await r.get_attribute("data-session")) for r in await names.all()
         ]
         pulled = await ok(agent, "9plan_queue_pull")
@@ -113,6 +113,9 @@ async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
             .get_by_text("1")
             .wait_for(timeout=WAIT_MS)
         )
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "busy again"}, session_name=first)
+        top = "[data-testid=sessions] tbody tr:first-child"
+        await page.wait_for_selector(f"{top}[data-session='{first}']", timeout=WAIT_MS)
         assert await page.evaluate("window.notReloaded") is True
 
 

@@ -7,16 +7,19 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 import datetime as dt
 import math
 import re
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import jinja2
+import markupsafe
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
+from nineplan_adapters.entrypoints.web.chart import COUNTED, Chart, window_start
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import (
@@ -44,6 +47,8 @@ PAGE_SIZE = 200
 SEARCH_RESULTS = 20
 #: Journal entries a session page shows, newest first.
 JOURNAL_LIMIT = 100
+#: Journal events the chart reads at a time, newest first, until it has its 24 hours.
+CHART_PAGE = 1000
 #: A session whose database cannot be read is unavailable, not a fault of the view.
 _STATUS_CODES = {
     "SESSION_NOT_FOUND": 404,
@@ -172,6 +177,19 @@ class Reads:
         except PlanNotFoundError:  # finished between the two reads: the next tick shows it
             return ""
 
+    async def counted(self, name: str, now: dt.datetime) -> list[Event | UnreadableEvent]:
+        """The completions and deferrals of the chart's 24 hours, newest first: read back a
+        page at a time until one is older than the window (the journal appends in time order,
+        so only the window's events and one page more are read)."""
+        start, before, found = window_start(now), None, []
+        while True:
+            query = EventQuery(last=CHART_PAGE, before_seq=before, kinds=frozenset(COUNTED))
+            page = (await self.service.journal(name, query))[::-1]
+            found += page
+            if len(page) < CHART_PAGE or (isinstance(page[-1], Event) and page[-1].at < start):
+                return found
+            before = page[-1].seq
+
     async def journal(self, name: str, before: int | None = None) -> JournalPage:
         """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
         query = EventQuery(last=JOURNAL_LIMIT, before_seq=before)
@@ -202,6 +220,14 @@ class Pages:
         module = self.environment.get_template("fragments.html").module
         return str(getattr(module, macro)(*arguments))
 
+    async def chart(self, name: str, state: SessionState) -> markupsafe.Markup:
+        """The session's chart of its last 24 hours, rendered as the page renders it."""
+        now = self.clock()
+        drawing = Chart.of(await self.reads.counted(name, now), now)
+        module = self.environment.get_template("chart.html").module
+        drawn = module.chart(drawing, name, state.session.task_description)  # type: ignore[attr-defined]
+        return markupsafe.Markup(drawn)  # noqa: S704 - the template escaped every value in it
+
     async def fragments(
         self, name: str, view: "SessionView"
     ) -> tuple[dict[str, str], SessionState]:
@@ -210,6 +236,7 @@ class Pages:
         queue = QueuePage.of(state.queue, view.page)
         parts = {
             "summary": self.fragment("summary", state),
+            "chart": await self.chart(name, state),
             "active": self.fragment(
                 "active", state, await self.reads.active_file(name, state), name, self.clock()
             ),
@@ -227,8 +254,10 @@ class Pages:
         listing = await self.reads.sessions(names, archived=archived)
         return {s.name: s for s in listing.sessions}
 
-    def rows_html(self, summaries: Iterable[SessionSummary | UnreadableSession]) -> str:
-        return self.fragment("session_rows", list(summaries), self.clock())
+    def rows_html(
+        self, summaries: Iterable[SessionSummary | UnreadableSession], query: str = ""
+    ) -> str:
+        return self.fragment("session_rows", list(summaries), self.clock(), query)
 
     def row_html(self, summary: SessionSummary | UnreadableSession) -> str:
         return self.fragment("session_row", summary, self.clock())
@@ -247,15 +276,18 @@ class Pages:
     # -- pages -----------------------------------------------------------------------
 
     async def sessions(self, request: Request) -> Response:
-        archived = showing_archived(request)
+        archived, query = showing_archived(request), list_query(request)
         listing = await self.reads.sessions(archived=archived)
+        live = {"archived": "1"} if archived else {}
+        live |= {"q": query} if query.strip() else {}
         return self.render(
             "sessions.html",
-            sessions=listing.sessions,
+            sessions=listed(listing.sessions, query),
             archived_left_out=listing.archived_left_out,
             showing_archived=archived,
+            query=query,
             now=self.clock(),
-            live_url="/live?archived=1" if archived else "/live",
+            live_url="/live" + (f"?{urllib.parse.urlencode(live)}" if live else ""),
         )
 
     async def session(self, request: Request) -> Response:
@@ -283,6 +315,7 @@ class Pages:
                 name=name,
                 state=state,
                 file_text=await self.reads.active_file(name, state),
+                chart=await self.chart(name, state),
                 now=self.clock(),
                 page=QueuePage.of(state.queue, view.page),
                 view=view,
@@ -425,6 +458,30 @@ class Pages:
         return form
 
 
+def listed(
+    sessions: Iterable[SessionSummary | UnreadableSession], query: str = ""
+) -> list[SessionSummary | UnreadableSession]:
+    """The session list's lines in the list's order: the newest activity first (a session
+    with none, or that cannot be read, after those), then by name; only those whose name or
+    task holds `query` (case-insensitive; every line for a blank one)."""
+    words = query.strip().casefold()
+
+    def matches(line: SessionSummary | UnreadableSession) -> bool:
+        task = line.session.task_description if isinstance(line, SessionSummary) else None
+        return words in line.name.casefold() or words in (task or "").casefold()
+
+    def newest_first(line: SessionSummary | UnreadableSession) -> tuple[float, str]:
+        at = line.last_activity if isinstance(line, SessionSummary) else None
+        return (-at.timestamp() if at else math.inf, line.name)
+
+    return sorted((line for line in sessions if matches(line)), key=newest_first)
+
+
+def list_query(request: Request) -> str:
+    """The session list's filter (`?q=`), at most 200 characters."""
+    return request.query_params.get("q", "")[:200]
+
+
 def showing_archived(request: Request) -> bool:
     """Whether the session list was asked for archived sessions too (`?archived=1`)."""
     return request.query_params.get("archived") == "1"
@@ -528,4 +585,6 @@ __all__ = [
     "QueuePage",
     "Reads",
     "SessionView",
+    "list_query",
+    "listed",
 ]

@@ -26,7 +26,7 @@
     for (const time of document.querySelectorAll("time[data-since]")) {
       const then = Date.parse(time.getAttribute("datetime"));
       if (!Number.isNaN(then)) {
-        time.textContent = duration(then);
+        time.textContent = duration(then) + (time.dataset.suffix || "");
       }
     }
   };
