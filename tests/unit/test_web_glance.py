@@ -9,7 +9,7 @@ import pytest
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.web import web_app
-from nineplan_adapters.entrypoints.web.chart import HOURS, Chart, hourly, window_start
+from nineplan_adapters.entrypoints.web.chart import HOURS, Chart, Tally, hourly, window_start
 from nineplan_adapters.entrypoints.web.pages import listed
 from nineplan_core.journal import Actor, Event, EventKind, UnreadableEvent
 from nineplan_core.model import Session, SessionName
@@ -40,8 +40,8 @@ def bars(html: str) -> dict[tuple[str, str], int]:
 
 def test_hourly_counts_completions_and_deferrals_per_utc_hour():
     """Each of the 24 hours up to now counts the completions and deferrals in it; other kinds,
-    unreadable events, events before the window and after now are left out; hours are UTC
-    whatever zone an event's time was given in."""
+    unreadable events, events before the window and in a later hour are left out; hours are
+    UTC whatever zone an event's time was given in."""
     plus_two = dt.timezone(dt.timedelta(hours=2))
     events = [
         event(1, EventKind.PLAN_COMPLETED, NOW - dt.timedelta(hours=24)),  # before the window
@@ -50,7 +50,7 @@ def test_hourly_counts_completions_and_deferrals_per_utc_hour():
         event(4, EventKind.PLAN_DEFERRED, dt.datetime(2026, 3, 4, 11, 5, tzinfo=plus_two)),
         event(5, EventKind.PLAN_COMPLETED, dt.datetime(2026, 3, 4, 10, 1, tzinfo=dt.UTC)),
         event(6, EventKind.PLAN_PULLED, dt.datetime(2026, 3, 4, 10, 2, tzinfo=dt.UTC)),
-        event(7, EventKind.PLAN_COMPLETED, NOW + dt.timedelta(minutes=1)),  # after now
+        event(7, EventKind.PLAN_COMPLETED, NOW + dt.timedelta(hours=1)),  # a later hour
     ]
     hours = hourly([*events, UnreadableEvent(seq=8, problem="edited by hand")], NOW)
     assert len(hours) == HOURS
@@ -64,12 +64,32 @@ def test_hourly_counts_completions_and_deferrals_per_utc_hour():
     assert counted == {11: (1, 0), 9: (0, 2), 10: (1, 0)}
 
 
+def test_a_tally_kept_up_to_date_counts_what_a_fresh_count_does():
+    """Events added in batches as the journal grows (a batch read twice by two renders, an
+    unreadable event among them) give the same hours as counting them all at once; hours
+    that left the window are forgotten."""
+    at = dt.datetime(2026, 3, 4, 1, 0, tzinfo=dt.UTC)
+    kinds = [EventKind.PLAN_COMPLETED, EventKind.PLAN_DEFERRED, EventKind.PLAN_PULLED]
+    events = [event(n, kinds[n % 3], at + dt.timedelta(minutes=17 * n)) for n in range(1, 60)]
+    everything: list[Event | UnreadableEvent] = [*events, UnreadableEvent(seq=60, problem="x")]
+    tally = Tally()
+    for start in range(0, 60, 7):
+        batch = everything[start : start + 7]
+        tally.add(batch)
+        tally.add(batch)  # a second render read the same new events
+    assert tally.last_seq == 60
+    assert tally.hours(NOW) == hourly(everything, NOW)
+    later = NOW + dt.timedelta(hours=20)
+    assert tally.hours(later) == hourly(everything, later)
+    assert min(tally.counts) >= window_start(later)
+
+
 def test_the_chart_scales_its_bars_to_the_tallest_and_labels_every_sixth_hour():
     """The tallest count fills the bar room, half of it is half as tall, a zero is flat; each
     bar's label names its UTC hour and count; labels sit under hours 0, 6, 12 and 18 of the
     window."""
     at = dt.datetime(2026, 3, 4, 8, 10, tzinfo=dt.UTC)
-    events = [event(n, EventKind.PLAN_COMPLETED, at) for n in range(4)]
+    events = [event(n, EventKind.PLAN_COMPLETED, at) for n in range(1, 5)]
     events += [event(9 + n, EventKind.PLAN_DEFERRED, at) for n in range(2)]
     chart = Chart.of(events, NOW)
     drawn = {(bar.hour, bar.kind): bar for bar in chart.bars}
@@ -87,14 +107,17 @@ async def test_the_session_page_draws_the_journals_counts(
     backend: Backend, client: httpx2.AsyncClient
 ):
     """The session page's chart has one completed and one deferred bar per hour, and those of
-    the hours the (fixed) clock was in when plans were completed and deferred carry the counts;
-    the chart's text is escaped and has no style of its own."""
+    the hours the (fixed) clock was in when plans were completed and deferred carry the counts,
+    also for the events after an earlier render; the chart's text is escaped and has no style
+    of its own."""
     name = await backend.session("<img src=x onerror=alert(1)>")
     for _ in range(3):
         await backend.service.add_plan(name, **PLAN)
     start = backend.clock.now
     await backend.service.pull_plan(name)
     await backend.service.defer_plan(name, "blocked", "back")
+    before = bars((await client.get(f"/sessions/{name}")).text)
+    assert sum(before.values()) == 1  # the deferral; the page keeps a tally from here
     backend.clock.advance(3600)
     await backend.service.pull_plan(name)
     await backend.service.complete_plan(name, "done")

@@ -49,16 +49,39 @@ class Hour:
 def hourly(events: Iterable[Event | UnreadableEvent], now: dt.datetime) -> list[Hour]:
     """The 24 hours up to `now` (the current hour last), each with the completions and
     deferrals among `events` that happened in it; other kinds, unreadable events and events
-    outside the window are not counted."""
-    first = window_start(now)
-    counts = {first + dt.timedelta(hours=n): [0, 0] for n in range(HOURS)}
-    for event in events:
-        if isinstance(event, UnreadableEvent) or event.kind not in COUNTED:
-            continue
-        bucket = counts.get(_hour(event.at))
-        if bucket is not None and event.at <= now:
-            bucket[COUNTED.index(event.kind)] += 1
-    return [Hour(start, completed, deferred) for start, (completed, deferred) in counts.items()]
+    outside those hours are not counted."""
+    tally = Tally()
+    tally.add(events)
+    return tally.hours(now)
+
+
+@attrs.define
+class Tally:
+    """Completions and deferrals per UTC hour, kept up to date as the journal grows: `add`
+    counts the events after the newest seq it has seen (the journal only appends, and seqs
+    have no gaps, so an event is never counted twice nor missed), `hours` reads a window."""
+
+    #: The newest seq counted (or passed over: another kind, unreadable).
+    last_seq: int = 0
+    counts: dict[dt.datetime, list[int]] = attrs.field(factory=dict)
+
+    def add(self, events: Iterable[Event | UnreadableEvent]) -> None:
+        """Count `events` (oldest first, or any order) past `last_seq`."""
+        for event in sorted(events, key=lambda e: e.seq):
+            if event.seq <= self.last_seq:
+                continue  # counted already (two renders read the same new events)
+            self.last_seq = event.seq
+            if isinstance(event, Event) and event.kind in COUNTED:
+                bucket = self.counts.setdefault(_hour(event.at), [0, 0])
+                bucket[COUNTED.index(event.kind)] += 1
+
+    def hours(self, now: dt.datetime) -> list[Hour]:
+        """The 24 hours up to `now`; hours before them are forgotten (they never come back)."""
+        first = window_start(now)
+        for start in [start for start in self.counts if start < first]:
+            del self.counts[start]
+        window = [first + dt.timedelta(hours=n) for n in range(HOURS)]
+        return [Hour(start, *self.counts.get(start, (0, 0))) for start in window]
 
 
 @attrs.frozen
@@ -141,4 +164,14 @@ class Chart:
         ]
 
 
-__all__ = ["COUNTED", "HOURS", "Bar", "Chart", "Hour", "Label", "hourly", "window_start"]
+__all__ = [
+    "COUNTED",
+    "HOURS",
+    "Bar",
+    "Chart",
+    "Hour",
+    "Label",
+    "Tally",
+    "hourly",
+    "window_start",
+]
