@@ -1,7 +1,5 @@
 """The web view in a real browser, beside a real agent: a stdio server driven by the SDK client."""
 
-import os
-import shutil
 from pathlib import Path
 
 import anyio
@@ -10,7 +8,7 @@ from mcp import Client
 from playwright.async_api import Browser, Page
 
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import PROJECT, spawned_ui, stdio_server
+from tests.integration.servers import spawned_ui, stdio_server
 from tests.mcp_helpers import ok
 
 WAIT_MS = 5000  # every wait_for: the page must catch up within this, or the test fails
@@ -282,11 +280,9 @@ async def test_the_token_flow(tmp_path: Path, browser: Browser):
         await context.close()
 
 
-async def test_a_screenshot_for_the_docs(tmp_path: Path, ui: str, page: Page):
-    """A session page with an active plan, notes and a queue renders; the picture is kept.
-
-    With NINEPLAN_UPDATE_SCREENSHOT=1 it replaces docs/images/ui-session.png.
-    """
+async def test_a_session_page_with_notes_renders_as_a_picture(tmp_path: Path, ui: str, page: Page):
+    """A session page with an active plan, notes and a queue renders and shows the notes the
+    agent appended (the docs' pictures come from scripts/screenshots.py)."""
     async with Client(stdio_server(tmp_path)) as agent:
         name = await new_session(agent, "Add accounts to the app", "Design the users table")
         for goal in ("Write the sign-up endpoint", "Hash passwords with argon2", "Add login"):
@@ -301,8 +297,6 @@ async def test_a_screenshot_for_the_docs(tmp_path: Path, ui: str, page: Page):
         picture = tmp_path / "ui-session.png"
         await page.screenshot(path=str(picture), full_page=False)
     assert picture.read_bytes().startswith(b"\x89PNG")
-    if os.environ.get("NINEPLAN_UPDATE_SCREENSHOT") == "1":
-        shutil.copy(picture, PROJECT / "docs" / "images" / "ui-session.png")
 
 
 async def test_the_change_appears_within_the_wait(tmp_path: Path, ui: str, page: Page):
