@@ -9,7 +9,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
 WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz clean
+.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz screenshots clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -39,8 +39,8 @@ wheel-check: $(STAMP)
 	cd $(WHEEL_VENV) && bin/python $(CURDIR)/tests/smoke/wheel_smoke.py
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check src tests examples benchmarks conformance
-	$(BIN)/ruff check src tests examples benchmarks conformance
+	$(BIN)/ruff format --check src tests examples benchmarks conformance scripts
+	$(BIN)/ruff check src tests examples benchmarks conformance scripts
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
@@ -57,6 +57,11 @@ test: lint typecheck wheel-check
 # browser, no PostgreSQL.
 test-fast: $(STAMP)
 	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -m "not slow and not browser and not postgres" tests
+
+# The web view's screenshots in docs/img/ (docs/ui.md shows them): a demo sessions folder in a
+# temporary directory, `nineplan ui` on it, Debian's Chromium at desktop and phone width, dark.
+screenshots: $(STAMP)
+	$(BIN)/python scripts/screenshots.py --out docs/img
 
 # Regenerate the tool reference from the live server.
 docs: $(STAMP)

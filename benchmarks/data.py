@@ -1,5 +1,6 @@
 """Seeded data sets for the benchmarks: sessions with many queued and completed plans."""
 
+import datetime as dt
 import itertools
 import random
 import sqlite3
@@ -163,12 +164,20 @@ async def create_session(root: Path, name: str) -> None:
 
 
 async def seed_session(
-    root: Path, name: str, *, completed: int, queued: int, seed: int = 7
+    root: Path,
+    name: str,
+    *,
+    completed: int,
+    queued: int,
+    seed: int = 7,
+    history_days: float | None = None,
 ) -> list[str]:
     """A session with `completed` plans in history and `queued` in the queue (with files).
 
     Rows go in with one bulk transaction, so the FTS triggers index the history as they
-    would have one plan at a time. Returns the queued ids in order.
+    would have one plan at a time. With `history_days`, the journal gets the events that made
+    them (`seed_history`), the completions spread evenly over that many days up to now.
+    Returns the queued ids in order.
     """
     await create_session(root, name)
     rng = random.Random(seed)
@@ -197,7 +206,53 @@ async def seed_session(
             "success_criteria, notes, outcome, created_at, completed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
+        if history_days is not None:
+            history = [str(row[0]) for row in rows[:completed]]
+            seed_history(db, history, queued_ids, dt.timedelta(days=history_days))
     return queued_ids
+
+
+#: Every this many completed plans, one was deferred once before it was completed.
+DEFER_EVERY = 10
+
+
+def seed_history(
+    db: sqlite3.Connection, completed: list[str], queued: list[str], span: dt.timedelta
+) -> None:
+    """The journal of a session that completed `completed` one after another over `span` up to
+    now (each added, pulled, every DEFER_EVERY-th deferred and pulled again, completed), and
+    then had `queued` added; each completed plan's `completed_at` is its completion's time.
+    Bulk inserts through the driver, in the caller's transaction."""
+    now = utc_now()
+    step = span / max(1, len(completed))
+    (seq,) = db.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()
+    events: list[tuple[int, str, str, str, str]] = []
+    finished: list[tuple[str, str]] = []
+
+    def event(at: dt.datetime, kind: str, plan: str, detail: str = "{}") -> None:
+        events.append(
+            (seq + len(events) + 1, at.isoformat(timespec="milliseconds"), kind, plan, detail)
+        )
+
+    for index, plan in enumerate(completed):
+        at = now - span + step * (index + 1)
+        event(at - step / 2, "plan_added", plan, '{"position": "back", "rank": 1}')
+        event(at - step / 3, "plan_pulled", plan)
+        if index % DEFER_EVERY == 0:
+            event(
+                at - step / 4,
+                "plan_deferred",
+                plan,
+                '{"reason": "blocked", "position": "front", "rank": 1}',
+            )
+            event(at - step / 5, "plan_pulled", plan)
+        event(at, "plan_completed", plan, '{"outcome": "done"}')
+        finished.append((at.isoformat(timespec="milliseconds"), plan))
+    for rank, plan in enumerate(queued, start=1):
+        event(now, "plan_added", plan, f'{{"position": "back", "rank": {rank}}}')
+    db.executemany("INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
+                   "VALUES (?, ?, ?, ?, 'agent', ?)", events)  # fmt: skip
+    db.executemany("UPDATE plans SET completed_at = ? WHERE id = ?", finished)
 
 
 def plan_records(completed: int, seed: int = 7) -> list[tuple[object, ...]]:

@@ -687,11 +687,16 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
 
 
 async def rows_web(folder: Path, size: dict[str, int], changes: int) -> list[Row]:
+    root, name = await web.big_session(folder, size)
     rows = [
         Row(12, f"session page, {size['queued']:,} queued + {size['completed']:,} completed "
-            "(server-side render, warm)", await web.page_renders(folder, size), None,
+            "(server-side render, warm)", await web.page_renders(root, name, size), None,
             "p50 < 200 ms", limit_absolute=200),
     ]  # fmt: skip
+    rows.append(Row(20, f"agent's add → its SSE event, {size['queued']:,} queued + "
+                    f"{size['completed']:,} completed (nineplan ui, plain SSE client, {changes} adds)",
+                    await web.sse_delays(root, name, changes), None, "p95 < 1 s",
+                    limit_absolute=1000, statistic="p95"))  # fmt: skip
     if (delays := await web.live_delays(folder, changes)) is not None:
         rows.append(Row(13, f"MCP call → change shown in the open page (browser, {changes} changes)",
                         delays, None, "p95 < 1 s", limit_absolute=1000, statistic="p95"))  # fmt: skip
@@ -720,7 +725,7 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
                 rows += rows_startup_memory(folder, size, search_root, search_name)
         if wanted(10):
             rows.append(await row_handoff(folder, size["repeat"]))
-        if wanted(12, 13):
+        if wanted(12, 13, 20):
             rows += await rows_web(folder, size, changes=50 if size_name == "full" else 5)
         if wanted(14, 15, 16):
             rows += await rows_journal(folder, size)

@@ -1,17 +1,24 @@
-"""Rows 12 and 13: the web view's session page at size, and an agent's change reaching the page.
+"""Rows 12, 13 and 20: the web view's session page at size, and an agent's change reaching it.
 
 Row 12 renders `/sessions/{name}` in process (the ASGI app over the library, no network) for a
-session of `queued` + `completed` plans. Row 13 opens the page of a real `nineplan ui` process in
+session of `queued` + `completed` plans whose journal holds the events that made them, the
+completions spread over HISTORY_DAYS days (so the page's chart counts a day's worth of them).
+Row 20 has a plain SSE client (no browser) read the live stream of a real `nineplan ui` process
+for such a session and times each of an agent's adds (another process: a stdio server) from the
+call to the `fragments` event that carries it. Row 13 opens the page of a real `nineplan ui` process in
 Debian's Chromium and times, in the browser, each of 50 agent calls (a real stdio server) from
 the moment before the call to the moment the page's queue changes; without /usr/bin/chromium it
 is left out.
 """
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import httpx2
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp import Client
 
 from benchmarks.data import seed_session
@@ -21,6 +28,8 @@ from nineplan_adapters.entrypoints.cli.demo import free_port, server_command
 from nineplan_adapters.entrypoints.web import web_app
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: Over how many days the seeded session completed its plans (100,000 plans: 1,000 a day).
+HISTORY_DAYS = 100
 PLAN = {"context": "bench", "goal": "a unit of work", "approach": "steps", "success_criteria": "ok"}
 # Records when the queue fragment changes, on the page's own clock (the same system clock).
 OBSERVE = """() => {
@@ -36,11 +45,22 @@ NEXT_CHANGE = """(seen) => new Promise((resolve) => {
 })"""
 
 
-async def page_renders(folder: Path, size: dict[str, int]) -> list[float]:
-    """Seconds per render of the big session's page (the first, cold one left out)."""
+async def big_session(folder: Path, size: dict[str, int]) -> tuple[Path, str]:
+    """The sessions folder and name of the big session rows 12 and 20 measure: `queued` plans
+    with their files and `completed` in history, with the journal that made them (bulk inserts
+    through sqlite3, as benchmarks.data does)."""
     root = folder / "web-big"
     name = "web-bench-session"
-    await seed_session(root, name, completed=size["completed"], queued=size["queued"])
+    started = time.perf_counter()
+    await seed_session(
+        root, name, completed=size["completed"], queued=size["queued"], history_days=HISTORY_DAYS
+    )
+    print(f"rows 12 and 20: seeded in {time.perf_counter() - started:.1f} s")
+    return root, name
+
+
+async def page_renders(root: Path, name: str, size: dict[str, int]) -> list[float]:
+    """Seconds per render of the big session's page (the first, cold one left out)."""
     samples = []
     async with open_nineplan(root) as nineplan:
         app = web_app(nineplan, Settings(sessions_path=root))
@@ -109,4 +129,69 @@ async def live_delays(
     finally:
         ui.terminate()
         await ui.wait()
+    return delays
+
+
+@asynccontextmanager
+async def ui_process(root: Path) -> AsyncIterator[int]:
+    """A real `nineplan ui` on `root`; yields its port once it accepts connections."""
+    port = free_port()
+    params = server_command(root)
+    ui = await anyio.open_process(
+        [params.command, "-m", "nineplan_adapters", "ui", "--port", str(port)], env=params.env
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.05)
+        yield port
+    finally:
+        ui.terminate()
+        await ui.wait()
+
+
+async def _read_events(
+    http: httpx2.AsyncClient, url: str, arrived: MemoryObjectSendStream[tuple[float, str]]
+) -> None:
+    """Each `data:` line of the stream at `url`, with when it arrived (perf_counter)."""
+    async with http.stream("GET", url) as response, arrived:
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                await arrived.send((time.perf_counter(), line))
+
+
+async def sse_delays(root: Path, name: str, changes: int) -> list[float]:
+    """Seconds from each of `changes` adds by an agent (a stdio server process) to the
+    `fragments` event carrying it on a plain SSE client of a `nineplan ui` process. The agent
+    may queue more than the default 10,000 (NINEPLAN_MAX_QUEUE): the session starts full."""
+    agent_params = server_command(root)
+    agent_params.env = {**(agent_params.env or {}), "NINEPLAN_MAX_QUEUE": "100000"}
+    delays: list[float] = []
+    arrived, events = anyio.create_memory_object_stream[tuple[float, str]](100)
+    async with (
+        ui_process(root) as port,
+        Client(agent_params) as agent,
+        httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=None) as http,
+        anyio.create_task_group() as tasks,
+    ):
+        await agent.call_tool("9plan_session_resume", {"session_name": name})
+        tasks.start_soon(_read_events, http, f"/sessions/{name}/live", arrived)
+        with anyio.fail_after(30):
+            await events.receive()  # the first event: the whole page, in step
+        for index in range(changes):
+            goal = f"sse change number {index}"
+            before = time.perf_counter()
+            added = await agent.call_tool(
+                "9plan_queue_add", {**PLAN, "goal": goal, "position": "front"}
+            )
+            assert not added.is_error, added.content
+            with anyio.fail_after(10):
+                while goal not in (event := await events.receive())[1]:
+                    pass
+            delays.append(event[0] - before)
+        tasks.cancel_scope.cancel()
     return delays

@@ -1,7 +1,5 @@
 """The web view in a real browser, beside a real agent: a stdio server driven by the SDK client."""
 
-import os
-import shutil
 from pathlib import Path
 
 import anyio
@@ -10,7 +8,7 @@ from mcp import Client
 from playwright.async_api import Browser, Page
 
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import PROJECT, spawned_ui, stdio_server
+from tests.integration.servers import spawned_ui, stdio_server
 from tests.mcp_helpers import ok
 
 WAIT_MS = 5000  # every wait_for: the page must catch up within this, or the test fails
@@ -88,7 +86,7 @@ async def test_the_sessions_list_shows_the_active_plan_stuck_plans_and_activity(
 
 async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
     """A new session, an added plan and a pull by the agent's own server show up on the open
-    list without a reload."""
+    list without a reload, the session with the newest activity moving to the top."""
     async with Client(stdio_server(tmp_path)) as agent:
         first = await new_session(agent, "first task")
         await page.goto(ui)
@@ -99,7 +97,7 @@ async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
         await row.wait_for(timeout=WAIT_MS)
         await row.locator("[data-testid=queue-length]").get_by_text("1").wait_for(timeout=WAIT_MS)
         names = page.locator("[data-testid=sessions] [data-session]")
-        assert sorted([first, second]) == [
+        assert [second, first] == [
             str(await r.get_attribute("data-session")) for r in await names.all()
         ]
         pulled = await ok(agent, "9plan_queue_pull")
@@ -113,6 +111,9 @@ async def test_the_sessions_list_is_live(tmp_path: Path, ui: str, page: Page):
             .get_by_text("1")
             .wait_for(timeout=WAIT_MS)
         )
+        await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "busy again"}, session_name=first)
+        top = "[data-testid=sessions] tbody tr:first-child"
+        await page.wait_for_selector(f"{top}[data-session='{first}']", timeout=WAIT_MS)
         assert await page.evaluate("window.notReloaded") is True
 
 
@@ -279,11 +280,9 @@ async def test_the_token_flow(tmp_path: Path, browser: Browser):
         await context.close()
 
 
-async def test_a_screenshot_for_the_docs(tmp_path: Path, ui: str, page: Page):
-    """A session page with an active plan, notes and a queue renders; the picture is kept.
-
-    With NINEPLAN_UPDATE_SCREENSHOT=1 it replaces docs/images/ui-session.png.
-    """
+async def test_a_session_page_with_notes_renders_as_a_picture(tmp_path: Path, ui: str, page: Page):
+    """A session page with an active plan, notes and a queue renders and shows the notes the
+    agent appended (the docs' pictures come from scripts/screenshots.py)."""
     async with Client(stdio_server(tmp_path)) as agent:
         name = await new_session(agent, "Add accounts to the app", "Design the users table")
         for goal in ("Write the sign-up endpoint", "Hash passwords with argon2", "Add login"):
@@ -298,8 +297,6 @@ async def test_a_screenshot_for_the_docs(tmp_path: Path, ui: str, page: Page):
         picture = tmp_path / "ui-session.png"
         await page.screenshot(path=str(picture), full_page=False)
     assert picture.read_bytes().startswith(b"\x89PNG")
-    if os.environ.get("NINEPLAN_UPDATE_SCREENSHOT") == "1":
-        shutil.copy(picture, PROJECT / "docs" / "images" / "ui-session.png")
 
 
 async def test_the_change_appears_within_the_wait(tmp_path: Path, ui: str, page: Page):

@@ -13,6 +13,7 @@ import pytest
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
+from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
@@ -40,6 +41,16 @@ async def test_session_database_settings(tmp_path: Path):
             )
         assert sql["plans"].rstrip().endswith("STRICT")
         assert "porter unicode61" in sql["history_fts"]
+
+
+async def test_the_active_plans_are_found_through_their_index(tmp_path: Path):
+    """Reading every active plan looks only at the active rows (the partial index), never the
+    whole history: a long session's page stays quick."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    with raw(tmp_path / name / "session.db") as db:
+        plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {ACTIVE_ALL}"))
+    assert "plans_active_worker" in plan, plan
 
 
 async def test_normal_durability_is_an_opt_in(tmp_path: Path):

@@ -116,8 +116,8 @@ async def test_the_web_view_shows_the_workspace(backend: Backend):
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
         listing = (await http.get("/")).text
         assert "<th>Workspace</th>" in listing
-        assert '<td class="workspace">/work/app</td>' in listing
-        assert '<td class="workspace">-</td>' in listing
+        assert '<td data-label="Workspace" class="workspace">/work/app</td>' in listing
+        assert '<td data-label="Workspace" class="workspace">-</td>' in listing
         assert "Workspace: <code>/work/app</code>" in (await http.get(f"/sessions/{bound}")).text
         assert 'data-testid="workspace"' not in (await http.get(f"/sessions/{loose}")).text
 

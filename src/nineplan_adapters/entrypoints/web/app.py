@@ -1,5 +1,7 @@
 """The web view's Starlette app: pages, forms, live updates and static files, behind the guard."""
 
+from importlib.resources import files
+
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -10,7 +12,12 @@ from starlette.types import ASGIApp
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import ToolNames
 from nineplan_adapters.entrypoints.web.live import LiveResponse, SessionsLiveResponse
-from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, showing_archived
+from nineplan_adapters.entrypoints.web.pages import (
+    Pages,
+    SessionView,
+    list_query,
+    showing_archived,
+)
 from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
@@ -27,6 +34,19 @@ async def no_well_known(_: Request) -> Response:
             "'Authorization: Bearer <token>'",
         },
         status_code=404,
+    )
+
+
+#: The favicon, also at /favicon.ico, where browsers ask for it unprompted.
+FAVICON = files("nineplan_adapters.entrypoints.web").joinpath("static/favicon.svg")
+
+
+async def favicon(_: Request) -> Response:
+    """The SVG favicon at /favicon.ico (a browser asks there whatever the page links)."""
+    return Response(
+        FAVICON.read_bytes(),
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=86400"},
     )
 
 
@@ -50,11 +70,14 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         return LiveResponse(pages, watch, name, SessionView.of(request))
 
     async def live_list(request: Request) -> Response:
-        return SessionsLiveResponse(pages, watch, archived=showing_archived(request))
+        return SessionsLiveResponse(
+            pages, watch, archived=showing_archived(request), query=list_query(request)
+        )
 
     routes = [
         Route("/", pages.sessions),
         Route("/live", live_list),
+        Route("/favicon.ico", favicon),
         Route("/.well-known/{rest:path}", no_well_known),
         Route("/login", pages.login_page, methods=["GET"]),
         Route("/login", pages.login, methods=["POST"]),

@@ -19,7 +19,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 from watchfiles import Change, awatch
 
-from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
+from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, listed
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
@@ -181,38 +181,63 @@ class LiveResponse(EventStream):
 class SessionsLiveResponse(EventStream):
     """Live updates for the session list: at each change, only the changed sessions are read.
 
-    The first event (and any change to which sessions there are) brings the whole table body
-    as the `sessions` fragment; after that a `rows` event brings each changed row by name.
+    The first event (and any change to which sessions are listed, or to their order: the
+    newest activity first) brings the whole table body as the `sessions` fragment; after that
+    a `rows` event brings each changed row by name.
     """
 
-    def __init__(self, pages: Pages, watch: SessionWatch, *, archived: bool = False) -> None:
+    def __init__(
+        self, pages: Pages, watch: SessionWatch, *, archived: bool = False, query: str = ""
+    ) -> None:
         super().__init__()
         self.pages = pages
         self.watch = watch
         #: Archived sessions are shown too (the list's `?archived=1`).
         self.archived = archived
+        #: Only the sessions whose name or task holds this (the list's `?q=`).
+        self.query = query
 
     async def stream(self, events: Events) -> None:
         async with self.watch.sessions() as changes:
             rows = await self._read(None) or {}
-            shown = {name: self.pages.row_html(summary) for name, summary in rows.items()}
-            await events.send(
-                _event("fragments", {"sessions": self.pages.rows_html(rows.values())})
-            )
+            lines = self._lines(rows)
+            shown = {line.name: self.pages.row_html(line) for line in lines}
+            body = self.pages.rows_html(lines, self.query)
+            await events.send(_event("fragments", {"sessions": body}))
             async for changed in changes:
                 if (fresh := await self._read(sorted(changed))) is None:
                     continue  # the rows stay as they were until the next change
                 names = (rows.keys() - changed) | fresh.keys()
-                rows = {name: fresh.get(name) or rows[name] for name in sorted(names)}
-                html = {name: self.pages.row_html(rows[name]) for name in fresh}
-                if names != shown.keys():  # a session came or went: the whole body, in order
-                    shown = {name: html.get(name) or shown[name] for name in rows}
-                    await events.send(
-                        _event("fragments", {"sessions": self.pages.rows_html(rows.values())})
-                    )
-                elif moved := {name: row for name, row in html.items() if shown[name] != row}:
-                    shown.update(moved)
-                    await events.send(_event("rows", moved))
+                rows = {name: fresh.get(name) or rows[name] for name in names}
+                shown = await self._send(events, shown, self._lines(rows), fresh.keys())
+
+    def _lines(
+        self, rows: dict[str, SessionSummary | UnreadableSession]
+    ) -> list[SessionSummary | UnreadableSession]:
+        return listed(rows.values(), self.query)
+
+    async def _send(
+        self,
+        events: Events,
+        shown: dict[str, str],
+        lines: list[SessionSummary | UnreadableSession],
+        fresh: Iterable[str],
+    ) -> dict[str, str]:
+        """Send what changed from `shown` (the rows the page has, in order) to `lines`: the
+        whole body when the listed sessions or their order changed, else the changed rows."""
+        redrawn = set(fresh)
+        html = {
+            line.name: self.pages.row_html(line)
+            if line.name in redrawn or line.name not in shown
+            else shown[line.name]
+            for line in lines
+        }
+        if list(html) != list(shown):
+            body = "\n".join(html.values()) or self.pages.rows_html([], self.query)
+            await events.send(_event("fragments", {"sessions": body}))
+        elif moved := {name: row for name, row in html.items() if shown[name] != row}:
+            await events.send(_event("rows", moved))
+        return html
 
     async def _read(
         self, names: list[str] | None

@@ -7,6 +7,7 @@ goes through the NinePlan use cases. Templates autoescape: whatever an agent wro
 import datetime as dt
 import math
 import re
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
+from nineplan_adapters.entrypoints.web.chart import COUNTED, Chart, Tally, window_start
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import (
@@ -56,6 +58,10 @@ JOURNAL_LIMIT = 100
 #: Completed plans the board's Done column shows, newest first (and as many of the most
 #: recently discarded or dropped ones in its folded list).
 DONE_LIMIT = 20
+#: Journal events the chart reads at a time, newest first, until it has its 24 hours.
+CHART_PAGE = 1000
+#: Chart tallies kept at most (a few integers each); past that they start over.
+TALLIES = 1000
 #: A session whose database cannot be read is unavailable, not a fault of the view.
 _STATUS_CODES = {
     "SESSION_NOT_FOUND": 404,
@@ -268,6 +274,24 @@ class Reads:
         events = await self.service.journal(name, query)
         return [event for event in reversed(events) if isinstance(event, Event)]
 
+    async def counted_after(self, name: str, seq: int) -> list[Event | UnreadableEvent]:
+        """The completions and deferrals after event `seq`, oldest first."""
+        query = EventQuery(after_seq=seq, kinds=frozenset(COUNTED))
+        return await self.service.journal(name, query)
+
+    async def counted(self, name: str, now: dt.datetime) -> list[Event | UnreadableEvent]:
+        """The completions and deferrals of the chart's 24 hours, newest first: read back a
+        page at a time until one is older than the window (the journal appends in time order,
+        so only the window's events and one page more are read)."""
+        start, before, found = window_start(now), None, []
+        while True:
+            query = EventQuery(last=CHART_PAGE, before_seq=before, kinds=frozenset(COUNTED))
+            page = (await self.service.journal(name, query))[::-1]
+            found += page
+            if len(page) < CHART_PAGE or (isinstance(page[-1], Event) and page[-1].at < start):
+                return found
+            before = page[-1].seq
+
     async def journal(self, name: str, before: int | None = None) -> JournalPage:
         """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
         query = EventQuery(last=JOURNAL_LIMIT, before_seq=before)
@@ -281,6 +305,8 @@ class Pages:
     service: NinePlan
     security: WebSecurity
     environment: jinja2.Environment = attrs.field(factory=templates)
+    #: Each session's chart tally, by name and creation time (see `chart`).
+    tallies: dict[tuple[str, dt.datetime], Tally] = attrs.field(factory=dict)
 
     def clock(self) -> dt.datetime:
         return self.service.clock()
@@ -298,6 +324,26 @@ class Pages:
         module = self.environment.get_template("fragments.html").module
         return str(getattr(module, macro)(*arguments))
 
+    async def chart(self, name: str, state: SessionState) -> markupsafe.Markup:
+        """The session's chart of its last 24 hours, rendered as the page renders it. The
+        first render of a session reads the window's events; later ones only the newer
+        events (its tally is kept per session, by name and creation time: a session deleted
+        and made again under its name starts over)."""
+        now = self.clock()
+        key = (name, state.session.created_at)
+        if (tally := self.tallies.get(key)) is None:
+            tally = Tally()
+            tally.add(await self.reads.counted(name, now))
+            if len(self.tallies) >= TALLIES:
+                self.tallies.clear()  # many sessions looked at: start over, cheaply
+            self.tallies[key] = tally
+        else:
+            tally.add(await self.reads.counted_after(name, tally.last_seq))
+        drawing = Chart(tally.hours(now))
+        module = self.environment.get_template("chart.html").module
+        drawn = module.chart(drawing, name, state.session.task_description)  # type: ignore[attr-defined]
+        return markupsafe.Markup(drawn)  # noqa: S704 - the template escaped every value in it
+
     async def fragments(
         self, name: str, view: "SessionView"
     ) -> tuple[dict[str, str], SessionState]:
@@ -309,6 +355,7 @@ class Pages:
         journal = await self.reads.journal(name, view.before)
         parts = {
             "summary": self.fragment("summary", state),
+            "chart": await self.chart(name, state),
             "active": self.fragment("active", state, files, name, csrf, now),
             "queue": self.fragment("queue", state, queue, name, csrf, view),
             "done": self.fragment("done", await self.reads.done(name), state, name, now),
@@ -324,8 +371,10 @@ class Pages:
         listing = await self.reads.sessions(names, archived=archived)
         return {s.name: s for s in listing.sessions}
 
-    def rows_html(self, summaries: Iterable[SessionSummary | UnreadableSession]) -> str:
-        return self.fragment("session_rows", list(summaries), self.clock())
+    def rows_html(
+        self, summaries: Iterable[SessionSummary | UnreadableSession], query: str = ""
+    ) -> str:
+        return self.fragment("session_rows", list(summaries), self.clock(), query)
 
     def row_html(self, summary: SessionSummary | UnreadableSession) -> str:
         return self.fragment("session_row", summary, self.clock())
@@ -344,15 +393,18 @@ class Pages:
     # -- pages -----------------------------------------------------------------------
 
     async def sessions(self, request: Request) -> Response:
-        archived = showing_archived(request)
+        archived, query = showing_archived(request), list_query(request)
         listing = await self.reads.sessions(archived=archived)
+        live = {"archived": "1"} if archived else {}
+        live |= {"q": query} if query.strip() else {}
         return self.render(
             "sessions.html",
-            sessions=listing.sessions,
+            sessions=listed(listing.sessions, query),
             archived_left_out=listing.archived_left_out,
             showing_archived=archived,
+            query=query,
             now=self.clock(),
-            live_url="/live?archived=1" if archived else "/live",
+            live_url="/live" + (f"?{urllib.parse.urlencode(live)}" if live else ""),
         )
 
     async def session(self, request: Request) -> Response:
@@ -387,6 +439,7 @@ class Pages:
                 state=state,
                 files=await self.reads.active_files(name, state),
                 done=await self.reads.done(name),
+                chart=await self.chart(name, state),
                 now=self.clock(),
                 page=QueuePage.of(state.queue, view.page),
                 view=view,
@@ -594,6 +647,30 @@ class Pages:
         return form
 
 
+def listed(
+    sessions: Iterable[SessionSummary | UnreadableSession], query: str = ""
+) -> list[SessionSummary | UnreadableSession]:
+    """The session list's lines in the list's order: the newest activity first (a session
+    with none, or that cannot be read, after those), then by name; only those whose name or
+    task holds `query` (case-insensitive; every line for a blank one)."""
+    words = query.strip().casefold()
+
+    def matches(line: SessionSummary | UnreadableSession) -> bool:
+        task = line.session.task_description if isinstance(line, SessionSummary) else None
+        return words in line.name.casefold() or words in (task or "").casefold()
+
+    def newest_first(line: SessionSummary | UnreadableSession) -> tuple[float, str]:
+        at = line.last_activity if isinstance(line, SessionSummary) else None
+        return (-at.timestamp() if at else math.inf, line.name)
+
+    return sorted((line for line in sessions if matches(line)), key=newest_first)
+
+
+def list_query(request: Request) -> str:
+    """The session list's filter (`?q=`), at most 200 characters."""
+    return request.query_params.get("q", "")[:200]
+
+
 def showing_archived(request: Request) -> bool:
     """Whether the session list was asked for archived sessions too (`?archived=1`)."""
     return request.query_params.get("archived") == "1"
@@ -729,4 +806,6 @@ __all__ = [
     "QueuePage",
     "Reads",
     "SessionView",
+    "list_query",
+    "listed",
 ]

@@ -38,7 +38,9 @@ BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - consta
 ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
 ACTIVE_OF = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = ?"  # noqa: S608 - constants only
 #: Every active plan (by id: the service orders them by when they were pulled).
-ACTIVE_ALL = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' ORDER BY id"  # noqa: S608 - constants only
+# `+id`: sort the few active rows found through the partial index plans_active_worker; a bare
+# `ORDER BY id` has SQLite walk the whole table in id order instead (200 ms at 100,000 plans).
+ACTIVE_ALL = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' ORDER BY +id"  # noqa: S608 - constants only
 FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
 TALLY = (
     f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
