@@ -129,3 +129,56 @@ async def test_a_refused_move_of_a_plan_off_the_first_page_says_why_above_the_qu
     assert (
         f"Moving <code>{ids['P200']}</code> before <code>zzzzz</code> was refused" in refused.text
     )
+
+
+async def test_a_refused_drop_keeps_the_typed_reason_beside_the_field(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """A drop whose reason is blank (spaces get past the browser's `required`) comes back as
+    the session page, 400, the card's reason field holding what was typed and the reason
+    beside it; nothing is dropped."""
+    name, ids = await session_with(backend, "A", "B")
+    csrf = csrf_of((await client.get(f"/sessions/{name}")).text)
+    refused = await client.post(
+        f"/sessions/{name}/plans/{ids['B']}/drop",
+        data={"reason": "   ", "csrf": csrf},
+        headers=HEADERS,
+    )
+    assert refused.status_code == 400
+    assert 'data-testid="board"' in refused.text
+    assert f'id="drop-{ids["B"]}-error" data-testid="field-error" data-field="reason"' in (
+        refused.text
+    )
+    assert 'value="   " aria-invalid="true"' in refused.text
+    assert "reason" in refused.text and "blank" in refused.text
+    assert await queue_of(backend, name) == ["A", "B"]
+
+
+async def test_a_card_moved_or_dropped_after_the_agent_pulled_it_says_why_above_the_queue(
+    backend: Backend, client: httpx2.AsyncClient
+):
+    """The agent pulls a plan while a person's page still shows it queued: the person's To
+    front, then Drop, come back as the session page (409) with one line above the queue
+    naming the plan, what was asked and why; the reason typed for the drop is not lost
+    silently (the line says it was refused), and the plan stays the agent's."""
+    name, ids = await session_with(backend, "A", "B")
+    csrf = csrf_of((await client.get(f"/sessions/{name}")).text)
+    await backend.service.pull_plan(name)
+    moved = await client.post(
+        f"/sessions/{name}/plans/{ids['A']}/move",
+        data={"position": "front", "csrf": csrf},
+        headers=HEADERS,
+    )
+    assert moved.status_code == 409
+    assert f"Moving <code>{ids['A']}</code> to the front was refused" in moved.text
+    assert 'data-testid="board"' in moved.text
+    dropped = await client.post(
+        f"/sessions/{name}/plans/{ids['A']}/drop",
+        data={"reason": "not needed", "csrf": csrf},
+        headers=HEADERS,
+    )
+    assert dropped.status_code == 409
+    assert f"Dropping <code>{ids['A']}</code> was refused" in dropped.text
+    state = await backend.service.session_state(name)
+    assert state.active_plan is not None and state.active_plan.id == ids["A"]
+    assert await queue_of(backend, name) == ["B"]

@@ -420,7 +420,8 @@ class Pages:
     ) -> Response:
         """The session page; with `add`, its add form as the person filled it in, and why it
         was refused (`status_code` then says the request was refused); with `move`, a queued
-        plan's "move before" field as it was sent, with why that move was refused."""
+        queued card's refused form (move before, drop, to front or back) as it was sent, with
+        why it was refused."""
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
@@ -524,12 +525,22 @@ class Pages:
         try:
             await self.service.move_plan(name, plan_id, position, before=before)
         except NinePlanError as exc:
-            if before is not None and _about_before(exc, before):
+            if before is not None:
                 refused = MoveForm(plan_id, before, exc.message, for_people(exc.suggestion))
-                status = _STATUS_CODES.get(exc.category, 400)
-                return await self.session_page(request, name, status_code=status, move=refused)
-            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+            else:
+                refused = MoveForm(
+                    plan_id, position or "", exc.message, for_people(exc.suggestion), "position"
+                )
+            return await self._refused(request, name, exc, refused)
         return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def _refused(
+        self, request: Request, name: str, exc: NinePlanError, refused: "MoveForm"
+    ) -> Response:
+        """The session page again, the card's refused form filled in with the reason beside
+        it (a session that cannot be read gets the error page, as the page itself does)."""
+        status = _steer_status(exc) or _STATUS_CODES.get(exc.category, 400)
+        return await self.session_page(request, name, status_code=status, move=refused)
 
     async def edit_page(self, request: Request) -> Response:
         """The edit form of a queued plan: its sections as its file holds them now, and the
@@ -588,10 +599,12 @@ class Pages:
         form = await self._form(request)
         if isinstance(form, Response):
             return form
+        reason = _text(form, "reason")
         try:
-            await self.service.drop_plan(name, plan_id, _text(form, "reason"))
+            await self.service.drop_plan(name, plan_id, reason)
         except NinePlanError as exc:
-            return self.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
+            refused = MoveForm(plan_id, reason, exc.message, for_people(exc.suggestion), "reason")
+            return await self._refused(request, name, exc, refused)
         return RedirectResponse(f"/sessions/{name}", status_code=303)
 
     async def release(self, request: Request) -> Response:
@@ -707,13 +720,15 @@ class AddForm:
 
 @attrs.frozen
 class MoveForm:
-    """A queued plan's "move before" field as a person sent it, refused: which plan, what
-    was typed, why, and what to do about it."""
+    """A queued card's form as a person sent it, refused: which plan, which field (`before`,
+    `reason` for a drop, `position` for to front or back) and what was typed in it, why, and
+    what to do about it."""
 
     plan_id: str
     before: str
     message: str
     suggestion: str | None = None
+    field: str = "before"
 
 
 @attrs.frozen
@@ -776,14 +791,6 @@ def _local(target: str | None) -> str:
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
         return "/"
     return target
-
-
-def _about_before(exc: NinePlanError, before: str) -> bool:
-    """Whether a refused move is about the plan its "move before" field named (shown beside
-    that field), not about the plan being moved (a page of its own)."""
-    if isinstance(exc, InvalidInputError):
-        return exc.field == "before"
-    return isinstance(exc, PlanNotFoundError) and exc.plan_id == before
 
 
 def _steer_status(exc: NinePlanError) -> int | None:
