@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeVar
 
 from nineplan_core.errors import NinePlanError
-from nineplan_core.journal import Event, EventQuery, NewEvent, UnreadableEvent
+from nineplan_core.journal import Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import (
     MAIN_WORKER,
     Plan,
@@ -157,6 +157,16 @@ class SessionReader(Protocol):
     async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
         """The session's journal events that `query` asks for, oldest first; a stored row
         that is not a valid event comes back as an UnreadableEvent, never as an error."""
+        ...
+
+    async def hourly_counts(
+        self, kinds: frozenset[EventKind], since: dt.datetime
+    ) -> dict[tuple[dt.datetime, EventKind], int]:
+        """How many journal events of `kinds` happened in each UTC hour from `since` (to the
+        millisecond) on, by the hour's start (UTC) and kind; hours without one are left out.
+        Counted in the database: only the counts are read. A row counts by its kind and time
+        alone (a damaged detail does not hide it); a row whose time cannot be read is not
+        counted."""
         ...
 
 

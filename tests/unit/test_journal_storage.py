@@ -2,12 +2,14 @@
 
 import datetime as dt
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from nineplan_adapters.entrypoints.web.chart import hourly, hours
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
@@ -212,7 +214,8 @@ async def test_a_time_past_the_calendar_fails_the_invariant_not_the_tools(
     kind: str, tmp_path: Path
 ):
     """A hand-edited time that has no UTC value (9999-12-31T23:00 at -05:00) makes its row
-    unreadable: validate reports it, and state, resume and the log still answer."""
+    unreadable: validate reports it, and state, resume, the log and the hourly counts (which
+    leave it out) still answer."""
     async with open_backend(kind, tmp_path) as backend:
         service = backend.service
         name = await backend.session()
@@ -225,6 +228,8 @@ async def test_a_time_past_the_calendar_fails_the_invariant_not_the_tools(
         assert isinstance(state.recent[1], UnreadableEvent)
         await service.resume_session(name)
         assert isinstance((await service.journal(name))[1], UnreadableEvent)
+        since = backend.clock() - dt.timedelta(days=1)
+        assert await service.hourly_counts(name, frozenset({K.PLAN_ADDED}), since) == {}
 
 
 async def test_a_journal_that_disagrees_with_the_state_is_reported(backend: Backend):
@@ -403,3 +408,45 @@ async def test_a_session_and_its_first_event_are_created_together(backend: Backe
     good = NewEvent(kind=K.SESSION_CREATED, at=at, actor=Actor.AGENT)
     await backend.catalog.create(session, good)
     assert await kinds(backend, session.name) == [K.SESSION_CREATED]
+
+
+async def test_hourly_counts_are_counted_per_utc_hour_from_the_start_on(backend: Backend):
+    """The store counts the asked kinds per UTC hour from `since` on: an event exactly on
+    `since` or on an hour's start counts in that hour, one a millisecond before `since` does
+    not, a time written with another offset counts in its UTC hour, other kinds are left out;
+    the chart's hours from these counts are those from the events themselves."""
+    name = await backend.session()
+    since = dt.datetime(2026, 3, 3, 11, tzinfo=dt.UTC)
+    at = {
+        K.PLAN_COMPLETED: [
+            since - dt.timedelta(milliseconds=1),  # before the window
+            since,
+            dt.datetime(2026, 3, 4, 9, 59, 59, 999000, tzinfo=dt.UTC),
+            dt.datetime(2026, 3, 4, 10, tzinfo=dt.UTC),
+            dt.datetime(2026, 3, 4, 11, tzinfo=dt.UTC),  # after "now", still counted
+        ],
+        K.PLAN_DEFERRED: [
+            dt.datetime(2026, 3, 4, 11, 5, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+        ],
+        K.PLAN_PULLED: [dt.datetime(2026, 3, 4, 10, 1, tzinfo=dt.UTC)],
+    }
+    store = await backend.catalog.open(SessionName(name))
+    async with store.transaction() as tx:
+        for kind, times in at.items():
+            for time in times:
+                await tx.append(NewEvent(kind=kind, at=time, actor=Actor.AGENT, plan_id="abcde"))
+    counted = frozenset({K.PLAN_COMPLETED, K.PLAN_DEFERRED})
+    counts = await backend.service.hourly_counts(name, counted, since)
+    hour = partial(dt.datetime, 2026, 3, tzinfo=dt.UTC)
+    assert counts == {
+        (hour(3, 11), K.PLAN_COMPLETED): 1,
+        (hour(4, 9), K.PLAN_COMPLETED): 1,
+        (hour(4, 9), K.PLAN_DEFERRED): 1,
+        (hour(4, 10), K.PLAN_COMPLETED): 1,
+        (hour(4, 11), K.PLAN_COMPLETED): 1,
+    }
+    deferred = await backend.service.hourly_counts(name, frozenset({K.PLAN_DEFERRED}), since)
+    assert deferred == {(hour(4, 9), K.PLAN_DEFERRED): 1}
+    assert await backend.service.hourly_counts(name, frozenset(), since) == {}
+    now = dt.datetime(2026, 3, 4, 10, 30, tzinfo=dt.UTC)
+    assert hours(counts, now) == hourly(await backend.service.journal(name), now)

@@ -13,7 +13,7 @@ import pytest
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
-from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL
+from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, HOURLY_COUNTS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
@@ -51,6 +51,19 @@ async def test_the_active_plans_are_found_through_their_index(tmp_path: Path):
     with raw(tmp_path / name / "session.db") as db:
         plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {ACTIVE_ALL}"))
     assert "plans_active_worker" in plan, plan
+
+
+async def test_the_hourly_counts_read_only_the_index_of_kinds_and_times(tmp_path: Path):
+    """The chart's count per hour walks journal_kind_at for the window's times and never the
+    journal's rows: a session with a long history counts its day as quickly as a new one."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    with raw(tmp_path / name / "session.db") as db:
+        found = db.execute(
+            f"EXPLAIN QUERY PLAN {HOURLY_COUNTS}", ('["plan_completed"]', "", "", "")
+        )
+        plan = " ".join(row[-1] for row in found)
+    assert "COVERING INDEX journal_kind_at (kind=? AND at>?)" in plan, plan
 
 
 async def test_normal_durability_is_an_opt_in(tmp_path: Path):
@@ -429,20 +442,21 @@ async def test_a_cancelled_wait_leaves_the_connection_usable(tmp_path: Path):
 async def test_a_newer_schema_is_refused_naming_both_versions(tmp_path: Path):
     """A session database from a newer version is refused in one line naming its schema
     version and the newest this version knows, and is left as it was."""
+    newer = len(MIGRATIONS) + 1
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
     with raw(tmp_path / name / "session.db") as db:
-        db.execute("PRAGMA user_version = 8")
+        db.execute(f"PRAGMA user_version = {newer}")
     async with open_backend("sqlite", tmp_path) as backend:
         with pytest.raises(DatabaseError) as caught:
             await backend.service.session_state(name)
     assert caught.value.message == (
-        f"The session database has schema version 8, newer than version {len(MIGRATIONS)}, "
+        f"The session database has schema version {newer}, newer than version {len(MIGRATIONS)}, "
         "the newest this nineplan knows."
     )
     assert "\n" not in caught.value.message
     with raw(tmp_path / name / "session.db") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert db.execute("PRAGMA user_version").fetchone()[0] == newer
 
 
 async def test_migrating_twice_to_workers_keeps_one_set_of_columns(tmp_path: Path):

@@ -9,7 +9,7 @@ import pytest
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.web import web_app
-from nineplan_adapters.entrypoints.web.chart import HOURS, Chart, Tally, hourly, window_start
+from nineplan_adapters.entrypoints.web.chart import HOURS, Chart, hourly, window_start
 from nineplan_adapters.entrypoints.web.pages import listed
 from nineplan_core.journal import Actor, Event, EventKind, UnreadableEvent
 from nineplan_core.model import Session, SessionName
@@ -62,26 +62,6 @@ def test_hourly_counts_completions_and_deferrals_per_utc_hour():
         if hour.completed or hour.deferred
     }
     assert counted == {11: (1, 0), 9: (0, 2), 10: (1, 0)}
-
-
-def test_a_tally_kept_up_to_date_counts_what_a_fresh_count_does():
-    """Events added in batches as the journal grows (a batch read twice by two renders, an
-    unreadable event among them) give the same hours as counting them all at once; hours
-    that left the window are forgotten."""
-    at = dt.datetime(2026, 3, 4, 1, 0, tzinfo=dt.UTC)
-    kinds = [EventKind.PLAN_COMPLETED, EventKind.PLAN_DEFERRED, EventKind.PLAN_PULLED]
-    events = [event(n, kinds[n % 3], at + dt.timedelta(minutes=17 * n)) for n in range(1, 60)]
-    everything: list[Event | UnreadableEvent] = [*events, UnreadableEvent(seq=60, problem="x")]
-    tally = Tally()
-    for start in range(0, 60, 7):
-        batch = everything[start : start + 7]
-        tally.add(batch)
-        tally.add(batch)  # a second render read the same new events
-    assert tally.last_seq == 60
-    assert tally.hours(NOW) == hourly(everything, NOW)
-    later = NOW + dt.timedelta(hours=20)
-    assert tally.hours(later) == hourly(everything, later)
-    assert min(tally.counts) >= window_start(later)
 
 
 def test_the_chart_scales_its_bars_to_the_tallest_and_labels_every_sixth_hour():

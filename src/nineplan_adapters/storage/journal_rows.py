@@ -154,6 +154,11 @@ class EventRows:
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
         raise NotImplementedError
 
+    async def _count_hourly(
+        self, kinds: list[str], since: dt.datetime
+    ) -> list[tuple[dt.datetime, str, int]]:
+        raise NotImplementedError
+
     async def append(self, event: NewEvent) -> Event:
         seq = await self._last_seq() + 1
         await self._insert_event(event_row(event, seq))
@@ -161,3 +166,29 @@ class EventRows:
 
     async def events(self, query: EventQuery) -> list[Event | UnreadableEvent]:
         return [row_event(row) for row in await self._select_events(query)]
+
+    async def hourly_counts(
+        self, kinds: frozenset[EventKind], since: dt.datetime
+    ) -> dict[tuple[dt.datetime, EventKind], int]:
+        if not kinds:
+            return {}
+        rows = await self._count_hourly(sorted(kind.value for kind in kinds), since)
+        return {(hour.astimezone(dt.UTC), EventKind(kind)): count for hour, kind, count in rows}
+
+
+def hour_start(text: str) -> dt.datetime:
+    """An hour as SQLite's count names it ('2026-03-04T10'), as the UTC time it starts at."""
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H").replace(tzinfo=dt.UTC)
+
+
+def readable_time(text: str) -> dt.datetime | None:
+    """A stored time (text) in UTC, or None when it is not one (a row edited by hand)."""
+    try:
+        return converter.structure(text, dt.datetime)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def millisecond_text(at: dt.datetime) -> str:
+    """A time in UTC as SQLite's strftime('%Y-%m-%dT%H:%M:%f') writes it, to compare with."""
+    return at.astimezone(dt.UTC).isoformat(timespec="milliseconds").removesuffix("+00:00")

@@ -1,12 +1,14 @@
 """The session page's chart: plans completed and deferred per hour over the last 24 hours.
 
-`hourly` counts journal events into UTC hours (a pure function); `Chart` lays the counts out
+`hours` lays the journal's counts per UTC hour (counted by the store) out as the chart's 24
+hours, `hourly` counts events into them (pure functions); `Chart` lays the counts out
 as the bars of an inline SVG that templates/chart.html draws (classes only: the colours are in
 style.css, so nothing in the SVG needs a `style`).
 """
 
+import collections
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
@@ -46,42 +48,28 @@ class Hour:
         return self.completed if kind is EventKind.PLAN_COMPLETED else self.deferred
 
 
+#: Counts by the UTC hour's start and the kind, as the journal's hourly counts give them.
+Counts = Mapping[tuple[dt.datetime, EventKind], int]
+
+
+def hours(counts: Counts, now: dt.datetime) -> list[Hour]:
+    """The 24 hours up to `now` (the current hour last), each with its completions and
+    deferrals among `counts`; counts of other hours and other kinds are left out."""
+    first = window_start(now)
+    window = [first + dt.timedelta(hours=n) for n in range(HOURS)]
+    return [Hour(start, *(counts.get((start, kind), 0) for kind in COUNTED)) for start in window]
+
+
 def hourly(events: Iterable[Event | UnreadableEvent], now: dt.datetime) -> list[Hour]:
     """The 24 hours up to `now` (the current hour last), each with the completions and
     deferrals among `events` that happened in it; other kinds, unreadable events and events
     outside those hours are not counted."""
-    tally = Tally()
-    tally.add(events)
-    return tally.hours(now)
-
-
-@attrs.define
-class Tally:
-    """Completions and deferrals per UTC hour, kept up to date as the journal grows: `add`
-    counts the events after the newest seq it has seen (the journal only appends, and seqs
-    have no gaps, so an event is never counted twice nor missed), `hours` reads a window."""
-
-    #: The newest seq counted (or passed over: another kind, unreadable).
-    last_seq: int = 0
-    counts: dict[dt.datetime, list[int]] = attrs.field(factory=dict)
-
-    def add(self, events: Iterable[Event | UnreadableEvent]) -> None:
-        """Count `events` (oldest first, or any order) past `last_seq`."""
-        for event in sorted(events, key=lambda e: e.seq):
-            if event.seq <= self.last_seq:
-                continue  # counted already (two renders read the same new events)
-            self.last_seq = event.seq
-            if isinstance(event, Event) and event.kind in COUNTED:
-                bucket = self.counts.setdefault(_hour(event.at), [0, 0])
-                bucket[COUNTED.index(event.kind)] += 1
-
-    def hours(self, now: dt.datetime) -> list[Hour]:
-        """The 24 hours up to `now`; hours before them are forgotten (they never come back)."""
-        first = window_start(now)
-        for start in [start for start in self.counts if start < first]:
-            del self.counts[start]
-        window = [first + dt.timedelta(hours=n) for n in range(HOURS)]
-        return [Hour(start, *self.counts.get(start, (0, 0))) for start in window]
+    counts = collections.Counter(
+        (_hour(event.at), event.kind)
+        for event in events
+        if isinstance(event, Event) and event.kind in COUNTED
+    )
+    return hours(counts, now)
 
 
 @attrs.frozen
@@ -169,9 +157,10 @@ __all__ = [
     "HOURS",
     "Bar",
     "Chart",
+    "Counts",
     "Hour",
     "Label",
-    "Tally",
     "hourly",
+    "hours",
     "window_start",
 ]

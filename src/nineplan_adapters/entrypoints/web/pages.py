@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
-from nineplan_adapters.entrypoints.web.chart import COUNTED, Chart, Tally, window_start
+from nineplan_adapters.entrypoints.web.chart import COUNTED, Chart, hours, window_start
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import (
@@ -58,10 +58,6 @@ JOURNAL_LIMIT = 100
 #: Completed plans the board's Done column shows, newest first (and as many of the most
 #: recently discarded or dropped ones in its folded list).
 DONE_LIMIT = 20
-#: Journal events the chart reads at a time, newest first, until it has its 24 hours.
-CHART_PAGE = 1000
-#: Chart tallies kept at most (a few integers each); past that they start over.
-TALLIES = 1000
 #: A session whose database cannot be read is unavailable, not a fault of the view.
 _STATUS_CODES = {
     "SESSION_NOT_FOUND": 404,
@@ -274,23 +270,12 @@ class Reads:
         events = await self.service.journal(name, query)
         return [event for event in reversed(events) if isinstance(event, Event)]
 
-    async def counted_after(self, name: str, seq: int) -> list[Event | UnreadableEvent]:
-        """The completions and deferrals after event `seq`, oldest first."""
-        query = EventQuery(after_seq=seq, kinds=frozenset(COUNTED))
-        return await self.service.journal(name, query)
-
-    async def counted(self, name: str, now: dt.datetime) -> list[Event | UnreadableEvent]:
-        """The completions and deferrals of the chart's 24 hours, newest first: read back a
-        page at a time until one is older than the window (the journal appends in time order,
-        so only the window's events and one page more are read)."""
-        start, before, found = window_start(now), None, []
-        while True:
-            query = EventQuery(last=CHART_PAGE, before_seq=before, kinds=frozenset(COUNTED))
-            page = (await self.service.journal(name, query))[::-1]
-            found += page
-            if len(page) < CHART_PAGE or (isinstance(page[-1], Event) and page[-1].at < start):
-                return found
-            before = page[-1].seq
+    async def counted(
+        self, name: str, now: dt.datetime
+    ) -> Mapping[tuple[dt.datetime, EventKind], int]:
+        """The completions and deferrals of the chart's 24 hours, per UTC hour, counted by
+        the store (only the counts are read, however crowded the window)."""
+        return await self.service.hourly_counts(name, frozenset(COUNTED), window_start(now))
 
     async def journal(self, name: str, before: int | None = None) -> JournalPage:
         """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
@@ -305,8 +290,6 @@ class Pages:
     service: NinePlan
     security: WebSecurity
     environment: jinja2.Environment = attrs.field(factory=templates)
-    #: Each session's chart tally, by name and creation time (see `chart`).
-    tallies: dict[tuple[str, dt.datetime], Tally] = attrs.field(factory=dict)
 
     def clock(self) -> dt.datetime:
         return self.service.clock()
@@ -325,21 +308,10 @@ class Pages:
         return str(getattr(module, macro)(*arguments))
 
     async def chart(self, name: str, state: SessionState) -> markupsafe.Markup:
-        """The session's chart of its last 24 hours, rendered as the page renders it. The
-        first render of a session reads the window's events; later ones only the newer
-        events (its tally is kept per session, by name and creation time: a session deleted
-        and made again under its name starts over)."""
+        """The session's chart of its last 24 hours, rendered as the page renders it: one
+        count in the database each time, so no render reads the window's events."""
         now = self.clock()
-        key = (name, state.session.created_at)
-        if (tally := self.tallies.get(key)) is None:
-            tally = Tally()
-            tally.add(await self.reads.counted(name, now))
-            if len(self.tallies) >= TALLIES:
-                self.tallies.clear()  # many sessions looked at: start over, cheaply
-            self.tallies[key] = tally
-        else:
-            tally.add(await self.reads.counted_after(name, tally.last_seq))
-        drawing = Chart(tally.hours(now))
+        drawing = Chart(hours(await self.reads.counted(name, now), now))
         module = self.environment.get_template("chart.html").module
         drawn = module.chart(drawing, name, state.session.task_description)  # type: ignore[attr-defined]
         return markupsafe.Markup(drawn)  # noqa: S704 - the template escaped every value in it

@@ -4,6 +4,8 @@ It keeps the same promises as the SQLite store (transactions roll rows and files
 together, one writer at a time) so the conformance machine can hold both to one model.
 """
 
+import collections
+import datetime as dt
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -12,7 +14,7 @@ from typing import Any
 import anyio
 import attrs
 
-from nineplan_adapters.storage.journal_rows import EventRows, timestamp_text
+from nineplan_adapters.storage.journal_rows import EventRows, readable_time, timestamp_text
 from nineplan_adapters.storage.retry_log import MemoryRequestRecords, RetryLog
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import (
@@ -179,6 +181,16 @@ class MemorySessionTx(EventRows):
 
     async def _insert_event(self, row: dict[str, Any]) -> None:
         self.new_events.append(row | {"at": timestamp_text(row["at"])})
+
+    async def _count_hourly(
+        self, kinds: list[str], since: dt.datetime
+    ) -> list[tuple[dt.datetime, str, int]]:
+        counts: collections.Counter[tuple[dt.datetime, str]] = collections.Counter()
+        for row in (*self._committed_events, *self.new_events):
+            at = readable_time(row["at"]) if row["kind"] in kinds else None
+            if at is not None and at >= since:
+                counts[at.replace(minute=0, second=0, microsecond=0), row["kind"]] += 1
+        return [(hour, kind, count) for (hour, kind), count in counts.items()]
 
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
         kinds = {kind.value for kind in query.kinds}

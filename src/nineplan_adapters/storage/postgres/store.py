@@ -1,6 +1,7 @@
 """One session in PostgreSQL: transactions lock the session row, so writers on any machine
 take turns; plan files are this machine's mirror of the database."""
 
+import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
@@ -65,6 +66,12 @@ _TALLY = (
     "(SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = 'completed'), "
     f"(SELECT min(queue_position) {_QUEUED}), (SELECT max(queue_position) {_QUEUED}), "
     f"(SELECT goal {_QUEUED} ORDER BY queue_position LIMIT 1)"
+)
+#: One session's events of some kinds from a time on, counted per UTC hour: (hour, kind,
+#: count) rows; nineplan_journal_kind finds the kinds' rows.
+_HOURLY_COUNTS = (
+    "SELECT date_trunc('hour', at, 'UTC') AS hour, kind, count(*) FROM nineplan_journal "
+    "WHERE session_name = $1 AND kind = ANY($2::text[]) AND at >= $3 GROUP BY 1, 2"
 )
 _HEADLINE = f"StartSel={SNIPPET_MARKS[0]}, StopSel={SNIPPET_MARKS[1]}, MaxWords=16, MinWords=6"
 _SEARCH = (
@@ -241,6 +248,12 @@ class PostgresSessionTx(EventRows):
     async def _select_events(self, query: EventQuery) -> list[Mapping[str, Any]]:
         sql, parameters = event_select(query, postgres_dialect(self.session_name))
         return [dict(record) for record in await self.connection.fetch(sql, *parameters)]
+
+    async def _count_hourly(
+        self, kinds: list[str], since: dt.datetime
+    ) -> list[tuple[dt.datetime, str, int]]:
+        records = await self.connection.fetch(_HOURLY_COUNTS, self.session_name, kinds, since)
+        return [(record[0], record[1], record[2]) for record in records]
 
     async def _plan_where(self, condition: str, *arguments: Any) -> Plan | None:
         record = await self.connection.fetchrow(

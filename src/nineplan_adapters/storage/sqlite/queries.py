@@ -50,6 +50,24 @@ INSERT_EVENT = (
     "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
     "VALUES (:seq, :at, :kind, :plan_id, :actor, :detail)"
 )
+#: The UTC hour of a stored time ('2026-03-04T10'): its first 13 characters when it is written
+#: as nineplan writes it (to the millisecond, '+00:00'), else what strftime makes of it in UTC
+#: (NULL for a time it cannot read).
+_HOUR = (
+    "CASE WHEN substr(at, 24) = '+00:00' THEN substr(at, 1, 13) "
+    "ELSE strftime('%Y-%m-%dT%H', at) END"
+)
+#: Events of the kinds in a JSON array at or after a time, counted per UTC hour: (hour, kind,
+#: count) rows. Parameters: the kinds, that time as stored ('...+00:00'), the same less a day
+#: (a range on the stored text that journal_kind_at can walk, wide enough for any offset a
+#: hand-edited time has), and the time in strftime's '%Y-%m-%dT%H:%M:%f' (for such a time).
+HOURLY_COUNTS = (
+    f"SELECT {_HOUR} AS hour, kind, count(*) FROM journal "  # noqa: S608 - constants only
+    "WHERE kind IN (SELECT value FROM json_each(?1)) AND at >= ?3 "
+    "AND CASE WHEN substr(at, 24) = '+00:00' THEN at >= ?2 "
+    "ELSE strftime('%Y-%m-%dT%H:%M:%f', at) >= ?4 END "
+    "GROUP BY hour, kind"
+)
 
 #: The queue, front first: (id, goal) rows (the store's queue()).
 QUEUE = "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"

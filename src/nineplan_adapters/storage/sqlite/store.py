@@ -1,5 +1,6 @@
 """One session's SQLite store: a connection kept open, transactions that cover plan files."""
 
+import datetime as dt
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -10,7 +11,14 @@ from typing import Any
 import anyio
 import attrs
 
-from nineplan_adapters.storage.journal_rows import SQLITE, EventRows, event_select, timestamp_text
+from nineplan_adapters.storage.journal_rows import (
+    SQLITE,
+    EventRows,
+    event_select,
+    hour_start,
+    millisecond_text,
+    timestamp_text,
+)
 from nineplan_adapters.storage.plan_files import PlanFiles
 from nineplan_adapters.storage.retry_log import RetryLog
 from nineplan_adapters.storage.rows import (
@@ -30,6 +38,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     BY_ID,
     FINISHED,
     FRONT,
+    HOURLY_COUNTS,
     INSERT_EVENT,
     INSERT_PLAN,
     QUEUE,
@@ -232,6 +241,15 @@ class SqliteSessionTx(EventRows):
         )
         run = self.db.run if bounded else self.db.run_in_thread
         return [dict(row) for row in await run(sql, parameters)]
+
+    async def _count_hourly(
+        self, kinds: list[str], since: dt.datetime
+    ) -> list[tuple[dt.datetime, str, int]]:
+        since = since.astimezone(dt.UTC)
+        stored, margin = timestamp_text(since), timestamp_text(since - dt.timedelta(days=1))
+        parameters = (json.dumps(kinds), stored, margin, millisecond_text(since))
+        rows = await self.db.run_in_thread(HOURLY_COUNTS, parameters)
+        return [(hour_start(row[0]), row[1], row[2]) for row in rows if row[0] is not None]
 
     async def _one(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Row | None:
         rows = await self.db.run(sql, parameters)
