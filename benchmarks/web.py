@@ -1,5 +1,8 @@
 """Rows 12, 13 and 20: the web view's session page at size, and an agent's change reaching it.
 
+Run on its own (`python -m benchmarks.web`), it measures the crowded window: such a session
+with its completions spread over one day, whose first page render is the one that reads most.
+
 Row 12 renders `/sessions/{name}` in process (the ASGI app over the library, no network) for a
 session of `queued` + `completed` plans whose journal holds the events that made them, the
 completions spread over HISTORY_DAYS days (so the page's chart counts a day's worth of them).
@@ -11,6 +14,10 @@ the moment before the call to the moment the page's queue changes; without /usr/
 is left out.
 """
 
+import argparse
+import statistics
+import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -61,17 +68,23 @@ async def big_session(folder: Path, size: dict[str, int]) -> tuple[Path, str]:
 
 async def page_renders(root: Path, name: str, size: dict[str, int]) -> list[float]:
     """Seconds per render of the big session's page (the first, cold one left out)."""
+    return (await renders(root, name, size["page_renders"] + 1))[1:]
+
+
+async def renders(root: Path, name: str, count: int) -> list[float]:
+    """Seconds per render of a session's page, `count` renders in one process, the first
+    (cold: nothing of the session read yet) first."""
     samples = []
     async with open_nineplan(root) as nineplan:
         app = web_app(nineplan, Settings(sessions_path=root))
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            for _ in range(size["page_renders"] + 1):
+            for _ in range(count):
                 start = time.perf_counter()
                 page = await http.get(f"/sessions/{name}")
                 samples.append(time.perf_counter() - start)
                 assert page.status_code == 200, page.text[:200]
-    return samples[1:]
+    return samples
 
 
 async def live_delays(
@@ -195,3 +208,37 @@ async def sse_delays(root: Path, name: str, changes: int) -> list[float]:
             delays.append(event[0] - before)
         tasks.cancel_scope.cancel()
     return delays
+
+
+async def crowded(folder: Path) -> None:
+    """The crowded window: row 12's session (100,000 completed, 10,000 queued) with its
+    completions spread over one day, so the chart counts most of them; prints the first
+    render of the page and the median of the next ten. Seeds `folder` unless it holds the
+    session already (seeding takes a minute or two)."""
+    name = "web-crowded-session"
+    if not (folder / name).exists():
+        started = time.perf_counter()
+        await seed_session(folder, name, completed=100_000, queued=10_000, history_days=1)
+        print(f"seeded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    first, *later = await renders(folder, name, 11)
+    print(
+        f"first render {first * 1000:.1f} ms, next ten median {statistics.median(later) * 1000:.1f} ms"
+    )
+
+
+def main() -> None:
+    """python -m benchmarks.web [--sessions FOLDER]: the crowded window's renders."""
+    parser = argparse.ArgumentParser(description=crowded.__doc__)
+    parser.add_argument(
+        "--sessions", type=Path, help="seed here and keep it (default: a temporary folder)"
+    )
+    options = parser.parse_args()
+    if options.sessions is not None:
+        anyio.run(crowded, options.sessions)
+        return
+    with tempfile.TemporaryDirectory(prefix="nineplan-bench-") as temporary:
+        anyio.run(crowded, Path(temporary))
+
+
+if __name__ == "__main__":
+    main()
