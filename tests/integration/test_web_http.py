@@ -183,12 +183,13 @@ async def test_a_session_stream_sends_the_stale_mark_when_a_lease_lapses(tmp_pat
         await ok(agent, "9plan_queue_pull", session_name=name, worker="w1")
         async with (
             spawned_ui(tmp_path, env=lease) as ui,
-            httpx2.AsyncClient(base_url=ui) as http,
+            # a read waits out the lease (6 s), past httpx's default 5 s: fail_after bounds it
+            httpx2.AsyncClient(base_url=ui, timeout=httpx2.Timeout(5.0, read=None)) as http,
             http.stream("GET", f"/sessions/{name}/live") as live,
         ):
             lines = live.aiter_lines()
-            first = json.loads((await _next_event(lines))[1].removeprefix("data: "))
             with anyio.fail_after(30):
+                first = json.loads((await _next_event(lines))[1].removeprefix("data: "))
                 kind, data = await _next_event(lines)
     assert 'data-stale="true"' not in first["active"]
     assert kind == "event: fragments"
