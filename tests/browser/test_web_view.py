@@ -439,3 +439,29 @@ async def test_the_session_page_shows_each_workers_plan_and_marks_the_stale_one(
             f"Plan {theirs['plan_id']} is stale: worker slow last heard 0 min ago; "
             f'take it over with take_over="{theirs["plan_id"]}"'
         ) in lines
+
+
+async def test_an_open_session_page_marks_a_plan_stale_when_its_lease_lapses(
+    tmp_path: Path, page: Page
+):
+    """With a 6 s lease, worker `w1` and `main` pull and fall silent: nothing changes in the
+    session, yet the page left open (no reload) marks `w1`'s card stale and shows the stale
+    line once the lease lapses (the live stream wakes at the lapse), and the card still says
+    how long it has been held."""
+    lease = {"NINEPLAN_LEASE_MINUTES": "0.1"}
+    async with (
+        spawned_ui(tmp_path, env=lease) as ui,
+        Client(stdio_server(tmp_path, **lease)) as agent,
+    ):
+        name = await new_session(agent, "t", "mine", "theirs")
+        await ok(agent, "9plan_queue_pull")
+        theirs = (await ok(agent, "9plan_queue_pull", session_name=name, worker="w1"))["plan_id"]
+        await page.goto(f"{ui}/sessions/{name}")
+        await live(page)
+        card = f"[data-testid=column-active] [data-testid=card][data-plan-id='{theirs}']"
+        assert await page.locator(card).get_attribute("data-stale") is None
+        await page.wait_for_selector(f"{card}[data-stale=true]", timeout=30_000)
+        assert await page.locator(f"{card} [data-testid=stale-mark]").inner_text() == "stale"
+        lines = await page.locator("[data-testid=stale-line]").all_inner_texts()
+        assert any(line.startswith(f"Plan {theirs} is stale: worker w1") for line in lines)
+        assert "held for under a minute" in await page.locator(card).inner_text()

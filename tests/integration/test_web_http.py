@@ -170,3 +170,27 @@ async def test_the_live_streams_send_fragments_as_server_sent_events(tmp_path: P
                     kind, data = await _next_event(lines)
                 assert kind == "event: fragments"
                 assert "seen live" in json.loads(data.removeprefix("data: "))["queue"]
+
+
+async def test_a_session_stream_sends_the_stale_mark_when_a_lease_lapses(tmp_path: Path):
+    """With a 6 s lease and nothing changing in the session, the session's stream sends the
+    active fragment again once worker `w1`'s lease lapses, now marking its plan stale; the
+    first event, sent before the lapse, did not."""
+    lease = {"NINEPLAN_LEASE_MINUTES": "0.1"}
+    async with Client(stdio_server(tmp_path, **lease)) as agent:
+        name = (await ok(agent, "9plan_session_create", task_description="t"))["session_name"]
+        await ok(agent, "9plan_queue_add", **PLAN)
+        await ok(agent, "9plan_queue_pull", session_name=name, worker="w1")
+        async with (
+            spawned_ui(tmp_path, env=lease) as ui,
+            # a read waits out the lease (6 s), past httpx's default 5 s: fail_after bounds it
+            httpx2.AsyncClient(base_url=ui, timeout=httpx2.Timeout(5.0, read=None)) as http,
+            http.stream("GET", f"/sessions/{name}/live") as live,
+        ):
+            lines = live.aiter_lines()
+            with anyio.fail_after(30):
+                first = json.loads((await _next_event(lines))[1].removeprefix("data: "))
+                kind, data = await _next_event(lines)
+    assert 'data-stale="true"' not in first["active"]
+    assert kind == "event: fragments"
+    assert 'data-stale="true"' in json.loads(data.removeprefix("data: "))["active"]

@@ -13,6 +13,7 @@ import pytest
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.web import web_app
+from nineplan_adapters.entrypoints.web.live import LAPSE_MARGIN, until_a_lease_lapses
 from nineplan_adapters.entrypoints.web.pages import (
     JOURNAL_LIMIT,
     PAGE_SIZE,
@@ -484,3 +485,25 @@ async def test_the_board_has_no_inline_style_and_every_control_a_label(
         controls.feed((await client.get(path)).text)
         assert controls.styles == [], path
         assert controls.unlabelled == [], path
+
+
+async def test_the_live_stream_wakes_when_the_earliest_live_lease_lapses(backend: Backend):
+    """The session stream's wait ends LAPSE_MARGIN after the earliest live lease lapses: `w1`'s
+    (pulled a minute before `w2`'s) first, then `w2`'s once `w1`'s is stale; with every lease
+    lapsed, or no plan active, only a change wakes it."""
+    name = await backend.session()
+    nothing = await backend.service.session_state(name)
+    for goal in ("one", "two"):
+        await backend.service.add_plan(name, **{**PLAN, "goal": goal})
+    await backend.service.pull_plan(name, worker="w1")
+    backend.clock.advance(60)
+    await backend.service.pull_plan(name, worker="w2")
+    state = await backend.service.session_state(name)
+    lease = backend.service.lease_minutes * 60
+    now = backend.clock.now
+    assert until_a_lease_lapses(state, now, lease / 60) == lease - 60 + LAPSE_MARGIN
+    later = now + dt.timedelta(seconds=lease - 59)
+    assert until_a_lease_lapses(state, later, lease / 60) == 59 + LAPSE_MARGIN
+    gone = now + dt.timedelta(seconds=lease + 1)
+    assert until_a_lease_lapses(state, gone, lease / 60) == float("inf")
+    assert until_a_lease_lapses(nothing, now, lease / 60) == float("inf")

@@ -1,13 +1,17 @@
 """Server-Sent Events for an open session page: re-rendered fragments whenever it changes.
 
-Two sources wake the stream: the session's change ticks (the watch port: any process's
-commit) and the active plan's file (watchfiles: the agent's notes as it writes them). Each wake
+Three things wake the stream: the session's change ticks (the watch port: any process's
+commit), the active plan's file (watchfiles: the agent's notes as it writes them), and the
+moment the earliest live lease among the active plans lapses (staleness is judged when someone
+looks, so it writes nothing and sends no tick: the stream looks then, DESIGN §10). Each wake
 re-renders the page's fragments and sends those that differ from what the page has.
 """
 
 import contextlib
+import datetime as dt
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
@@ -21,9 +25,9 @@ from watchfiles import Change, awatch
 
 from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, listed
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
-from nineplan_core.model import SessionName
+from nineplan_core.model import SessionName, is_stale
 from nineplan_core.ports import SessionWatch
-from nineplan_core.results import SessionSummary, UnreadableSession
+from nineplan_core.results import SessionState, SessionSummary, UnreadableSession
 
 log = logging.getLogger("nineplan.web")
 
@@ -31,8 +35,24 @@ log = logging.getLogger("nineplan.web")
 KEEP_ALIVE = 15.0
 #: How long the file watcher gathers events before it wakes the stream (milliseconds).
 FILE_DEBOUNCE_MS = 50
+#: How long after a lease lapses the stream looks again (a plan is stale only once its lease
+#: is strictly past, and another process's clock may be a little ahead of this one's).
+LAPSE_MARGIN = 0.25
 #: Where a stream puts its events for the response to send.
 Events = MemoryObjectSendStream[ServerSentEvent]
+
+
+def until_a_lease_lapses(state: SessionState, now: dt.datetime, lease_minutes: float) -> float:
+    """Seconds from `now` until the earliest live lease among the active plans has lapsed
+    (its `last_seen` plus the lease, and LAPSE_MARGIN after), or infinity when no lease is
+    live: then the plan turns stale, and the page must look again to show it."""
+    lease = dt.timedelta(minutes=lease_minutes)
+    lapses = [
+        (hold.plan.last_seen + lease - now).total_seconds()
+        for hold in state.active_plans
+        if hold.plan.last_seen is not None and not is_stale(hold.plan.last_seen, now, lease_minutes)
+    ]
+    return max(min(lapses), 0.0) + LAPSE_MARGIN if lapses else math.inf
 
 
 def _wake(wakes: MemoryObjectSendStream[None]) -> None:
@@ -169,13 +189,20 @@ class LiveResponse(EventStream):
             except NinePlanError as exc:  # busy or failing storage: try again at the next wake
                 log.warning("could not re-render a live page: %s", exc.message)
                 fragments, state = {}, None
+            lapse = math.inf
             if state is not None:
                 follower.follow(hold.path for hold in state.active_plans)
+                lapse = self._until_a_lease_lapses(state)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
                 await events.send(_event("fragments", changed))
                 shown.update(changed)
-            await woken.receive()
+            with anyio.move_on_after(lapse):  # a lapse is a wake with no change behind it
+                await woken.receive()
+
+    def _until_a_lease_lapses(self, state: SessionState) -> float:
+        lease_minutes = self.pages.service.lease_minutes
+        return until_a_lease_lapses(state, self.pages.clock(), lease_minutes)
 
 
 class SessionsLiveResponse(EventStream):
