@@ -186,6 +186,8 @@ async def sse_delays(root: Path, name: str, changes: int) -> list[float]:
     delays: list[float] = []
     arrived, events = anyio.create_memory_object_stream[tuple[float, str]](100)
     async with (
+        arrived,
+        events,
         ui_process(root) as port,
         Client(agent_params) as agent,
         httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=None) as http,
