@@ -23,7 +23,7 @@ from tests.mcp_helpers import ok
 from tests.reliability.race import PLAN
 from tests.reliability.torture import SHIM, _death
 
-ROUNDS = 8
+ROUNDS = 5
 
 
 def _killable(sessions: Path, pid_file: Path, **env: str) -> Any:
@@ -78,7 +78,7 @@ def _recovered_words(session_folder: Path, words: str) -> bool:
 async def test_a_worker_server_killed_mid_pull_leaves_the_plan_in_one_state(
     tmp_path: Path, backend: str
 ):
-    """Over 8 rounds, worker `one`'s server is SIGKILLed at a random moment of its pull (words
+    """Over 5 rounds, worker `one`'s server is SIGKILLed at a random moment of its pull (words
     just written into the front plan's file), restarted, resumed and the pull retried with the
     same request_id: the plan is active for `one` alone (never queued too, never a second
     worker's, never lost), worker `two`'s plan is untouched, admin_validate is valid, and the
@@ -245,7 +245,7 @@ async def _release_killed(sessions: Path, name: str, plan_id: str, delay: float,
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 async def test_a_release_killed_midway_leaves_the_plan_in_one_state(tmp_path: Path, backend: str):
-    """Over 8 rounds, a worker pulls a plan and writes words into its file; a person's
+    """Over 5 rounds, a worker pulls a plan and writes words into its file; a person's
     `nineplan release` is SIGKILLed at a random moment (from start-up to past its commit): the
     plan is either still the worker's or at the front of the queue, never both and never lost;
     a second release (when needed) puts it at the front; the worker's next pull is handed it
