@@ -16,6 +16,7 @@ from nineplan_core.errors import (
     NinePlanError,
     PlanDiscardedError,
     PlanNotFoundError,
+    StorageError,
 )
 from nineplan_core.invariants import check
 from nineplan_core.journal import (
@@ -331,11 +332,21 @@ async def follow_events(
     Raises:
         StorageError: the events cannot be read, or the session cannot be watched.
     """
-    seen = after_seq
+    seen, failed = after_seq, False
     async with ticks as changes:
         while True:
-            async with store.reading(snapshot=False) as reader:
-                new = await reader.events(EventQuery(after_seq=seen))
+            try:
+                async with store.reading(snapshot=False) as reader:
+                    new = await reader.events(EventQuery(after_seq=seen))
+            except StorageError:
+                # A session deleted under the read fails it first; the watch's next tick then
+                # says the session is gone. A second failure in a row is the answer itself.
+                if failed:
+                    raise
+                failed = True
+                await anext(changes)
+                continue
+            failed = False
             for event in new:
                 seen = event.seq
                 yield event
