@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 from mcp import Client
-from playwright.async_api import Page
+from playwright.async_api import FloatRect, Page
 
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, stdio_server
@@ -59,16 +59,21 @@ async def drag(page: Page, source: str, target: str, *, lower_half: bool = False
     """Drag the queue card `source` onto the card `target` with the mouse (pressed, moved in
     steps, released: the way a person drags), onto its upper or lower half."""
     card = "[data-testid=queue] > [data-plan-id='{}']"
-    start = await page.locator(card.format(source)).bounding_box()
-    end = await page.locator(card.format(target)).bounding_box()
-    assert start is not None
-    assert end is not None
+    start, end = await _box(page, card.format(source)), await _box(page, card.format(target))
     await page.mouse.move(start["x"] + 10, start["y"] + 10)
     await page.mouse.down()
     await page.mouse.move(start["x"] + 20, start["y"] + 20, steps=3)
     y = end["y"] + (end["height"] - 4 if lower_half else 4)
     await page.mouse.move(end["x"] + 20, y, steps=5)
     await page.mouse.up()
+
+
+async def _box(page: Page, selector: str) -> FloatRect:
+    """Where the card is on the page; a live redraw may be replacing it, so wait for it."""
+    with anyio.fail_after(10):
+        while (box := await page.locator(selector).bounding_box()) is None:
+            await anyio.sleep(0.05)
+    return box
 
 
 async def pulls(agent: Client, count: int) -> list[str]:
