@@ -205,6 +205,14 @@ class SessionTx(SessionReader, Protocol):
         """
         ...
 
+    async def name_workers(self) -> None:
+        """Remember that a worker other than `main` was named in this session
+        (`Session.workers_named`); nothing changes when it is remembered already.
+
+        Raises StorageError.
+        """
+        ...
+
 
 class SessionStore(Protocol):
     """One session's storage. Writers are serialised, across processes too."""

@@ -329,3 +329,5 @@ class PrimedSession:
     others: list[OtherSession] = attrs.field(factory=list)
     #: Every active plan of the session, whoever holds it (by id).
     active_plans: list[PrimedHold] = attrs.field(factory=list)
+    #: A worker other than `main` has been named in the session (`Session.workers_named`).
+    workers_named: bool = False

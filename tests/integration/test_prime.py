@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -448,3 +449,41 @@ async def test_prime_shows_every_workers_plan_and_takes_a_worker(tmp_path: Path,
     bad = prime(sessions, *where, "--worker", "Not A Name")
     assert bad.returncode == 2
     assert "worker" in bad.stderr
+
+
+async def test_the_texts_mark_main_stale_after_a_worker_came_and_went(
+    tmp_path: Path, project: Path
+):
+    """Worker `docs` pulls and completes beside `main`, then is gone: `main`'s lapsed plan is
+    still marked stale in prime, `nineplan state` and a resume that names no worker (the
+    session remembers that a worker was named). A session only `main` worked in marks
+    nothing, however long the plan has been held."""
+    sessions = tmp_path / "sessions"
+    params = stdio_server(sessions, NINEPLAN_LEASE_MINUTES="0.0001")
+    params.cwd = project
+    async with Client(params, mode="legacy") as client:
+        lone = (await ok(client, "9plan_session_create", task_description="lone"))["session_name"]
+        await ok(client, "9plan_queue_add", **PLAN)
+        await ok(client, "9plan_queue_pull")
+        name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
+        for goal in ("docs work", "main work"):
+            await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
+        await ok(client, "9plan_queue_pull", session_name=name, worker="docs")
+        await ok(client, "9plan_plan_complete", session_name=name, worker="docs", outcome="ok")
+        mine = (await ok(client, "9plan_queue_pull", session_name=name))["plan_id"]
+        await anyio.sleep(0.05)  # past the 6 ms lease
+        resumed = text(await client.call_tool("9plan_session_resume", {"session_name": name}))
+        quiet = text(await client.call_tool("9plan_session_resume", {"session_name": lone}))
+    line = f"Plan {mine} is stale: worker main last heard 0 min ago"
+    assert line in resumed
+    assert "is stale" not in quiet
+    lease = "0.0001"
+    primed = run_nineplan(
+        sessions, "prime", "--workspace", str(project), NINEPLAN_LEASE_MINUTES=lease
+    )
+    assert f"  main: {mine} main work [STALE]" in primed.stdout
+    assert line in primed.stdout
+    assert line in run_nineplan(sessions, "state", name, NINEPLAN_LEASE_MINUTES=lease).stdout
+    assert (
+        "is stale" not in run_nineplan(sessions, "state", lone, NINEPLAN_LEASE_MINUTES=lease).stdout
+    )

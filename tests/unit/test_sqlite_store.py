@@ -475,3 +475,29 @@ async def test_migrating_twice_to_workers_keeps_one_set_of_columns(tmp_path: Pat
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         columns = [row[1] for row in db.execute("PRAGMA table_info(plans)")]
     assert (columns.count("worker"), columns.count("last_seen")) == (1, 1)
+
+
+async def test_the_v9_migration_remembers_workers_the_journal_names(tmp_path: Path):
+    """Migrating a version 8 database sets `workers_named` for a session whose journal names
+    a worker other than `main` (it came, worked and went), not for one only `main` worked
+    in, and a journal row whose detail is not JSON does not stop the migration."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        service = backend.service
+        named, lone = await backend.session(), await backend.session()
+        for name in (named, lone):
+            await service.add_plan(name, **PLAN)
+        await service.pull_plan(named, worker="tests")
+        await service.complete_plan(named, "done", worker="tests")
+        await service.pull_plan(lone)
+        await service.complete_plan(lone, "done")
+    for name in (named, lone):
+        with raw(tmp_path / name / "session.db") as db:
+            assert db.execute("SELECT workers_named FROM sessions").fetchone()[0] == (name == named)
+            db.execute("ALTER TABLE sessions DROP COLUMN workers_named")
+            db.execute("UPDATE journal SET detail = 'not json' WHERE seq = 1")
+            db.execute("PRAGMA user_version = 8")
+    async with open_backend("sqlite", tmp_path) as backend:
+        assert (await backend.service.session_state(named)).session.workers_named
+        assert not (await backend.service.session_state(lone)).session.workers_named
+    with raw(tmp_path / named / "session.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nineplan_adapters.config import ConfigError, Settings
+from nineplan_adapters.storage.clock import FixedClock
 from nineplan_core.errors import (
     DatabaseError,
     InvalidInputError,
@@ -18,7 +19,7 @@ from nineplan_core.invariants import check
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, PlanRow
-from tests.fakes import PLAN, Backend, open_backend, postgres_schema
+from tests.fakes import PLAN, Backend, open_backend, open_service, postgres_schema
 
 K = EventKind
 
@@ -279,3 +280,62 @@ async def test_an_empty_queue_names_the_plans_other_workers_hold(backend: Backen
     with pytest.raises(QueueEmptyError) as done:
         await service.pull_plan(name, worker="tests")
     assert done.value.message == "The queue is empty and 2 plan(s) are completed. Task complete!"
+
+
+async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
+    """Once a worker other than `main` has been named, the texts mark stale plans for good:
+    after `tests` came, worked and went, `main`'s own stale plan is marked for a caller that
+    names no worker. A session where only `main` ever worked marks nothing (a lone agent's
+    texts unchanged), until a worker is named, even by a state call alone."""
+    service = backend.service
+    name, (a, b) = await queue_of(backend, 2)
+    lone = await backend.session()
+    alone = (await service.add_plan(lone, **PLAN)).plan.id
+    await service.pull_plan(lone)
+    assert not (await service.session_state(name)).session.workers_named
+    assert (await service.pull_plan(name, worker="tests")).plan.id == a
+    await service.complete_plan(name, "done", worker="tests")
+    assert (await service.pull_plan(name)).plan.id == b
+    backend.clock.advance(31 * 60)
+    state = await service.session_state(name)
+    assert state.session.workers_named
+    assert [(hold.plan.id, hold.worker) for hold in state.stale_plans] == [(b, "main")]
+    quiet = await service.session_state(lone)
+    assert [hold.stale for hold in quiet.active_plans] == [True]
+    assert (quiet.session.workers_named, quiet.stale_plans) == (False, [])
+    await service.session_state(lone, worker="look")
+    named = await service.session_state(lone)
+    assert named.session.workers_named
+    assert [hold.plan.id for hold in named.stale_plans] == [alone]
+
+
+@pytest.mark.postgres
+async def test_the_postgres_v8_migration_remembers_workers_the_journal_names(tmp_path: Path):
+    """Migrating a version 7 database sets `workers_named` for a session whose journal names
+    a worker other than `main`, not for one only `main` worked in; a journal detail that is
+    not JSON does not stop the migration."""
+    import asyncpg
+
+    async with postgres_schema() as url:
+        settings = Settings(sessions_path=tmp_path, storage="sqlite", database_url=url)
+        async with open_service(settings, clock=FixedClock()) as service:
+            named = (await service.create_session()).session.name
+            lone = (await service.create_session()).session.name
+            for name in (named, lone):
+                await service.add_plan(name, **PLAN)
+            await service.pull_plan(named, worker="tests")
+            await service.complete_plan(named, "done", worker="tests")
+            await service.pull_plan(lone)
+            await service.complete_plan(lone, "done")
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute("ALTER TABLE nineplan_sessions DROP COLUMN workers_named")
+            await connection.execute(
+                "UPDATE nineplan_journal SET detail = 'not json' WHERE seq = 1"
+            )
+            await connection.execute("DELETE FROM nineplan_schema WHERE version = 8")
+        finally:
+            await connection.close()
+        async with open_service(settings, clock=FixedClock()) as service:
+            assert (await service.session_state(named)).session.workers_named
+            assert not (await service.session_state(lone)).session.workers_named

@@ -198,6 +198,8 @@ class Commands(Envelope):
         who = check_actor(actor)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            if holder != MAIN_WORKER:
+                await tx.name_workers()
             await _holds_none(tx, holder, taking)
             if taking is not None:
                 return await self._take_over(store, tx, taking, holder, who)
@@ -230,11 +232,6 @@ class Commands(Envelope):
         )
         plan = edited.pull(worker=holder, at=self.clock())
         await tx.save(plan)
-        stale = [
-            other
-            for other in await tx.active_plans()
-            if other.id != plan.id and is_stale(other.last_seen, self.clock(), self.lease_minutes)
-        ]
         deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
         where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
         return Applied(
@@ -245,7 +242,7 @@ class Commands(Envelope):
                 salvage="\n".join(line for line in (merged, salvage) if line) or None,
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
-                stale_beside=tuple(stale),
+                stale_beside=await self._stale_beside(tx, plan.id),
             ),
             events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
             said="plan pulled",
@@ -464,11 +461,22 @@ class Commands(Envelope):
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
                 taken_from=old,
+                stale_beside=await self._stale_beside(tx, plan_id),
             ),
             events=[event],
             said="plan taken over",
             about={"plan_id": plan_id, "from": old, "to": holder},
         )
+
+    async def _stale_beside(self, tx: SessionTx, pulled: PlanId) -> tuple[Plan, ...]:
+        """The other active plans whose leases have lapsed, the one silent longest first."""
+        now = self.clock()
+        stale = [
+            other
+            for other in await tx.active_plans()
+            if other.id != pulled and is_stale(other.last_seen, now, self.lease_minutes)
+        ]
+        return tuple(sorted(stale, key=lambda other: other.last_seen or now))
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str

@@ -178,12 +178,19 @@ class Envelope:
             attrs.evolve(hold, stale=is_stale(hold.plan.last_seen, now, self.lease_minutes))
             for hold in state.active_plans
         ]
-        many = worker != MAIN_WORKER or any(hold.worker != MAIN_WORKER for hold in holds)
+        many = (
+            state.session.workers_named
+            or worker != MAIN_WORKER
+            or any(hold.worker != MAIN_WORKER for hold in holds)
+        )
         return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
     async def _heard_from(self, store: SessionStore, worker: str) -> None:
-        """A worker's call: its active plan's `last_seen` is now (the Clock port)."""
+        """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
+        worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
+            if worker != MAIN_WORKER:
+                await tx.name_workers()
             if (active := await tx.active_plan(worker)) is not None:
                 await tx.save(active.seen(self.clock()))
 

@@ -87,8 +87,12 @@ def _held_lines(
     found: PrimedSession, lease: Lease, *, named: bool
 ) -> list[tuple[int, int, str, bool]]:
     """Every active plan with its worker and a stale mark, then the stale lines; only once a
-    worker other than `main` takes part (it is named, or holds a plan)."""
-    if not named and all(hold.worker == MAIN_WORKER for hold in found.active_plans):
+    worker other than `main` takes part (it is named now or was before, or holds a plan)."""
+    if (
+        not named
+        and not found.workers_named
+        and all(hold.worker == MAIN_WORKER for hold in found.active_plans)
+    ):
         return []
     lines = [(60, 6, f"Active plans ({len(found.active_plans)}):", False)]
     for index, hold in enumerate(found.active_plans, start=1):

@@ -267,15 +267,12 @@ async def queue_pull(
         f"{said}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
         f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
     )
+    # The plans beside it whose workers went silent (a lone agent's pull has none).
     now = call.service.clock()
-    if worker is not None:  # beside others: the plans whose workers went silent
-        state = await call.service.session_state(call.session)
-        head += "".join(f"\n{line}" for line in stale_lines(state, now))
-    else:  # a lone agent has none; beside named workers, main is told of theirs too
-        head += "".join(
-            f"\n{stale_line(other.id, other.worker or MAIN_WORKER, other.last_seen, now)}"
-            for other in placed.stale_beside
-        )
+    head += "".join(
+        f"\n{stale_line(other.id, other.worker or MAIN_WORKER, other.last_seen, now)}"
+        for other in placed.stale_beside
+    )
     return call.succeed(
         f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
         views.plan_pulled(placed),

@@ -102,6 +102,7 @@ class MemoryPrimer:
                     store.files.texts.get(file_name(plan_id)),
                 ),
             ),
+            workers_named=store.session.workers_named,
         )
 
 

@@ -148,6 +148,7 @@ class MemorySessionStore(UnitOfWork[None, "MemorySessionTx"]):
         return self._tx(files)
 
     async def _commit(self, tx: "MemorySessionTx") -> None:
+        self.session = tx.row
         self.plans = tx.plans
         self.records = tx.records
         self.event_rows.extend(tx.new_events)
@@ -167,7 +168,8 @@ class MemorySessionTx(EventRows):
     """Works on a copy of the plans (a SessionReader and a SessionTx); the store adopts the
     copy and the new events on commit."""
 
-    _session: Session
+    #: The session row, replaced in the copy when the transaction changes it.
+    row: Session
     plans: dict[str, Plan]
     files: FileChanges
     records: MemoryRequestRecords
@@ -212,7 +214,10 @@ class MemorySessionTx(EventRows):
         )
 
     async def session(self) -> Session:
-        return self._session
+        return self.row
+
+    async def name_workers(self) -> None:
+        self.row = attrs.evolve(self.row, workers_named=True)
 
     async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
         return next((plan for plan in await self.active_plans() if plan.worker == worker), None)

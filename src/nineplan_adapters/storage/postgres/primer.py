@@ -42,7 +42,9 @@ BOUND_SESSIONS = (
     "GROUP BY s.name HAVING count(*) FILTER (WHERE p.status IN ('queued', 'active')) > 0"
 )
 #: The chosen session's row.
-SESSION = "SELECT name, task_description, workspace FROM nineplan_sessions WHERE name = $1"
+SESSION = (
+    "SELECT name, task_description, workspace, workers_named FROM nineplan_sessions WHERE name = $1"
+)
 #: A session's queued and active plans, the queue's front first.
 LIVE_PLANS = (
     f"{PLAN_SELECT} WHERE session_name = $1 AND status IN ('queued', 'active') "
@@ -110,6 +112,7 @@ async def find_postgres(
             (p for p in plans if p["status"] == PlanStatus.ACTIVE.value),
             lambda plan_id: _file_of(root / name, plan_id),
         ),
+        workers_named=session["workers_named"],
     )
 
 

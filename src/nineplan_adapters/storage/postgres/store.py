@@ -265,8 +265,8 @@ class PostgresSessionTx(EventRows):
 
     async def session(self) -> Session:
         record = await self.connection.fetchrow(
-            "SELECT name, task_description, created_at, workspace FROM nineplan_sessions "
-            "WHERE name = $1",
+            "SELECT name, task_description, created_at, workspace, workers_named "
+            "FROM nineplan_sessions WHERE name = $1",
             self.session_name,
         )
         if record is None:
@@ -385,6 +385,13 @@ class PostgresSessionTx(EventRows):
             self.session_name,
             list(positions),
             list(positions.values()),
+        )
+
+    async def name_workers(self) -> None:
+        await self.connection.execute(
+            "UPDATE nineplan_sessions SET workers_named = TRUE "
+            "WHERE name = $1 AND NOT workers_named",
+            self.session_name,
         )
 
 

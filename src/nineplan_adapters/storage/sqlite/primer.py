@@ -29,6 +29,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     LIVE_GOALS,
     QUEUE_GOALS,
     SESSION_ROW,
+    WORKERS_NAMED,
 )
 from nineplan_core.journal import deferrals
 from nineplan_core.model import SESSION_NAME, PlanId, file_name
@@ -195,7 +196,18 @@ def _read(
         next=[goal for (goal,) in goals],
         stuck=stuck_from_rows(live, deferred, stuck_defers),
         active_plans=primed_holds(db.execute(ACTIVE_ALL).fetchall(), file_of),
+        workers_named=_workers_named(db),
     )
+
+
+def _workers_named(db: sqlite3.Connection) -> bool:
+    """Whether a worker other than `main` was named; False for a database of a schema older
+    than version 9, which the read-only primer does not migrate."""
+    try:
+        row = db.execute(WORKERS_NAMED).fetchone()
+    except sqlite3.OperationalError:
+        return False
+    return bool(row and row[0])
 
 
 def primer(settings: Settings, _catalog: object = None) -> SqlitePrimer:

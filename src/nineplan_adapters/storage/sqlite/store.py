@@ -41,10 +41,11 @@ from nineplan_adapters.storage.sqlite.queries import (
     HOURLY_COUNTS,
     INSERT_EVENT,
     INSERT_PLAN,
+    NAME_WORKERS,
     QUEUE,
     RENUMBER,
     SAVE_PLAN,
-    SESSION_ROW,
+    STORED_SESSION,
     TALLY,
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
@@ -260,7 +261,7 @@ class SqliteSessionTx(EventRows):
         return row_to_plan(dict(row)) if row else None
 
     async def session(self) -> Session:
-        row = await self._one(SESSION_ROW)
+        row = await self._one(STORED_SESSION)
         if row is None:
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))
@@ -352,6 +353,9 @@ class SqliteSessionTx(EventRows):
         # One statement over the whole queue, in the thread: the ids and positions go in as
         # one JSON object, joined to the plans by their id.
         await self.db.run_in_thread(RENUMBER, (json.dumps(positions),))
+
+    async def name_workers(self) -> None:
+        await self.db.run(NAME_WORKERS)
 
 
 @attrs.frozen
