@@ -196,21 +196,14 @@ class Steering(Envelope):
         who = check_actor(actor)
 
         async def edit(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            queued = await _queued_plan(tx, checked)
-            queued, salvage = await with_edits(
-                tx,
-                store.name,
-                queued,
-                None,
-                who,
-                clock=self.clock,
-                max_section_chars=self.limits.max_text_chars,
+            queued, salvage = await self._with_edits(
+                store, tx, await _queued_plan(tx, checked), who
             )
             plan, changed = _edited(queued, sections, revision)
             await tx.save(plan)
             await tx.files.write(plan.id, render(plan.content, plan.notes))
             edited = plan_event(self.clock(), who, EventKind.PLAN_EDITED, plan, sections=changed)
-            rank = [entry.id for entry in await tx.queue()].index(plan.id) + 1
+            rank = (await tx.ahead_of(queued.position or 0, plan.id))[1] + 1
             return Applied(
                 result=PlacedPlan(
                     plan=plan, path=store.plan_path(plan.id), rank=rank, salvage=salvage
@@ -237,16 +230,7 @@ class Steering(Envelope):
         who = check_actor(actor)
 
         async def drop(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            queued = await _queued_plan(tx, checked)
-            queued, _ = await with_edits(
-                tx,
-                store.name,
-                queued,
-                None,
-                who,
-                clock=self.clock,
-                max_section_chars=self.limits.max_text_chars,
-            )
+            queued, _ = await self._with_edits(store, tx, await _queued_plan(tx, checked), who)
             plan = queued.drop(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -283,15 +267,7 @@ class Steering(Envelope):
             salvage = None
             # A shared database's plan pulled on another machine: no file here to read back.
             if not store.files_mirror or await tx.files.written(checked) is not None:
-                active, salvage = await with_edits(
-                    tx,
-                    store.name,
-                    active,
-                    None,
-                    who,
-                    clock=self.clock,
-                    max_section_chars=self.limits.max_text_chars,
-                )
+                active, salvage = await self._with_edits(store, tx, active, who)
             worker = active.worker or MAIN_WORKER
             plan = active.release(position=insert_position(await tx.tally(), Position.FRONT))
             await tx.save(plan)
@@ -309,6 +285,21 @@ class Steering(Envelope):
             )
 
         return await self._apply(name, release, reads_file=True)
+
+    async def _with_edits(
+        self, store: SessionStore, tx: SessionTx, plan: Plan, who: Actor
+    ) -> tuple[Plan, str | None]:
+        """`plan` with its file's edits read back (a person's edit, drop or release), and the
+        line saying what was salvaged, if anything."""
+        return await with_edits(
+            tx,
+            store.name,
+            plan,
+            None,
+            who,
+            clock=self.clock,
+            max_section_chars=self.limits.max_text_chars,
+        )
 
     async def repair_session(self, name: str) -> list[Repair]:
         """Bring the plan files back in line with the database: what opening a session does,
