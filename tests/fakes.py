@@ -147,6 +147,20 @@ def make_service(catalog: SessionCatalog, clock: FixedClock, *, seed: int = 1) -
     return app.service()
 
 
+async def worked_with_and_without_workers(service: NinePlan) -> tuple[str, str]:
+    """Two sessions with one completed plan each: in the first a worker `tests` pulled and
+    completed it, in the second `main` did; their names."""
+    named = (await service.create_session()).session.name
+    lone = (await service.create_session()).session.name
+    for name in (named, lone):
+        await service.add_plan(name, **PLAN)
+    await service.pull_plan(named, worker="tests")
+    await service.complete_plan(named, "done", worker="tests")
+    await service.pull_plan(lone)
+    await service.complete_plan(lone, "done")
+    return named, lone
+
+
 def postgres_url() -> str | None:
     """The throw-away server's URL that .ci/run (or a developer) provides, if any."""
     return os.environ.get("NINEPLAN_TEST_DATABASE_URL")

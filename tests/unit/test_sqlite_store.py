@@ -17,7 +17,13 @@ from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, HOURLY_COUNTS
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
-from tests.fakes import PLAN, FailingPlanFiles, make_service, open_backend
+from tests.fakes import (
+    PLAN,
+    FailingPlanFiles,
+    make_service,
+    open_backend,
+    worked_with_and_without_workers,
+)
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -482,14 +488,7 @@ async def test_the_v9_migration_remembers_workers_the_journal_names(tmp_path: Pa
     a worker other than `main` (it came, worked and went), not for one only `main` worked
     in, and a journal row whose detail is not JSON does not stop the migration."""
     async with open_backend("sqlite", tmp_path) as backend:
-        service = backend.service
-        named, lone = await backend.session(), await backend.session()
-        for name in (named, lone):
-            await service.add_plan(name, **PLAN)
-        await service.pull_plan(named, worker="tests")
-        await service.complete_plan(named, "done", worker="tests")
-        await service.pull_plan(lone)
-        await service.complete_plan(lone, "done")
+        named, lone = await worked_with_and_without_workers(backend.service)
     for name in (named, lone):
         with raw(tmp_path / name / "session.db") as db:
             assert db.execute("SELECT workers_named FROM sessions").fetchone()[0] == (name == named)

@@ -19,7 +19,14 @@ from nineplan_core.invariants import check
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, PlanRow
-from tests.fakes import PLAN, Backend, open_backend, open_service, postgres_schema
+from tests.fakes import (
+    PLAN,
+    Backend,
+    open_backend,
+    open_service,
+    postgres_schema,
+    worked_with_and_without_workers,
+)
 
 K = EventKind
 
@@ -319,14 +326,7 @@ async def test_the_postgres_v8_migration_remembers_workers_the_journal_names(tmp
     async with postgres_schema() as url:
         settings = Settings(sessions_path=tmp_path, storage="sqlite", database_url=url)
         async with open_service(settings, clock=FixedClock()) as service:
-            named = (await service.create_session()).session.name
-            lone = (await service.create_session()).session.name
-            for name in (named, lone):
-                await service.add_plan(name, **PLAN)
-            await service.pull_plan(named, worker="tests")
-            await service.complete_plan(named, "done", worker="tests")
-            await service.pull_plan(lone)
-            await service.complete_plan(lone, "done")
+            named, lone = await worked_with_and_without_workers(service)
         connection = await asyncpg.connect(url)
         try:
             await connection.execute("ALTER TABLE nineplan_sessions DROP COLUMN workers_named")
