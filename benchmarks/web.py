@@ -98,50 +98,33 @@ async def live_delays(
         print(f"row 13 left out: {CHROMIUM} is missing (apt-get install chromium)")
         return None
     root = folder / "web-live"
-    port = free_port()
-    params = server_command(root)
-    agent_params = server_command(root)
-    ui = await anyio.open_process(
-        [params.command, "-m", "nineplan_adapters", "ui", "--port", str(port)], env=params.env
-    )
     delays: list[float] = []
-    try:
-        async with Client(agent_params) as agent:
-            if seed is None:
-                created = await agent.call_tool("9plan_session_create", {})
-                name = (created.structured_content or {})["session_name"]
-            else:
-                name = "web-live-session"
-                await seed_session(root, name, completed=seed["completed"], queued=seed["queued"])
-                await agent.call_tool("9plan_session_resume", {"session_name": name})
-            with anyio.fail_after(30):
-                while True:
-                    try:
-                        await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                        break
-                    except OSError:
-                        await anyio.sleep(0.05)
-            async with async_playwright() as playwright:
-                browser = await playwright.chromium.launch(executable_path=str(CHROMIUM))
-                page = await browser.new_page()
-                await page.goto(f"http://127.0.0.1:{port}/sessions/{name}")
-                await page.wait_for_selector("[data-testid=live-status][data-state=open]")
-                await page.evaluate(OBSERVE)
-                for index in range(changes):
-                    seen = await page.evaluate("window.changes.length")
-                    before = time.time() * 1000
-                    added = await agent.call_tool(
-                        "9plan_queue_add", {**PLAN, "goal": f"change {index}", "position": "front"}
-                    )
-                    assert not added.is_error, added.content
-                    with anyio.fail_after(10):
-                        changed = await page.evaluate(NEXT_CHANGE, seen)
-                    delays.append((changed - before) / 1000)
-                    await anyio.sleep(0.05)  # let the observer's records of this change settle
-                await browser.close()
-    finally:
-        ui.terminate()
-        await ui.wait()
+    async with ui_process(root) as port, Client(server_command(root)) as agent:
+        if seed is None:
+            created = await agent.call_tool("9plan_session_create", {})
+            name = (created.structured_content or {})["session_name"]
+        else:
+            name = "web-live-session"
+            await seed_session(root, name, completed=seed["completed"], queued=seed["queued"])
+            await agent.call_tool("9plan_session_resume", {"session_name": name})
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=str(CHROMIUM))
+            page = await browser.new_page()
+            await page.goto(f"http://127.0.0.1:{port}/sessions/{name}")
+            await page.wait_for_selector("[data-testid=live-status][data-state=open]")
+            await page.evaluate(OBSERVE)
+            for index in range(changes):
+                seen = await page.evaluate("window.changes.length")
+                before = time.time() * 1000
+                added = await agent.call_tool(
+                    "9plan_queue_add", {**PLAN, "goal": f"change {index}", "position": "front"}
+                )
+                assert not added.is_error, added.content
+                with anyio.fail_after(10):
+                    changed = await page.evaluate(NEXT_CHANGE, seen)
+                delays.append((changed - before) / 1000)
+                await anyio.sleep(0.05)  # let the observer's records of this change settle
+            await browser.close()
     return delays
 
 

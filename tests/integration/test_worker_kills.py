@@ -72,6 +72,19 @@ def _recovered_words(session_folder: Path, words: str) -> bool:
     )
 
 
+async def _words_kept_to_the_end(
+    client: Client, sessions: Path, name: str, worker: str, handed: dict[str, Any], words: str
+) -> None:
+    """The session is valid; `words` are in the plan text `worker` was `handed` (or in
+    recovered/) and, once `worker` completes that plan, in its stored notes (or recovered/)."""
+    validation = await ok(client, "9plan_admin_validate", session_name=name)
+    assert validation["valid"], validation["issues"]
+    assert words in handed["plan_text"] or _recovered_words(sessions / name, words)
+    await ok(client, "9plan_plan_complete", session_name=name, worker=worker, outcome="done")
+    got = await ok(client, "9plan_history_get", session_name=name, plan_id=handed["plan_id"])
+    assert words in got["notes"] or _recovered_words(sessions / name, words)
+
+
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
@@ -119,18 +132,7 @@ async def test_a_worker_server_killed_mid_pull_leaves_the_plan_in_one_state(
                     )
                     assert plan_id not in [entry["id"] for entry in state["queue"]]
                     assert [entry["id"] for entry in state["queue"]] == ids[number + 1 :]
-                    validation = await ok(one, "9plan_admin_validate", session_name=name)
-                    assert validation["valid"], validation["issues"]
-                    assert words in retried["plan_text"] or _recovered_words(sessions / name, words)
-                    await ok(
-                        one,
-                        "9plan_plan_complete",
-                        session_name=name,
-                        worker="one",
-                        outcome=f"round {number}",
-                    )
-                    got = await ok(one, "9plan_history_get", session_name=name, plan_id=plan_id)
-                    assert words in got["notes"] or _recovered_words(sessions / name, words)
+                    await _words_kept_to_the_end(one, sessions, name, "one", retried, words)
             mine = await ok(two, "9plan_admin_state", session_name=name, worker="two")
             assert mine["active_plan"]["id"] == ids[0]
             done = await ok(
@@ -211,18 +213,7 @@ async def test_a_worker_server_killed_mid_take_over_leaves_the_plan_in_one_state
                         (plan_id, "new")
                     ]
                     assert [entry["id"] for entry in state["queue"]] == ids[number + 1 :]
-                    validation = await ok(new, "9plan_admin_validate", session_name=name)
-                    assert validation["valid"], validation["issues"]
-                    assert words in retried["plan_text"] or _recovered_words(sessions / name, words)
-                    await ok(
-                        new,
-                        "9plan_plan_complete",
-                        session_name=name,
-                        worker="new",
-                        outcome=f"round {number}",
-                    )
-                    got = await ok(new, "9plan_history_get", session_name=name, plan_id=plan_id)
-                    assert words in got["notes"] or _recovered_words(sessions / name, words)
+                    await _words_kept_to_the_end(new, sessions, name, "new", retried, words)
     print(f"{backend}: {TAKE_OVER_ROUNDS} kills mid-take-over, {answered} after the answer")  # noqa: T201
 
 
@@ -282,16 +273,7 @@ async def test_a_release_killed_midway_leaves_the_plan_in_one_state(tmp_path: Pa
                 state = await ok(agent, "9plan_admin_state", session_name=name)
                 assert state["active_plans"] == []
                 assert [entry["id"] for entry in state["queue"]] == ids[number:]
-                validation = await ok(agent, "9plan_admin_validate", session_name=name)
-                assert validation["valid"], validation["issues"]
                 again_pulled = await ok(agent, "9plan_queue_pull", session_name=name, worker="w")
                 assert again_pulled["plan_id"] == plan_id
-                assert words in again_pulled["plan_text"] or _recovered_words(
-                    sessions / name, words
-                )
-                await ok(
-                    agent, "9plan_plan_complete", session_name=name, worker="w", outcome="done"
-                )
-                got = await ok(agent, "9plan_history_get", session_name=name, plan_id=plan_id)
-                assert words in got["notes"] or _recovered_words(sessions / name, words)
+                await _words_kept_to_the_end(agent, sessions, name, "w", again_pulled, words)
     print(f"{backend}: {ROUNDS} releases killed, {finished} finished first")  # noqa: T201
