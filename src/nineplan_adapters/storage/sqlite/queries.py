@@ -4,16 +4,11 @@ and its primer (which reads with the standard library's sqlite3, without aiosqli
 from nineplan_adapters.storage.rows import CHANGEABLE_COLUMNS, PLAN_COLUMNS
 
 #: The session row with its workspace (schema v6), as row_to_session reads it.
+_SESSION = "name, task_description, created_at, (SELECT path FROM workspace) AS workspace"
 # What the read-only primer reads of a session row: it opens databases of older schemas too.
-SESSION_ROW = (
-    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace "
-    "FROM sessions"
-)
+SESSION_ROW = f"SELECT {_SESSION} FROM sessions"  # noqa: S608 - constants only
 # The session as the store reads it (its database is migrated to the newest schema).
-STORED_SESSION = (
-    "SELECT name, task_description, created_at, (SELECT path FROM workspace) AS workspace, "
-    "workers_named = 1 AS workers_named FROM sessions"
-)
+STORED_SESSION = f"SELECT {_SESSION}, workers_named = 1 AS workers_named FROM sessions"  # noqa: S608
 NAME_WORKERS = "UPDATE sessions SET workers_named = 1 WHERE workers_named = 0"
 WORKERS_NAMED = "SELECT workers_named FROM sessions"
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
