@@ -9,7 +9,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
 WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz screenshots clean
+.PHONY: demo test test-deep test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz screenshots clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -46,17 +46,28 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The suite runs in two phases: every test but the timing-bound ones on both cores (pytest-xdist;
+# each worker has its own PostgreSQL database and temporary folders, tests/conftest.py), then the
+# `serial` ones (races, kills, torture rounds, live checks with short deadlines) one at a time.
+# Coverage is combined over both; the 20 slowest tests of the whole run print at the end.
+PYTEST_WORKERS ?= 2
 test: lint typecheck wheel-check
-	rm -f .coverage .coverage.*
-	$(BIN)/coverage run -m pytest
+	rm -f .coverage .coverage.* build/junit-*.xml
+	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) -m "not serial" --junitxml=build/junit-parallel.xml
+	$(BIN)/coverage run -m pytest -p no:xdist -m serial --junitxml=build/junit-serial.xml
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
 	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')
+	$(BIN)/python scripts/slowest.py build/junit-parallel.xml build/junit-serial.xml --top 20
+
+# What is long on purpose, for a schedule or before a release (docs/testing.md): the property
+# tests 2,000 examples deep on every backend, then `make torture` (500 SIGKILL rounds, 20 races).
+test-deep: soak torture
 
 # The inner loop: unit and property tests (fewer hypothesis examples), no process started, no
 # browser, no PostgreSQL.
 test-fast: $(STAMP)
-	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -m "not slow and not browser and not postgres" tests
+	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) -m "not slow and not browser and not postgres" tests
 
 # The web view's screenshots in docs/img/ (docs/ui.md shows them): a demo sessions folder in a
 # temporary directory, `nineplan ui` on it, Debian's Chromium at desktop and phone width, dark.
@@ -95,7 +106,7 @@ conformance: $(STAMP) $(CONFORMANCE_STAMP)
 
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)
-	NINEPLAN_SOAK=1 $(BIN)/pytest tests/property -q
+	NINEPLAN_SOAK=1 $(BIN)/pytest -n $(PYTEST_WORKERS) tests/property -q
 
 # 8 concurrent clients x 100 add/pull/complete cycles, over HTTP and over stdio.
 load: $(STAMP)

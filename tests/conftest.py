@@ -1,8 +1,10 @@
 """Shared fixtures: the asyncio backend, hypothesis profiles, and each storage backend."""
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,6 +32,32 @@ settings.load_profile(
     if os.environ.get("NINEPLAN_FAST")
     else "dev"
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist each worker gets a PostgreSQL database of its own (`<name>_gw0`, ...),
+    created if missing, and the URL in the environment names it, so the servers a test starts
+    inherit it. A database, not a schema: LISTEN channels span a whole database, and one
+    worker's notifications would wake another worker's watches."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or not (url := postgres_url()):
+        return
+    parts = urlsplit(url)
+    database = f"{parts.path.lstrip('/')}_{worker}"
+    asyncio.run(_create_database(url, database))
+    os.environ["NINEPLAN_TEST_DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{database}"))
+
+
+async def _create_database(url: str, database: str) -> None:
+    """Creates `database` on the server at `url` unless it exists."""
+    import asyncpg
+
+    connection = await asyncpg.connect(url)
+    try:
+        if not await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
+            await connection.execute(f'CREATE DATABASE "{database}"')
+    finally:
+        await connection.close()
 
 
 @pytest.fixture(scope="session")

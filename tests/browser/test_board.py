@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client
 from playwright.async_api import Browser, Page
 
@@ -121,6 +122,7 @@ async def test_cards_move_between_columns_live(tmp_path: Path, ui: str, page: Pa
         assert await page.evaluate("window.notReloaded") is True
 
 
+@pytest.mark.serial
 async def test_stale_and_stuck_badges(tmp_path: Path, page: Page):
     """With NINEPLAN_STUCK_DEFERS=2 a plan deferred twice carries a stuck badge on its queue
     card and, once pulled, on its active card; with a 3 s lease (NINEPLAN_LEASE_MINUTES=0.05)

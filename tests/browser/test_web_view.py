@@ -404,6 +404,7 @@ async def journal_seqs(page: Page) -> list[int]:
     ]
 
 
+@pytest.mark.serial
 async def test_the_session_page_shows_each_workers_plan_and_marks_the_stale_one(
     tmp_path: Path, page: Page
 ):
@@ -441,6 +442,7 @@ async def test_the_session_page_shows_each_workers_plan_and_marks_the_stale_one(
         ) in lines
 
 
+@pytest.mark.serial
 async def test_an_open_session_page_marks_a_plan_stale_when_its_lease_lapses(
     tmp_path: Path, page: Page
 ):

@@ -172,6 +172,7 @@ async def test_the_live_streams_send_fragments_as_server_sent_events(tmp_path: P
                 assert "seen live" in json.loads(data.removeprefix("data: "))["queue"]
 
 
+@pytest.mark.serial
 async def test_a_session_stream_sends_the_stale_mark_when_a_lease_lapses(tmp_path: Path):
     """With a 6 s lease and nothing changing in the session, the session's stream sends the
     active fragment again once worker `w1`'s lease lapses, now marking its plan stale; the

@@ -246,6 +246,7 @@ RUNS = 3
 
 
 @pytest.mark.parametrize("run", range(RUNS))
+@pytest.mark.serial
 async def test_eight_worker_processes_empty_one_queue_exactly_once(tmp_path: Path, run: int):
     """8 workers, each its own stdio server process and SDK client, pull and complete on one
     SQLite session until a 200-plan queue is empty: every plan is completed exactly once,
@@ -258,6 +259,7 @@ async def test_eight_worker_processes_empty_one_queue_exactly_once(tmp_path: Pat
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("run", range(RUNS))
+@pytest.mark.serial
 async def test_two_machines_of_four_workers_empty_one_postgres_queue_exactly_once(
     tmp_path: Path, run: int
 ):
@@ -271,6 +273,7 @@ async def test_two_machines_of_four_workers_empty_one_postgres_queue_exactly_onc
     print(f"run {run}: 2 x 4 workers on PostgreSQL completed 200 plans in {result.seconds:.1f} s")  # noqa: T201
 
 
+@pytest.mark.serial
 def test_the_torture_race_prints_its_table_and_exits_0():
     """`python -m tests.reliability.race` (what `make torture` runs 20 times) races its workers,
     prints one row per backend with every plan completed once, and exits 0."""

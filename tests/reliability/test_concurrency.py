@@ -5,11 +5,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 
 from tests.fakes import PLAN
 from tests.integration.servers import stdio_server
 from tests.mcp_helpers import ok, parsed_error, text
+
+#: Timing-bound (kills, races): `make test` runs these after the parallel phase, one at a time.
+pytestmark = pytest.mark.serial
 
 PROCESSES = 4
 OPERATIONS = 110

@@ -2,7 +2,12 @@
 
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.torture import torture
+
+#: Timing-bound (kills, races): `make test` runs these after the parallel phase, one at a time.
+pytestmark = pytest.mark.serial
 
 
 async def test_nothing_acknowledged_is_lost_across_sigkills(tmp_path: Path):
