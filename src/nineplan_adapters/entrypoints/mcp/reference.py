@@ -154,6 +154,8 @@ async def render() -> str:
         "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`,",
         "and `structuredContent` `{category, message, suggestion, session_name}`: each output schema",
         "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
+        "An optional argument is listed as its plain type (not required, no null branch, no null",
+        "default), which is all a model needs to read; omitting it and sending null mean the same.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
         *_WORKERS,
