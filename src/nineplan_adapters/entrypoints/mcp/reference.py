@@ -130,8 +130,9 @@ async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
 _WORKERS = (
     "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
     "`a-z0-9._-`, a letter or digit first; default `main`) to pull, defer, complete, discard,",
-    "resume and state: each worker holds one active plan, and `single_active_plan` in",
-    "`9plan_admin_validate` means at most one active plan per worker.",
+    "resume and state, and to add, search and get, whose `Active plan:` reminder is then about",
+    "their own plan (never another worker's): each worker holds one active plan, and",
+    "`single_active_plan` in `9plan_admin_validate` means at most one active plan per worker.",
 )
 
 
