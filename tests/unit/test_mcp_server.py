@@ -30,8 +30,8 @@ async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client):
     """Every tool has an output schema, a short human title and the right hints; resume may
-    repair files and state renews a named worker's lease, so neither is read-only, but both
-    are idempotent."""
+    repair files, so it is not read-only but idempotent; state is read-only (and idempotent)
+    although a named worker's call renews its lease, bookkeeping the caller did not ask for."""
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     for name, tool in tools.items():
@@ -47,13 +47,23 @@ async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client
     assert resume.idempotent_hint is True
     state = tools["9plan_admin_state"].annotations
     assert state is not None
-    assert (state.read_only_hint, state.idempotent_hint) == (False, True)
+    assert (state.read_only_hint, state.idempotent_hint) == (True, True)
     assert tools["9plan_plan_discard"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert "session_name" in tools["9plan_queue_add"].input_schema["properties"]
     assert tools["9plan_queue_add"].input_schema["properties"]["position"]["enum"] == [
         "front",
         "back",
     ]
+
+
+def test_the_reference_says_why_state_is_read_only():
+    """docs/tools.md explains, under 9plan_admin_state, why a tool that renews a named
+    worker's lease is annotated read-only."""
+    reference = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    state = reference.split("## `9plan_admin_state`")[1]
+    assert "*(read-only)*" in state
+    assert "renews that worker's lease" in state
+    assert "bookkeeping the caller did not ask for" in state
 
 
 async def test_tool_descriptions_and_schemas_stay_lean(client: Client):

@@ -126,6 +126,15 @@ async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
     return examples
 
 
+#: What docs/tools.md says after a tool's description, for its readers (tools/list has none).
+NOTES = {
+    "admin_state": (
+        "It is annotated read-only although a call naming a worker renews that worker's lease "
+        "(its `last_seen`): the renewal is bookkeeping the caller did not ask for, as an HTTP "
+        "GET may update an access time and stay safe. It never repairs files."
+    ),
+}
+
 #: What the reference says about workers (DESIGN §10).
 _WORKERS = (
     "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
@@ -180,6 +189,7 @@ async def render() -> str:
             "",
             f"{tool.description} *({kind})*",
             "",
+            *([NOTES[short], ""] if short in NOTES else []),
             *_arguments(tool),
             "",
             *_result(tool),

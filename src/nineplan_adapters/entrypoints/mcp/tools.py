@@ -63,9 +63,6 @@ DESTRUCTIVE = ToolAnnotations(
 RESUME = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-# State renews a named worker's lease (its `last_seen`, DESIGN §10): not read-only, but a
-# repeat changes nothing more.
-RENEWS = RESUME
 
 
 def _with_salvage(text: str, salvage: str | None) -> str:
@@ -485,7 +482,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(history_get, "history_get", "Get completed plan", READ_ONLY),
     Tool(admin_validate, "admin_validate", "Validate session", READ_ONLY),
     Tool(admin_sessions, "admin_sessions", "List sessions", READ_ONLY),
-    Tool(admin_state, "admin_state", "Session state", RENEWS),
+    # Read-only although a named worker's call renews its lease: bookkeeping the caller did not
+    # ask for (docs/tools.md says so).
+    Tool(admin_state, "admin_state", "Session state", READ_ONLY),
 )
 
 
