@@ -174,40 +174,45 @@ async def render() -> str:
         "",
     ]
     for tool in tools:
-        hints = tool.annotations
-        kind = (
-            "read-only"
-            if hints and hints.read_only_hint
-            else "destructive"
-            if hints and hints.destructive_hint
-            else "changes state"
-        )
         short = tool.name.removeprefix(DEFAULT_NAMES.prefix)
-        arguments, text = examples[short]
-        lines += [
-            f"## `{tool.name}`",
-            "",
-            f"{tool.description} *({kind})*",
-            "",
-            *([NOTES[short], ""] if short in NOTES else []),
-            *_arguments(tool),
-            "",
-            *_result(tool),
-            "",
-            "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[short]) + ".",
-            "",
-            "Example call and answer:",
-            "",
-            "```json",
-            json.dumps(arguments, ensure_ascii=False),
-            "```",
-            "",
-            "```",
-            text,
-            "```",
-            "",
-        ]
+        lines += _section(tool, short, *examples[short])
     return "\n".join(lines)
+
+
+def _section(tool: Tool, short: str, arguments: dict[str, Any], text: str) -> list[str]:
+    """One tool's part of the reference: its description and kind, a note, its arguments,
+    result fields and errors, and its example call and answer."""
+    hints = tool.annotations
+    kind = (
+        "read-only"
+        if hints and hints.read_only_hint
+        else "destructive"
+        if hints and hints.destructive_hint
+        else "changes state"
+    )
+    return [
+        f"## `{tool.name}`",
+        "",
+        f"{tool.description} *({kind})*",
+        "",
+        *([NOTES[short], ""] if short in NOTES else []),
+        *_arguments(tool),
+        "",
+        *_result(tool),
+        "",
+        "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[short]) + ".",
+        "",
+        "Example call and answer:",
+        "",
+        "```json",
+        json.dumps(arguments, ensure_ascii=False),
+        "```",
+        "",
+        "```",
+        text,
+        "```",
+        "",
+    ]
 
 
 if __name__ == "__main__":
