@@ -27,6 +27,7 @@ READ_ONLY = {
     "9plan_history_get",
     "9plan_admin_validate",
     "9plan_admin_sessions",
+    "9plan_admin_state",
 }
 
 

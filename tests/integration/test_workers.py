@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import CallToolResult
 
 from tests.fakes import postgres_schema
 from tests.integration.servers import PROJECT, run_nineplan, stdio_server
@@ -89,10 +90,49 @@ async def test_two_workers_with_one_request_id_get_their_own_plans(tmp_path: Pat
         assert sorted(p["worker"] for p in state["active_plans"]) == ["one", "two"]
 
 
+async def test_each_worker_is_reminded_of_its_own_plan_only(tmp_path: Path):
+    """Over a real stdio server, with `main` and `alice` each holding a plan: alice's
+    queue_add, history_search and history_get carry the reminder of her own plan and never
+    name main's; main's calls name only main's; worker `bob`, holding none, gets no reminder
+    line at all."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, (done, mains, alices) = await _session_with(client, 3)
+        await ok(client, "9plan_queue_pull")
+        await ok(client, "9plan_plan_complete", outcome="wrote users.sql")
+        assert (await ok(client, "9plan_queue_pull"))["plan_id"] == mains
+        pulled = await ok(client, "9plan_queue_pull", session_name=name, worker="alice")
+        assert pulled["plan_id"] == alices
+        calls: list[tuple[str, dict[str, object]]] = [
+            ("9plan_queue_add", {"goal": "Later", **PLAN}),
+            ("9plan_history_search", {"query": "users"}),
+            ("9plan_history_get", {"plan_id": done}),
+        ]
+        for tool, arguments in calls:
+            said = {
+                worker: text(await _succeeded(client, tool, name, worker, arguments))
+                for worker in ("alice", None, "bob")
+            }
+            assert f"Active plan: {alices} Plan 2 (pulled " in said["alice"], (tool, said)
+            assert mains not in said["alice"], (tool, said)
+            assert f"Active plan: {mains} Plan 1 (pulled " in said[None], (tool, said)
+            assert alices not in said[None], (tool, said)
+            assert "Active plan:" not in said["bob"], (tool, said)
+
+
+async def _succeeded(
+    client: Client, tool: str, name: str, worker: str | None, arguments: dict[str, object]
+) -> CallToolResult:
+    """`tool` called on session `name` as `worker` (None: naming none), checked to succeed."""
+    named = {"worker": worker} if worker is not None else {}
+    result = await client.call_tool(tool, {"session_name": name, **named, **arguments})
+    assert not result.is_error, (tool, text(result))
+    return result
+
+
 @pytest.mark.parametrize("worker", ["", "Tests", "-x", "a" * 41, "a/b", "tést"])
 async def test_a_bad_worker_name_is_a_validation_error(tmp_path: Path, worker: str):
     """A worker name outside [a-z0-9._-], starting otherwise, empty or longer than 40 is a
-    VALIDATION_ERROR naming `worker`, on every tool that takes one; nothing is pulled."""
+    VALIDATION_ERROR naming `worker`, on every tool that takes one; nothing is pulled or added."""
     async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
         name, _ = await _session_with(client, 1)
         for tool, arguments in [
@@ -102,6 +142,9 @@ async def test_a_bad_worker_name_is_a_validation_error(tmp_path: Path, worker: s
             ("9plan_plan_discard", {"reason": "r"}),
             ("9plan_session_resume", {"session_name": name}),
             ("9plan_admin_state", {}),
+            ("9plan_queue_add", {"goal": "g", **PLAN}),
+            ("9plan_history_search", {"query": "plan"}),
+            ("9plan_history_get", {"plan_id": "aaaaa"}),
         ]:
             kind, body = await error(client, tool, worker=worker, **arguments)
             assert kind == "VALIDATION_ERROR", (tool, body)

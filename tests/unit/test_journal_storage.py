@@ -148,7 +148,7 @@ async def test_state_derives_defer_counts_pulled_at_and_recent(backend: Backend)
     assert isinstance(state.recent[-1], Event)
     assert state.recent[-1].kind is K.PLAN_PULLED
     assert (
-        await service.reminder(name)
+        await service.reminder(name, worker=None)
         == f"Active plan: {placed.plan.id} {PLAN['goal']} (pulled 2 min ago)"
     )
 
@@ -157,7 +157,7 @@ async def test_no_reminder_without_an_active_plan(backend: Backend):
     """The reminder line is there only while a plan is active."""
     name = await backend.session()
     await backend.service.add_plan(name, **PLAN)
-    assert await backend.service.reminder(name) is None
+    assert await backend.service.reminder(name, worker=None) is None
 
 
 async def damage(backend: Backend, name: str, seq: int, column: str, value: Any) -> None:

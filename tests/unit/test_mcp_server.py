@@ -12,7 +12,7 @@ from mcp.types import INVALID_PARAMS, TextResourceContents
 from nineplan_adapters.entrypoints.mcp import build_server
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
 from nineplan_adapters.entrypoints.mcp.reference import tool_list_tokens
-from nineplan_adapters.entrypoints.mcp.server import NineplanServer
+from nineplan_adapters.entrypoints.mcp.server import NineplanServer, plain_optional
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from tests.fakes import PLAN, make_service, open_backend
@@ -30,8 +30,8 @@ async def client(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client):
     """Every tool has an output schema, a short human title and the right hints; resume may
-    repair files and state renews a named worker's lease, so neither is read-only, but both
-    are idempotent."""
+    repair files, so it is not read-only but idempotent; state is read-only (and idempotent)
+    although a named worker's call renews its lease, bookkeeping the caller did not ask for."""
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     for name, tool in tools.items():
@@ -47,13 +47,23 @@ async def test_the_twelve_tools_are_listed_with_schemas_and_hints(client: Client
     assert resume.idempotent_hint is True
     state = tools["9plan_admin_state"].annotations
     assert state is not None
-    assert (state.read_only_hint, state.idempotent_hint) == (False, True)
+    assert (state.read_only_hint, state.idempotent_hint) == (True, True)
     assert tools["9plan_plan_discard"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert "session_name" in tools["9plan_queue_add"].input_schema["properties"]
     assert tools["9plan_queue_add"].input_schema["properties"]["position"]["enum"] == [
         "front",
         "back",
     ]
+
+
+def test_the_reference_says_why_state_is_read_only():
+    """docs/tools.md explains, under 9plan_admin_state, why a tool that renews a named
+    worker's lease is annotated read-only."""
+    reference = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    state = reference.split("## `9plan_admin_state`")[1]
+    assert "*(read-only)*" in state
+    assert "renews that worker's lease" in state
+    assert "bookkeeping the caller did not ask for" in state
 
 
 async def test_tool_descriptions_and_schemas_stay_lean(client: Client):
@@ -63,6 +73,59 @@ async def test_tool_descriptions_and_schemas_stay_lean(client: Client):
     size = sum(len(tool.description or "") + len(json.dumps(tool.input_schema)) for tool in tools)
     assert tool_list_tokens(tools) == size // 4
     assert tool_list_tokens(tools) < 2000, tool_list_tokens(tools)
+
+
+async def test_optional_arguments_are_declared_as_their_plain_type(client: Client):
+    """An optional argument is its plain type in tools/list: no null branch, no `"default":
+    null` (pydantic's `T | None = None`); a default that says something (`back`) stays."""
+    for tool in (await client.list_tools()).tools:
+        required = set(tool.input_schema.get("required", []))
+        for name, spec in tool.input_schema["properties"].items():
+            if name in required:
+                continue
+            assert "anyOf" not in spec, (tool.name, name, spec)
+            assert isinstance(spec["type"], str), (tool.name, name, spec)
+            assert spec["type"] != "null", (tool.name, name, spec)
+            assert spec.get("default", "absent") is not None, (tool.name, name, spec)
+    listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert listed["9plan_queue_add"]["properties"]["request_id"] == {
+        "description": "Retry key: a repeat returns the first result",
+        "maxLength": 128,
+        "minLength": 1,
+        "type": "string",
+    }
+    assert listed["9plan_plan_defer"]["properties"]["position"]["default"] == "back"
+
+
+async def test_an_explicit_null_is_still_taken_as_an_absent_argument(client: Client):
+    """A client that sends null for an optional argument is served as before: add, pull,
+    complete and search with every optional argument null succeed as if it were omitted;
+    a null for a required one is still a VALIDATION_ERROR naming it."""
+    await ok(client, "9plan_session_create", task_description=None, request_id=None)
+    nulls = {"session_name": None, "request_id": None}
+    await ok(client, "9plan_queue_add", **PLAN, inputs=None, outputs=None, **nulls)
+    pulled = await ok(client, "9plan_queue_pull", worker=None, take_over=None, **nulls)
+    assert pulled["worker"] == "main"
+    await ok(client, "9plan_plan_complete", outcome="done", notes=None, worker=None, **nulls)
+    found = await ok(client, "9plan_history_search", query="users", session_name=None)
+    assert [match["id"] for match in found["matches"]] == [pulled["plan_id"]]
+    kind, body = await error(client, "9plan_plan_discard", reason=None)
+    assert kind == "VALIDATION_ERROR"
+    assert "reason" in body
+
+
+def test_plain_optional_keeps_all_but_the_null():
+    """The schema rewrite drops only the null branch and the null default: constraints and
+    description stay, several other branches stay an anyOf, anything else is untouched."""
+    assert plain_optional(
+        {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "null"}], "default": None}
+        | {"description": "d"}
+    ) == {"type": "string", "maxLength": 3, "description": "d"}
+    assert plain_optional(
+        {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}], "default": None}
+    ) == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    for kept in ({"type": "string", "default": "back"}, {"type": "integer"}):
+        assert plain_optional(kept) == kept
 
 
 async def test_a_whole_lifecycle(client: Client):

@@ -1,6 +1,7 @@
 """Many agents on one queue (DESIGN §10), on every backend: one active plan per worker,
 retries per worker, the journal's `detail.worker`, `last_seen` from the Clock port."""
 
+import datetime as dt
 import sqlite3
 from pathlib import Path
 
@@ -105,6 +106,44 @@ async def test_a_bad_worker_name_is_refused(backend: Backend, worker: object):
             await call
         assert caught.value.field == "worker"
     assert len((await backend.service.session_state(name)).queue) == 1
+
+
+async def test_the_reminder_is_about_the_calling_workers_own_plan(backend: Backend):
+    """`reminder` names the plan the given worker holds (None: `main`'s), never another
+    worker's: a worker holding none gets no line while others hold plans, and asking renews
+    nobody's lease."""
+    service = backend.service
+    name, (a, b, _) = await queue_of(backend, 3)
+    await service.pull_plan(name)
+    backend.clock.advance(600)
+    await service.pull_plan(name, worker="alice")
+    backend.clock.advance(120)
+    goal = PLAN["goal"]
+    assert await service.reminder(name, worker="alice") == (
+        f"Active plan: {b} {goal} (pulled 2 min ago)"
+    )
+    assert await service.reminder(name, worker=None) == (
+        f"Active plan: {a} {goal} (pulled 12 min ago)"
+    )
+    assert await service.reminder(name, worker="main") == await service.reminder(name, worker=None)
+    assert await service.reminder(name, worker="bob") is None
+    seen = {
+        hold.worker: hold.plan.last_seen
+        for hold in (await service.session_state(name)).active_plans
+    }
+    assert seen == {
+        "main": backend.clock() - dt.timedelta(seconds=720),
+        "alice": backend.clock() - dt.timedelta(seconds=120),
+    }
+
+
+@pytest.mark.parametrize("worker", ["", "Tests", "a" * 41, 7])
+async def test_a_bad_worker_name_for_the_reminder_is_refused(backend: Backend, worker: object):
+    """The reminder checks its worker as every use case does: VALIDATION_ERROR naming it."""
+    name, _ = await queue_of(backend, 1)
+    with pytest.raises(InvalidInputError) as caught:
+        await backend.service.reminder(name, worker=worker)  # type: ignore[arg-type]
+    assert caught.value.field == "worker"
 
 
 async def test_forty_characters_of_the_alphabet_are_a_worker(backend: Backend):

@@ -294,15 +294,19 @@ class Queries(Envelope):
         of a session or of the session list waits on."""
         return self.catalog.watch()
 
-    async def reminder(self, name: str) -> str | None:
-        """`Active plan: {id} {goal} (pulled N min ago)` while a plan is active, else None.
+    async def reminder(self, name: str, *, worker: str | None) -> str | None:
+        """`Active plan: {id} {goal} (pulled N min ago)` while `worker` (None: `main`) holds
+        a plan, else None; never about another worker's plan (docs/agents.md, "The
+        reminders"). A read: the worker's lease is not renewed.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self.catalog.open(check_session_name(name))
+        session = check_session_name(name)
+        who = check_worker(worker)
+        store = await self.catalog.open(session)
         async with store.reading(snapshot=False) as reader:
-            if (active := await reader.active_plan()) is None:
+            if (active := await reader.active_plan(who)) is None:
                 return None
             pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
         return reminder_line(active.id, active.goal, pulled, self.clock())

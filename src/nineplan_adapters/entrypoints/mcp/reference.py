@@ -126,12 +126,22 @@ async def _examples(client: Client) -> dict[str, tuple[dict[str, Any], str]]:
     return examples
 
 
+#: What docs/tools.md says after a tool's description, for its readers (tools/list has none).
+NOTES = {
+    "admin_state": (
+        "It is annotated read-only although a call naming a worker renews that worker's lease "
+        "(its `last_seen`): the renewal is bookkeeping the caller did not ask for, as an HTTP "
+        "GET may update an access time and stay safe. It never repairs files."
+    ),
+}
+
 #: What the reference says about workers (DESIGN §10).
 _WORKERS = (
     "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
     "`a-z0-9._-`, a letter or digit first; default `main`) to pull, defer, complete, discard,",
-    "resume and state: each worker holds one active plan, and `single_active_plan` in",
-    "`9plan_admin_validate` means at most one active plan per worker.",
+    "resume and state, and to add, search and get, whose `Active plan:` reminder is then about",
+    "their own plan (never another worker's): each worker holds one active plan, and",
+    "`single_active_plan` in `9plan_admin_validate` means at most one active plan per worker.",
 )
 
 
@@ -154,6 +164,8 @@ async def render() -> str:
         "and the text `[Session: NAME] Error: CATEGORY`, a message, and `Suggested action: ...`,",
         "and `structuredContent` `{category, message, suggestion, session_name}`: each output schema",
         "is `anyOf` the success fields below or that error object. Unknown arguments are refused.",
+        "An optional argument is listed as its plain type (not required, no null branch, no null",
+        "default), which is all a model needs to read; omitting it and sending null mean the same.",
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
         *_WORKERS,
@@ -162,39 +174,45 @@ async def render() -> str:
         "",
     ]
     for tool in tools:
-        hints = tool.annotations
-        kind = (
-            "read-only"
-            if hints and hints.read_only_hint
-            else "destructive"
-            if hints and hints.destructive_hint
-            else "changes state"
-        )
         short = tool.name.removeprefix(DEFAULT_NAMES.prefix)
-        arguments, text = examples[short]
-        lines += [
-            f"## `{tool.name}`",
-            "",
-            f"{tool.description} *({kind})*",
-            "",
-            *_arguments(tool),
-            "",
-            *_result(tool),
-            "",
-            "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[short]) + ".",
-            "",
-            "Example call and answer:",
-            "",
-            "```json",
-            json.dumps(arguments, ensure_ascii=False),
-            "```",
-            "",
-            "```",
-            text,
-            "```",
-            "",
-        ]
+        lines += _section(tool, short, *examples[short])
     return "\n".join(lines)
+
+
+def _section(tool: Tool, short: str, arguments: dict[str, Any], text: str) -> list[str]:
+    """One tool's part of the reference: its description and kind, a note, its arguments,
+    result fields and errors, and its example call and answer."""
+    hints = tool.annotations
+    kind = (
+        "read-only"
+        if hints and hints.read_only_hint
+        else "destructive"
+        if hints and hints.destructive_hint
+        else "changes state"
+    )
+    return [
+        f"## `{tool.name}`",
+        "",
+        f"{tool.description} *({kind})*",
+        "",
+        *([NOTES[short], ""] if short in NOTES else []),
+        *_arguments(tool),
+        "",
+        *_result(tool),
+        "",
+        "Errors: " + ", ".join(f"`{category}`" for category in ERRORS[short]) + ".",
+        "",
+        "Example call and answer:",
+        "",
+        "```json",
+        json.dumps(arguments, ensure_ascii=False),
+        "```",
+        "",
+        "```",
+        text,
+        "```",
+        "",
+    ]
 
 
 if __name__ == "__main__":

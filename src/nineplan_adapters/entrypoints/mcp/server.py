@@ -225,19 +225,34 @@ class NineplanServer(MCPServer[ToolDeps]):
 
 def strict_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` refusing unknown arguments, without the titles and null branches that only
-    cost agents tokens (`{"anyOf": [{"type": "string"}, {"type": "null"}]}` becomes
-    `{"type": ["string", "null"]}`)."""
+    cost agents tokens: an optional argument is its plain type (docs/tools.md)."""
     properties = {}
     for name, listed in schema.get("properties", {}).items():
         spec = {key: value for key, value in listed.items() if key != "title"}
-        branches = spec.pop("anyOf", None)
-        if branches and all(set(branch) == {"type"} for branch in branches):
-            spec = {"type": [branch["type"] for branch in branches], **spec}
-        elif branches:
-            spec["anyOf"] = branches
-        properties[name] = spec
+        properties[name] = plain_optional(spec) if name not in schema.get("required", []) else spec
     compact = {key: value for key, value in schema.items() if key not in {"title", "properties"}}
     return {**compact, "properties": properties, "additionalProperties": False}
+
+
+NULL = {"type": "null"}
+
+
+def plain_optional(spec: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument's schema as its plain type: pydantic's `T | None = None` is
+    `{"anyOf": [T, {"type": "null"}], "default": null}`, and becomes T, with no default.
+
+    Only what the model reads changes: the tool's arguments model still takes an explicit
+    null as absent. A default other than null (`position`'s `back`) is kept: it says
+    something."""
+    if "default" not in spec or spec["default"] is not None:
+        return spec
+    plain = {key: value for key, value in spec.items() if key not in {"default", "anyOf"}}
+    branches = [branch for branch in spec.get("anyOf", []) if branch != NULL]
+    if len(branches) == 1:
+        return {**branches[0], **plain}
+    if branches:
+        plain["anyOf"] = branches
+    return plain
 
 
 def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:

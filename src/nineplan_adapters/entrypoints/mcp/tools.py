@@ -63,9 +63,6 @@ DESTRUCTIVE = ToolAnnotations(
 RESUME = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-# State renews a named worker's lease (its `last_seen`, DESIGN §10): not read-only, but a
-# repeat changes nothing more.
-RENEWS = RESUME
 
 
 def _with_salvage(text: str, salvage: str | None) -> str:
@@ -151,7 +148,7 @@ def _held_lines(state: SessionState, now: dt.datetime) -> str:
 
 
 def _with_reminder(text: str, reminder: str | None) -> str:
-    """The result text, and the active-plan line when a plan is active."""
+    """The result text, and the calling worker's active-plan line when it holds a plan."""
     return f"{text}\n{reminder}" if reminder else text
 
 
@@ -211,6 +208,7 @@ async def queue_add(
     position: PositionArg = "back",
     session_name: SessionArg = None,
     request_id: RequestArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanAdded]:
     """Queue a self-contained plan: front for blocking work, back (default) for later. A, B, C
     added at front give C, B, A."""
@@ -232,7 +230,7 @@ async def queue_add(
                 f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
                 placed.salvage,
             ),
-            await call.service.reminder(call.session),
+            await call.service.reminder(call.session, worker=worker),
         ),
         views.plan_added(placed),
     )
@@ -356,6 +354,7 @@ async def history_search(
     query: Annotated[str, Field(description="Words to find")],
     max_results: Annotated[int, Field(description="1-100", strict=True)] = 10,
     session_name: SessionArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.SearchResults]:
     """Search completed plans (all sections, outcome, notes) by words, best first, to find what
     earlier plans produced. Plain text, any language."""
@@ -370,7 +369,7 @@ async def history_search(
         else f"No completed plan matches {query!r}."
     )
     return call.succeed(
-        _with_reminder(found, await call.service.reminder(call.session)),
+        _with_reminder(found, await call.service.reminder(call.session, worker=worker)),
         views.search_results(matches),
     )
 
@@ -379,6 +378,7 @@ async def history_get(
     ctx: ToolContext,
     plan_id: Annotated[str, Field(description="5 characters, e.g. a3x9k")],
     session_name: SessionArg = None,
+    worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.CompletedPlan]:
     """A completed plan in full by id: all sections, notes, outcome, times."""
     call = ToolCall.of(ctx, session_name)
@@ -386,7 +386,8 @@ async def history_get(
     body = "\n".join(indented(key, value) for key, value in view.items())
     return call.succeed(
         _with_reminder(
-            f"Completed plan {plan_id}:\n{body}", await call.service.reminder(call.session)
+            f"Completed plan {plan_id}:\n{body}",
+            await call.service.reminder(call.session, worker=worker),
         ),
         view,
     )
@@ -481,7 +482,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(history_get, "history_get", "Get completed plan", READ_ONLY),
     Tool(admin_validate, "admin_validate", "Validate session", READ_ONLY),
     Tool(admin_sessions, "admin_sessions", "List sessions", READ_ONLY),
-    Tool(admin_state, "admin_state", "Session state", RENEWS),
+    # Read-only although a named worker's call renews its lease: bookkeeping the caller did not
+    # ask for (docs/tools.md says so).
+    Tool(admin_state, "admin_state", "Session state", READ_ONLY),
 )
 
 
