@@ -77,7 +77,8 @@ async def test_tool_descriptions_and_schemas_stay_lean(client: Client):
 
 async def test_optional_arguments_are_declared_as_their_plain_type(client: Client):
     """An optional argument is its plain type in tools/list: no null branch, no `"default":
-    null` (pydantic's `T | None = None`); a default that says something (`back`) stays."""
+    null` (pydantic's `T | None = None`), no length bounds; a default that says something (10
+    results) stays, and `position`'s `back` is said by the tools' texts instead."""
     for tool in (await client.list_tools()).tools:
         required = set(tool.input_schema.get("required", []))
         for name, spec in tool.input_schema["properties"].items():
@@ -90,11 +91,13 @@ async def test_optional_arguments_are_declared_as_their_plain_type(client: Clien
     listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
     assert listed["9plan_queue_add"]["properties"]["request_id"] == {
         "description": "Retry key: a repeat returns the first result",
-        "maxLength": 128,
-        "minLength": 1,
         "type": "string",
     }
-    assert listed["9plan_plan_defer"]["properties"]["position"]["default"] == "back"
+    described = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+    for tool in ("9plan_queue_add", "9plan_plan_defer"):  # the text says the default instead
+        assert "default" not in listed[tool]["properties"]["position"]
+        assert "back (default)" in (described[tool] or "")
+    assert listed["9plan_history_search"]["properties"]["max_results"]["default"] == 10
 
 
 async def test_an_explicit_null_is_still_taken_as_an_absent_argument(client: Client):

@@ -223,13 +223,19 @@ class NineplanServer(MCPServer[ToolDeps]):
             raise
 
 
+#: What the tools' argument models check but tools/list leaves out: titles repeat the names, and a
+#: length bound no agent's argument comes near (a retry key's 128, a worker's 40) costs every
+#: conversation tokens; a call past one is still refused with an error naming the limit.
+UNLISTED = frozenset({"title", "maxLength", "minLength"})
+
+
 def strict_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` refusing unknown arguments, without the titles and null branches that only
-    cost agents tokens: an optional argument is its plain type (docs/tools.md)."""
+    """`schema` refusing unknown arguments, without the titles, length bounds and null branches
+    that only cost agents tokens: an optional argument is its plain type (docs/tools.md)."""
     properties = {}
     for name, listed in schema.get("properties", {}).items():
-        spec = {key: value for key, value in listed.items() if key != "title"}
-        properties[name] = plain_optional(spec) if name not in schema.get("required", []) else spec
+        spec = listed if name in schema.get("required", []) else plain_optional(listed)
+        properties[name] = {key: value for key, value in spec.items() if key not in UNLISTED}
     compact = {key: value for key, value in schema.items() if key not in {"title", "properties"}}
     return {**compact, "properties": properties, "additionalProperties": False}
 

@@ -37,7 +37,7 @@ NotesArg = Annotated[str | None, Field(description="Appended to the plan's Notes
 WorkerArg = Annotated[
     str | None,
     Field(
-        description="Your name beside other agents (default main)",
+        description="Your name among agents (default main)",
         pattern="^[a-z0-9][a-z0-9._-]*$",
         max_length=40,
     ),
@@ -46,8 +46,17 @@ TakeOverArg = Annotated[
     str | None,
     Field(description="A stale plan's id: take it over", pattern="^[0-9a-z]{5}$"),
 ]
+
+
+def _unlisted_default(schema: dict[str, Any]) -> None:
+    """Leaves the default out of tools/list where the tool's description says it already."""
+    schema.pop("default", None)
+
+
+#: `back` is the default: both tools that take a position say "back (default)" in their text.
 PositionArg = Annotated[
-    Literal["front", "back"], Field(description="front = next to pull; back = last")
+    Literal["front", "back"],
+    Field(description="front = next to pull; back = last", json_schema_extra=_unlisted_default),
 ]
 
 READ_ONLY = ToolAnnotations(
