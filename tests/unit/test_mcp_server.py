@@ -94,9 +94,9 @@ async def test_optional_arguments_are_declared_as_their_plain_type(client: Clien
         "type": "string",
     }
     described = {tool.name: tool.description for tool in (await client.list_tools()).tools}
-    for tool in ("9plan_queue_add", "9plan_plan_defer"):  # the text says the default instead
-        assert "default" not in listed[tool]["properties"]["position"]
-        assert "back (default)" in (described[tool] or "")
+    for named in ("9plan_queue_add", "9plan_plan_defer"):  # the text says the default instead
+        assert "default" not in listed[named]["properties"]["position"]
+        assert "back (default)" in (described[named] or "")
     assert listed["9plan_history_search"]["properties"]["max_results"]["default"] == 10
 
 
