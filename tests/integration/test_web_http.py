@@ -3,6 +3,7 @@
 import json
 import re
 import socket
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,9 +13,17 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
+from nineplan_adapters.entrypoints.cli.demo import free_port, spawned_http_server
 from tests.fakes import PLAN
-from tests.integration.servers import run_nineplan, spawned_ui, stdio_server
+from tests.integration.servers import (
+    PROJECT,
+    PYTHON,
+    child_env,
+    run_nineplan,
+    spawned_ui,
+    stdio_server,
+    wait_until_listening,
+)
 from tests.mcp_helpers import ok
 
 
@@ -195,3 +204,28 @@ async def test_a_session_stream_sends_the_stale_mark_when_a_lease_lapses(tmp_pat
     assert 'data-stale="true"' not in first["active"]
     assert kind == "event: fragments"
     assert 'data-stale="true"' in json.loads(data.removeprefix("data: "))["active"]
+
+
+async def test_the_web_view_starts_without_importing_the_mcp_sdk(tmp_path: Path):
+    """`nineplan ui` serves its pages without loading the MCP SDK (about a second of CPU at
+    every start): a page answers, and the process's import log names no `mcp` module."""
+    port = free_port()
+    log = tmp_path / "imports.log"
+    with log.open("wb") as errors:
+        process = subprocess.Popen(
+            [PYTHON, "-m", "nineplan_adapters", "ui", "--port", str(port)],
+            env=child_env(tmp_path / "sessions", PYTHONPROFILEIMPORTTIME="1"),
+            cwd=PROJECT,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+        try:
+            await wait_until_listening(port, process)
+            async with httpx2.AsyncClient() as http:
+                assert (await http.get(f"http://127.0.0.1:{port}/")).status_code == 200
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in log.read_text().splitlines()}
+    assert "nineplan_adapters.entrypoints.web.app" in imported
+    assert not {module for module in imported if module.split(".")[0] == "mcp"}

@@ -3,7 +3,8 @@
 import pytest
 
 from nineplan_adapters.config import ConfigError, Settings
-from nineplan_adapters.entrypoints.asgi import check_bind, is_loopback, transport_security
+from nineplan_adapters.entrypoints.asgi import check_bind, is_loopback
+from nineplan_adapters.entrypoints.mcp.http import transport_security
 
 
 @pytest.mark.parametrize(

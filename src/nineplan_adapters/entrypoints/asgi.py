@@ -12,8 +12,8 @@ import signal
 import socket
 import sys
 
+import attrs
 import uvicorn
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from nineplan_adapters.config import ConfigError, Settings
@@ -33,16 +33,24 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
+@attrs.frozen
+class AllowLists:
+    """The Host and Origin headers a server answers (DNS-rebinding protection); `name:*` is any
+    port. The MCP app hands them to the SDK; the web view checks them itself, so that
+    `nineplan ui` does not import the MCP SDK to start."""
+
+    hosts: list[str]
+    origins: list[str]
+
+
+def allow_lists(settings: Settings) -> AllowLists:
     """Host and Origin allow-lists: loopback, the bound host, and what the settings add."""
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     if not is_loopback(settings.http_host) and settings.http_host not in {"0.0.0.0", "::"}:  # noqa: S104 - a comparison, not a bind
         hosts.append(f"{settings.http_host}:*")
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *settings.http_allowed_hosts],
-        allowed_origins=[*origins, *settings.http_allowed_origins],
+    return AllowLists(
+        [*hosts, *settings.http_allowed_hosts], [*origins, *settings.http_allowed_origins]
     )
 
 

@@ -4,10 +4,11 @@ its 421 reworded to say how to allow a host, and resumable streams (resumable.py
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nineplan_adapters.config import Settings
-from nineplan_adapters.entrypoints.asgi import BearerAuth, answer, transport_security
+from nineplan_adapters.entrypoints.asgi import BearerAuth, allow_lists, answer
 from nineplan_adapters.entrypoints.mcp.resumable import SessionEventStore, SessionStreams
 
 
@@ -38,6 +39,16 @@ class HostRefusalHint:
                 await send(message)
 
         await self.app(scope, receive, reworded)
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding protection over nineplan's allow-lists (asgi.allow_lists)."""
+    lists = allow_lists(settings)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=lists.hosts,
+        allowed_origins=lists.origins,
+    )
 
 
 def mcp_app(server: MCPServer[Any], settings: Settings) -> ASGIApp:

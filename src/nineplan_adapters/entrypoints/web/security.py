@@ -18,7 +18,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from nineplan_adapters.config import Settings
-from nineplan_adapters.entrypoints.asgi import transport_security
+from nineplan_adapters.entrypoints.asgi import allow_lists
 
 COOKIE = "nineplan_token"
 #: No inline script or style, nothing from elsewhere, no framing.
@@ -58,8 +58,8 @@ class WebSecurity:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "WebSecurity":
-        lists = transport_security(settings)
-        return cls(lists.allowed_hosts, lists.allowed_origins, settings.http_token)
+        lists = allow_lists(settings)
+        return cls(lists.hosts, lists.origins, settings.http_token)
 
     @property
     def csrf_token(self) -> str:
