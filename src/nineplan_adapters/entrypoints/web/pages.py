@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse, Response
 
 from nineplan_adapters.entrypoints.web.chart import Chart, hours
 from nineplan_adapters.entrypoints.web.forms import AddForm, MoveForm
-from nineplan_adapters.entrypoints.web.reads import QueuePage, Reads
+from nineplan_adapters.entrypoints.web.reads import BoardPage, Reads
 from nineplan_adapters.entrypoints.web.rendering import templates
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
@@ -65,31 +65,33 @@ class Pages:
         module = self.environment.get_template("fragments.html").module
         return str(getattr(module, macro)(*arguments))
 
-    async def chart(self, name: str, state: SessionState) -> markupsafe.Markup:
-        """The session's chart of its last 24 hours, rendered as the page renders it: one
-        count in the database each time, so no render reads the window's events."""
-        now = self.clock()
-        drawing = Chart(hours(await self.reads.counted(name, now), now))
+    def chart(self, name: str, board: BoardPage) -> markupsafe.Markup:
+        """The session's chart of its last 24 hours, rendered as the page renders it, from the
+        board's counts (counted in the database: no render reads the window's events)."""
+        drawing = Chart(hours(board.counts, board.now))
         module = self.environment.get_template("chart.html").module
-        drawn = module.chart(drawing, name, state.session.task_description)  # type: ignore[attr-defined]
+        task = board.state.session.task_description
+        drawn = module.chart(drawing, name, task)  # type: ignore[attr-defined]
         return markupsafe.Markup(drawn)  # noqa: S704 - the template escaped every value in it
+
+    async def board(self, name: str, view: "SessionView") -> BoardPage:
+        """The board of a session page showing `view`, read in one snapshot."""
+        return await self.reads.board(name, view.page, view.before, self.clock())
 
     async def fragments(
         self, name: str, view: "SessionView"
     ) -> tuple[dict[str, str], SessionState]:
-        """The parts of a session page that change, rendered as the page renders them."""
-        state = await self.reads.state(name)
-        queue = QueuePage.of(state.queue, view.page)
-        now, csrf = self.clock(), self.security.csrf_token
-        files = await self.reads.active_files(name, state)
-        journal = await self.reads.journal(name, view.before)
+        """The parts of a session page that change, rendered as the page renders them, from
+        one read snapshot."""
+        board = await self.board(name, view)
+        state, now, csrf = board.state, board.now, self.security.csrf_token
         parts = {
             "summary": self.fragment("summary", state),
-            "chart": await self.chart(name, state),
-            "active": self.fragment("active", state, files, name, csrf, now),
-            "queue": self.fragment("queue", state, queue, name, csrf, view),
-            "done": self.fragment("done", await self.reads.done(name), state, name, now),
-            "journal": self.fragment("journal", journal, view, now),
+            "chart": self.chart(name, board),
+            "active": self.fragment("active", state, board.files, name, csrf, now),
+            "queue": self.fragment("queue", state, board.queue, name, csrf, view),
+            "done": self.fragment("done", board.done, state, name, now),
+            "journal": self.fragment("journal", board.journal, view, now),
         }
         return parts, state
 
@@ -153,7 +155,7 @@ class Pages:
         view = SessionView.of(request)
         query = request.query_params.get("q", "")
         try:
-            state = await self.reads.state(name)
+            board = await self.board(name, view)
             matches: list[HistoryMatch] | None = None
             search_error = None
             if query.strip():
@@ -165,15 +167,15 @@ class Pages:
                 "session.html",
                 status_code,
                 name=name,
-                state=state,
-                files=await self.reads.active_files(name, state),
-                done=await self.reads.done(name),
-                chart=await self.chart(name, state),
-                now=self.clock(),
-                page=QueuePage.of(state.queue, view.page),
+                state=board.state,
+                files=board.files,
+                done=board.done,
+                chart=self.chart(name, board),
+                now=board.now,
+                page=board.queue,
                 view=view,
                 csrf=self.security.csrf_token,
-                journal=await self.reads.journal(name, view.before),
+                journal=board.journal,
                 query=query,
                 matches=matches,
                 search_error=search_error,

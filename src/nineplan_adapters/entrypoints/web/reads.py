@@ -11,9 +11,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from nineplan_adapters.entrypoints.web.chart import COUNTED, window_start
-from nineplan_core.errors import PlanNotFoundError
 from nineplan_core.journal import Event, EventKind, EventQuery, UnreadableEvent
-from nineplan_core.model import Plan, QueueEntry
+from nineplan_core.model import Plan, PlanId, QueueEntry
 from nineplan_core.results import HistoryMatch, SessionListing, SessionState
 from nineplan_core.service import NinePlan
 
@@ -128,43 +127,45 @@ class Reads:
     async def file_text(self, name: str, plan_id: str) -> str:
         return await self.service.plan_file_text(name, plan_id)
 
-    async def active_files(self, name: str, state: SessionState) -> dict[str, str]:
-        """The file text of every active plan, by id (the notes its worker writes)."""
-        texts: dict[str, str] = {}
-        for hold in state.active_plans:
-            try:
-                texts[hold.plan.id] = await self.file_text(name, hold.plan.id)
-            except PlanNotFoundError:  # finished between the two reads: the next tick shows it
-                texts[hold.plan.id] = ""
-        return texts
-
-    async def done(self, name: str) -> "DoneColumn":
-        """The board's Done column: the DONE_LIMIT most recently completed plans and the
-        DONE_LIMIT most recently discarded or dropped ones, newest first, from the journal
-        (a few rows read, however long the history)."""
-        completed = await self._finished(name, EventKind.PLAN_COMPLETED)
-        discarded = await self._finished(name, EventKind.PLAN_DISCARDED)
-        plans = await self.service.get_plans(
-            name, [event.plan_id for event in (*completed, *discarded) if event.plan_id]
+    async def board(
+        self, name: str, page: int, before: int | None, now: dt.datetime
+    ) -> "BoardPage":
+        """A session page's board, read in one snapshot as of `now`: queue page `page`, the
+        Done column (the DONE_LIMIT latest completions and as many discards or drops, from the
+        journal: a few rows read, however long the history), the chart's 24 hours counted by
+        the store, and the JOURNAL_LIMIT events before `before` (the newest when None)."""
+        board = await self.service.session_board(
+            name,
+            journal=EventQuery(last=JOURNAL_LIMIT, before_seq=before),
+            finished=DONE_LIMIT,
+            counted=frozenset(COUNTED),
+            since=window_start(now),
         )
-        return DoneColumn(
-            completed=[Finish(plans[e.plan_id], e) for e in completed if e.plan_id in plans],
-            discarded=[Finish(plans[e.plan_id], e) for e in discarded if e.plan_id in plans],
+        return BoardPage(
+            state=board.state,
+            files=board.files,
+            queue=QueuePage.of(board.state.queue, page),
+            done=DoneColumn(
+                completed=[Finish(plan, event) for plan, event in board.completed],
+                discarded=[Finish(plan, event) for plan, event in board.discarded],
+            ),
+            counts=board.counts,
+            journal=JournalPage(board.journal[::-1], before),
+            now=now,
         )
 
-    async def _finished(self, name: str, kind: EventKind) -> list[Event]:
-        query = EventQuery(last=DONE_LIMIT, kinds=frozenset({kind}))
-        events = await self.service.journal(name, query)
-        return [event for event in reversed(events) if isinstance(event, Event)]
 
-    async def counted(
-        self, name: str, now: dt.datetime
-    ) -> Mapping[tuple[dt.datetime, EventKind], int]:
-        """The completions and deferrals of the chart's 24 hours, per UTC hour, counted by
-        the store (only the counts are read, however crowded the window)."""
-        return await self.service.hourly_counts(name, frozenset(COUNTED), window_start(now))
+@attrs.frozen(kw_only=True)
+class BoardPage:
+    """A session page's board as its templates show it, every part from one read snapshot."""
 
-    async def journal(self, name: str, before: int | None = None) -> JournalPage:
-        """The newest JOURNAL_LIMIT events (before `before`, when given), newest first."""
-        query = EventQuery(last=JOURNAL_LIMIT, before_seq=before)
-        return JournalPage((await self.service.journal(name, query))[::-1], before)
+    state: SessionState
+    #: Each active plan's working copy (the notes its worker writes), by plan id.
+    files: Mapping[PlanId, str]
+    queue: QueuePage
+    done: DoneColumn
+    #: The chart's counts per UTC hour and kind.
+    counts: Mapping[tuple[dt.datetime, EventKind], int]
+    journal: JournalPage
+    #: The moment the board was read for: the chart's window and every "ago" end there.
+    now: dt.datetime
