@@ -27,6 +27,7 @@ __all__ = [
     "Finished",
     "HistoryMatch",
     "PlacedPlan",
+    "PlanCopy",
     "Repair",
     "SessionListing",
     "SessionState",
@@ -351,3 +352,15 @@ class Board:
     counts: Mapping[tuple[dt.datetime, EventKind], int]
     #: The journal's events the board asked for, oldest first.
     journal: Sequence[Event | UnreadableEvent]
+
+
+@attrs.frozen(kw_only=True)
+class PlanCopy:
+    """A plan as stored and, when it is queued or active, its working copy: the file's text
+    (or the stored copy rendered) and the plan as that text holds it (`plan_in_full`)."""
+
+    plan: Plan
+    text: str | None = None
+    #: The plan with its file's sections and notes (`plan_revision` of its content is what a
+    #: person's edit is checked against).
+    written: Plan | None = None

@@ -47,6 +47,7 @@ from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
 from nineplan_core.results import (
     Board,
     HistoryMatch,
+    PlanCopy,
     SessionState,
     SessionSummary,
     ValidationReport,
@@ -246,6 +247,34 @@ class Queries(Envelope):
             data = await reader.files.read(checked)
         return _working_copy(plan, data)
 
+    async def plan_in_full(self, name: str, plan_id: str) -> PlanCopy:
+        """Any plan of the session by id as stored and, when queued or active, its working
+        copy (as `plan_file_text`) and the plan as that copy holds it (as `plan_as_written`),
+        all in one read view; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            plan = await reader.plan(checked)
+            live = plan is not None and plan.status in LIVE
+            data = await reader.files.read(checked) if live else None
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
+        if not live:
+            return PlanCopy(plan=plan)
+        text = _working_copy(plan, data)
+        read = read_back(
+            text.encode("utf-8"),
+            PlanText(plan.content, plan.notes),
+            max_section_chars=self.limits.max_text_chars,
+        )
+        written = plan.with_edits(read.text.content, read.text.notes)
+        return PlanCopy(plan=plan, text=text, written=written)
+
     async def plan_as_written(self, name: str, plan_id: str) -> Plan:
         """A queued or active plan as its file holds it now (the agent's notes, a person's
         edits), read back tolerantly as defer or drop would read it, without writing
@@ -255,14 +284,10 @@ class Queries(Envelope):
             PlanNotFoundError: no queued or active plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        plan = await self.get_plan(name, plan_id)
-        text = await self.plan_file_text(name, plan_id)
-        read = read_back(
-            text.encode("utf-8"),
-            PlanText(plan.content, plan.notes),
-            max_section_chars=self.limits.max_text_chars,
-        )
-        return plan.with_edits(read.text.content, read.text.notes)
+        copy = await self.plan_in_full(name, plan_id)
+        if copy.written is None:
+            raise PlanNotFoundError(plan_id, kind="queued or active")
+        return copy.written
 
     async def validate_session(self, name: str) -> ValidationReport:
         """Check the five invariants; only reports, never repairs (not even by opening).

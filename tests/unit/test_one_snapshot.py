@@ -1,4 +1,5 @@
-"""A session page's board is read in one snapshot: its parts cannot disagree."""
+"""What shows many parts at once reads them in one snapshot, so they cannot disagree: a
+session page's board, and a plan shown in full (`nineplan show`)."""
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -12,6 +13,7 @@ from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import NewEvent
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, Session, SessionName
 from nineplan_core.ports import (
     RequestLog,
@@ -138,3 +140,32 @@ async def test_a_session_page_and_its_live_fragments_are_read_in_one_snapshot(ba
     assert catalog.readings.count == 1
     assert [hold.worker for hold in state.active_plans] == ["w1", "w2"]
     assert {"summary", "chart", "active", "queue", "done", "journal"} <= fragments.keys()
+
+
+async def test_a_plan_in_full_is_read_in_one_snapshot(backend: Backend):
+    """`plan_in_full` (what `nineplan show` prints) opens one read view and gives what the
+    three separate reads gave: the stored plan, its working copy and the plan as written; a
+    finished plan has no working copy."""
+    name = await _busy_session(backend)
+    catalog = CountingCatalog(backend.catalog)
+    service = attrs.evolve(backend.service, catalog=catalog)
+    queued = (await service.session_state(name)).queue[0].id
+    text = await backend.plan_text(name, queued)
+    assert text is not None
+    await backend.write_plan_text(name, queued, text.replace("fifth", "fifth, as edited"))
+    for plan_id in (queued, (await service.session_state(name)).active_plans[0].plan.id):
+        catalog.readings.count = 0
+        copy = await service.plan_in_full(name, plan_id)
+        assert catalog.readings.count == 1
+        assert copy.plan == await service.get_plan(name, plan_id)
+        assert copy.text == await service.plan_file_text(name, plan_id)
+        assert copy.written == await service.plan_as_written(name, plan_id)
+        assert copy.written is not None
+        edited = "fifth, as edited" if plan_id == queued else copy.plan.goal
+        assert copy.written.content.goal == edited
+    assert copy.plan.status is PlanStatus.ACTIVE
+    finished = await service.finished_plans(name)
+    catalog.readings.count = 0
+    done = await service.plan_in_full(name, finished[0].id)
+    assert catalog.readings.count == 1
+    assert (done.plan, done.text, done.written) == (finished[0], None, None)
