@@ -169,3 +169,21 @@ async def test_a_plan_in_full_is_read_in_one_snapshot(backend: Backend):
     done = await service.plan_in_full(name, finished[0].id)
     assert catalog.readings.count == 1
     assert (done.plan, done.text, done.written) == (finished[0], None, None)
+
+
+async def test_a_plan_page_and_its_edit_form_are_read_in_one_snapshot(backend: Backend):
+    """The web view's page of a plan, and the edit form of a queued one, open one read view
+    each: the plan, its file and the sections as the file holds them agree."""
+    name = await _busy_session(backend)
+    catalog = CountingCatalog(backend.catalog)
+    service = attrs.evolve(backend.service, catalog=catalog)
+    queued = (await service.session_state(name)).queue[0].id
+    app = web_app(service, Settings(sessions_path=backend.root))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        for path in (f"/sessions/{name}/plans/{queued}", f"/sessions/{name}/plans/{queued}/edit"):
+            catalog.readings.count = 0
+            page = await http.get(path)
+            assert page.status_code == 200, page.text
+            assert "fifth" in page.text
+            assert catalog.readings.count == 1

@@ -26,7 +26,7 @@ from nineplan_adapters.entrypoints.web.rendering import templates
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.errors import NinePlanError
-from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, UnreadableSession
 from nineplan_core.service import NinePlan
 
@@ -189,8 +189,8 @@ class Pages:
     async def plan(self, request: Request) -> Response:
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
         try:
-            plan = await self.reads.plan(name, plan_id)
-            text = await self.reads.file_text(name, plan_id) if plan.status in LIVE else None
+            copy = await self.reads.plan(name, plan_id)
+            plan, text = copy.plan, copy.text
             path = await self.service.plan_file_path(name, plan_id) if text is not None else None
         except NinePlanError as exc:
             return self.error(exc, back=f"/sessions/{name}")

@@ -13,7 +13,7 @@ import attrs
 from nineplan_adapters.entrypoints.web.chart import COUNTED, window_start
 from nineplan_core.journal import Event, EventKind, EventQuery, UnreadableEvent
 from nineplan_core.model import Plan, PlanId, QueueEntry
-from nineplan_core.results import HistoryMatch, SessionListing, SessionState
+from nineplan_core.results import HistoryMatch, PlanCopy, SessionListing, SessionState
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.
@@ -120,12 +120,10 @@ class Reads:
     async def search(self, name: str, query: str) -> list[HistoryMatch]:
         return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
 
-    async def plan(self, name: str, plan_id: str) -> Plan:
-        """Any plan, whatever its status, as stored."""
-        return await self.service.get_plan(name, plan_id)
-
-    async def file_text(self, name: str, plan_id: str) -> str:
-        return await self.service.plan_file_text(name, plan_id)
+    async def plan(self, name: str, plan_id: str) -> PlanCopy:
+        """Any plan, whatever its status, as stored; a queued or active one with its working
+        copy and the plan as that copy holds it, from one read view."""
+        return await self.service.plan_in_full(name, plan_id)
 
     async def board(
         self, name: str, page: int, before: int | None, now: dt.datetime

@@ -82,12 +82,12 @@ class Steering:
         revision they are; the active plan or a finished one is refused with the reason."""
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
         try:
-            plan = await self.pages.reads.plan(name, plan_id)
-            if plan.status is PlanStatus.ACTIVE:
-                raise PlanHeldByAgentError(plan.id)
-            if plan.status is not PlanStatus.QUEUED:
+            copy = await self.pages.reads.plan(name, plan_id)
+            if copy.plan.status is PlanStatus.ACTIVE:
+                raise PlanHeldByAgentError(copy.plan.id)
+            if copy.plan.status is not PlanStatus.QUEUED or copy.written is None:
                 raise PlanNotFoundError(plan_id, kind="queued")
-            written = await self.pages.service.plan_as_written(name, plan_id)
+            written = copy.written
         except NinePlanError as exc:
             return self.pages.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
         values = {field: getattr(written.content, field) for field in ADD_FIELDS}
