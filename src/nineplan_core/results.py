@@ -2,10 +2,11 @@
 match, a validation report and a repair. Every result type lives here."""
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from nineplan_core.journal import Event, UnreadableEvent
+from nineplan_core.journal import Event, EventKind, UnreadableEvent
 from nineplan_core.model import (
     MAIN_WORKER,
     STUCK_DEFERS,
@@ -20,11 +21,13 @@ from nineplan_core.model import (
 
 __all__ = [
     "SNIPPET_MARKS",
+    "Board",
     "Completion",
     "Discarded",
     "Finished",
     "HistoryMatch",
     "PlacedPlan",
+    "PlanCopy",
     "Repair",
     "SessionListing",
     "SessionState",
@@ -331,3 +334,33 @@ class PrimedSession:
     active_plans: list[PrimedHold] = attrs.field(factory=list)
     #: A worker other than `main` has been named in the session (`Session.workers_named`).
     workers_named: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Board:
+    """Everything a session's board shows, read in one snapshot, so no part of it disagrees
+    with another (`session_board`)."""
+
+    state: SessionState
+    #: Each active plan's working copy (its file, or the stored copy rendered), by plan id.
+    files: Mapping[PlanId, str]
+    #: The latest completions, newest first: each plan with the event that completed it.
+    completed: Sequence[tuple[Plan, Event]]
+    #: The latest discards (drops among them), newest first: each plan with its event.
+    discarded: Sequence[tuple[Plan, Event]]
+    #: The journal's events of the counted kinds per UTC hour, as `hourly_counts` counts them.
+    counts: Mapping[tuple[dt.datetime, EventKind], int]
+    #: The journal's events the board asked for, oldest first.
+    journal: Sequence[Event | UnreadableEvent]
+
+
+@attrs.frozen(kw_only=True)
+class PlanCopy:
+    """A plan as stored and, when it is queued or active, its working copy: the file's text
+    (or the stored copy rendered) and the plan as that text holds it (`plan_in_full`)."""
+
+    plan: Plan
+    text: str | None = None
+    #: The plan with its file's sections and notes (`plan_revision` of its content is what a
+    #: person's edit is checked against).
+    written: Plan | None = None

@@ -14,19 +14,9 @@ import pytest
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.web import web_app
 from nineplan_adapters.entrypoints.web.live import LAPSE_MARGIN, until_a_lease_lapses
-from nineplan_adapters.entrypoints.web.pages import (
-    JOURNAL_LIMIT,
-    PAGE_SIZE,
-    JournalPage,
-    Pages,
-    QueuePage,
-    SessionView,
-    ago,
-    duration,
-    first_line,
-    held_for,
-    marked,
-)
+from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
+from nineplan_adapters.entrypoints.web.reads import JOURNAL_LIMIT, PAGE_SIZE, JournalPage, QueuePage
+from nineplan_adapters.entrypoints.web.rendering import ago, duration, first_line, held_for, marked
 from nineplan_adapters.entrypoints.web.security import WebSecurity, allowed
 from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.results import SNIPPET_MARKS

@@ -33,6 +33,7 @@ from nineplan_core.ports import (
     PlanIds,
     SessionCatalog,
     SessionNames,
+    SessionReader,
     SessionStore,
     SessionTx,
 )
@@ -157,19 +158,24 @@ class Envelope:
         """The queue, `worker`'s active plan, every active plan and the counts of an open
         session, in one read."""
         async with store.reading() as reader:
-            queue = await reader.queue()
-            held = await reader.active_plans()
-            files = set(await reader.files.names())
-            state = await state_of(
-                store,
-                reader,
-                queue=queue,
-                active=next((plan for plan in held if plan.worker == MAIN_WORKER), None),
-                plan_files=files,
-                stuck=self.stuck_defers,
-                held=held,
-            )
+            state = await self._state_in(store, reader)
         return self._for_worker(state, worker)
+
+    async def _state_in(self, store: SessionStore, reader: SessionReader) -> SessionState:
+        """The state of an open session as `reader`, a read view the caller holds, sees it
+        (before `_for_worker` judges its leases)."""
+        queue = await reader.queue()
+        held = await reader.active_plans()
+        files = set(await reader.files.names())
+        return await state_of(
+            store,
+            reader,
+            queue=queue,
+            active=next((plan for plan in held if plan.worker == MAIN_WORKER), None),
+            plan_files=files,
+            stuck=self.stuck_defers,
+            held=held,
+        )
 
     def _for_worker(self, state: SessionState, worker: str) -> SessionState:
         """`state` as `worker` sees it, each active plan's lease judged now."""

@@ -31,7 +31,9 @@ from nineplan_core.journal import (
 )
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
+    MAIN_WORKER,
     Plan,
+    PlanId,
     PlanRow,
     SessionName,
     check_plan_id,
@@ -42,7 +44,14 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import PlanText, decode, read_back, render, unreadable
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
-from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
+from nineplan_core.results import (
+    Board,
+    HistoryMatch,
+    PlanCopy,
+    SessionState,
+    SessionSummary,
+    ValidationReport,
+)
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
 
@@ -67,6 +76,44 @@ class Queries(Envelope):
         if worker is not None:
             await self._heard_from(store, who)
         return await self._state(store, who)
+
+    async def session_board(
+        self,
+        name: str,
+        *,
+        journal: EventQuery,
+        finished: int,
+        counted: frozenset[EventKind],
+        since: dt.datetime,
+    ) -> Board:
+        """A session's board, every part read in one snapshot: its state (as `session_state`
+        without a worker), each active plan's working copy (as `plan_file_text`), the
+        `finished` latest completions and as many discards with their plans, the `counted`
+        events per UTC hour from `since` (as `hourly_counts`) and the journal's events
+        `journal` asks for. A read only: nothing is reconciled or written.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            state = await self._state_in(store, reader)
+            files = {
+                hold.plan.id: _working_copy(hold.plan, await reader.files.read(hold.plan.id))
+                for hold in state.active_plans
+            }
+            completed = await _finishes(reader, EventKind.PLAN_COMPLETED, finished)
+            discarded = await _finishes(reader, EventKind.PLAN_DISCARDED, finished)
+            counts = await reader.hourly_counts(counted, since)
+            events = await reader.events(journal)
+        return Board(
+            state=self._for_worker(state, MAIN_WORKER),
+            files=files,
+            completed=completed,
+            discarded=discarded,
+            counts=counts,
+            journal=events,
+        )
 
     async def names(self) -> list[SessionName]:
         """The name of every session, sorted; cheap, as no session is opened."""
@@ -198,9 +245,35 @@ class Queries(Envelope):
             if plan is None or plan.status not in LIVE:
                 raise PlanNotFoundError(plan_id, kind="queued or active")
             data = await reader.files.read(checked)
-        if data is None or not data.strip():
-            return render(plan.content, plan.notes)
-        return decode(data)[0]
+        return _working_copy(plan, data)
+
+    async def plan_in_full(self, name: str, plan_id: str) -> PlanCopy:
+        """Any plan of the session by id as stored and, when queued or active, its working
+        copy (as `plan_file_text`) and the plan as that copy holds it (as `plan_as_written`),
+        all in one read view; repairs nothing.
+
+        Raises:
+            PlanNotFoundError: no plan with that id.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading() as reader:
+            plan = await reader.plan(checked)
+            live = plan is not None and plan.status in LIVE
+            data = await reader.files.read(checked) if live else None
+        if plan is None:
+            raise PlanNotFoundError(plan_id, kind="")
+        if not live:
+            return PlanCopy(plan=plan)
+        text = _working_copy(plan, data)
+        read = read_back(
+            text.encode("utf-8"),
+            PlanText(plan.content, plan.notes),
+            max_section_chars=self.limits.max_text_chars,
+        )
+        written = plan.with_edits(read.text.content, read.text.notes)
+        return PlanCopy(plan=plan, text=text, written=written)
 
     async def plan_as_written(self, name: str, plan_id: str) -> Plan:
         """A queued or active plan as its file holds it now (the agent's notes, a person's
@@ -211,14 +284,10 @@ class Queries(Envelope):
             PlanNotFoundError: no queued or active plan with that id.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        plan = await self.get_plan(name, plan_id)
-        text = await self.plan_file_text(name, plan_id)
-        read = read_back(
-            text.encode("utf-8"),
-            PlanText(plan.content, plan.notes),
-            max_section_chars=self.limits.max_text_chars,
-        )
-        return plan.with_edits(read.text.content, read.text.notes)
+        copy = await self.plan_in_full(name, plan_id)
+        if copy.written is None:
+            raise PlanNotFoundError(plan_id, kind="queued or active")
+        return copy.written
 
     async def validate_session(self, name: str) -> ValidationReport:
         """Check the five invariants; only reports, never repairs (not even by opening).
@@ -355,6 +424,28 @@ async def follow_events(
                 seen = event.seq
                 yield event
             await anext(changes)
+
+
+def _working_copy(plan: Plan, data: bytes | None) -> str:
+    """A live plan's working copy: its file's text, or the stored copy rendered when the file
+    is missing or blank."""
+    if data is None or not data.strip():
+        return render(plan.content, plan.notes)
+    return decode(data)[0]
+
+
+async def _finishes(reader: SessionReader, kind: EventKind, last: int) -> list[tuple[Plan, Event]]:
+    """The `last` latest events of `kind` (a completion or a discard), newest first, each with
+    the plan it finished (an event whose plan cannot be read is left out)."""
+    events = await reader.events(EventQuery(last=last, kinds=frozenset({kind})))
+    found = []
+    for event in reversed(events):
+        if not isinstance(event, Event) or event.plan_id is None:
+            continue
+        # An id read back from storage is trusted as written (docs/architecture.md).
+        if (plan := await reader.plan(PlanId(event.plan_id))) is not None:
+            found.append((plan, event))
+    return found
 
 
 async def _damaged_files(

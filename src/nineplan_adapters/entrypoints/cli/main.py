@@ -35,7 +35,7 @@ from nineplan_adapters.entrypoints.text import indented, one_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
-from nineplan_core.lifecycle import LIVE, PlanStatus
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import SECTION_FIELDS, plan_revision
 from nineplan_core.results import SNIPPET_MARKS, SessionState
 from nineplan_core.service import NinePlan
@@ -425,11 +425,11 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
     """One plan in full; a queued plan's revision too (what `edit --revision` takes)."""
     from nineplan_adapters.entrypoints import views  # noqa: PLC0415
 
-    plan = await service.get_plan(args.name, args.plan_id)
-    file = await service.plan_file_text(args.name, args.plan_id) if plan.status in LIVE else None
+    copy = await service.plan_in_full(args.name, args.plan_id)
+    plan, file, written = copy.plan, copy.text, copy.written
     revision = (
-        plan_revision((await service.plan_as_written(args.name, args.plan_id)).content)
-        if plan.status is PlanStatus.QUEUED
+        plan_revision(written.content)
+        if written is not None and plan.status is PlanStatus.QUEUED
         else None
     )
     view: dict[str, Any] = {

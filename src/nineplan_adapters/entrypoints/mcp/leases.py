@@ -8,7 +8,6 @@ the two spacings). Only while this server runs; a watch ends when the plan is no
 worker's, when the worker pulls again through this server, or when the server stops.
 """
 
-import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,8 +16,8 @@ from pathlib import Path
 import anyio
 import attrs
 from anyio.abc import TaskGroup
-from watchfiles import Change, awatch
 
+from nineplan_adapters.entrypoints.file_watch import content_changes
 from nineplan_core.errors import NinePlanError
 from nineplan_core.service import NinePlan
 
@@ -26,20 +25,11 @@ log = logging.getLogger("nineplan.mcp")
 
 #: The longest spacing between two renewals while the file keeps changing (seconds).
 MOST_SPACING = 60.0
-#: How long the watcher gathers events before it looks at the file (milliseconds).
-DEBOUNCE_MS = 50
 
 
 def spacing(lease_minutes: float) -> float:
     """Seconds between two renewals: a tenth of the lease, and never more than a minute."""
     return min(lease_minutes * 60 / 10, MOST_SPACING)
-
-
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 @attrs.define
@@ -75,25 +65,10 @@ class LeaseKeeper:
         self, key: tuple[str, str], plan_id: str, path: Path, stop: anyio.Event
     ) -> None:
         pending = _Pending()
-        last = _digest(path)
-
-        def this_file(_: Change, name: str) -> bool:
-            return Path(name).name == path.name
-
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._renew, key, plan_id, pending, stop)
-            async for _ in awatch(
-                path.parent,
-                watch_filter=this_file,
-                debounce=DEBOUNCE_MS,
-                step=20,
-                stop_event=stop,
-                rust_timeout=1000,
-                recursive=False,
-            ):
-                if (now := _digest(path)) is not None and now != last:
-                    last = now
-                    pending.mark()
+            async for _ in content_changes([path], stop):
+                pending.mark()
             tasks.cancel_scope.cancel()
         if self._stops.get(key) is stop:
             del self._stops[key]

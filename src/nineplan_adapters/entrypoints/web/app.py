@@ -19,6 +19,8 @@ from nineplan_adapters.entrypoints.web.pages import (
     showing_archived,
 )
 from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
+from nineplan_adapters.entrypoints.web.sign_in import SignIn
+from nineplan_adapters.entrypoints.web.steering import Steering
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import check_session_name
 from nineplan_core.service import NinePlan
@@ -60,6 +62,7 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     watch = service.watch()
     pages = Pages(service, security)
     pages.environment.globals["tools"] = ToolNames(settings.tool_prefix).fields
+    steering, sign_in = Steering(pages), SignIn(pages)
 
     async def live(request: Request) -> Response:
         try:
@@ -79,17 +82,17 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/live", live_list),
         Route("/favicon.ico", favicon),
         Route("/.well-known/{rest:path}", no_well_known),
-        Route("/login", pages.login_page, methods=["GET"]),
-        Route("/login", pages.login, methods=["POST"]),
+        Route("/login", sign_in.login_page, methods=["GET"]),
+        Route("/login", sign_in.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),
         Route("/sessions/{name}/live", live),
-        Route("/sessions/{name}/plans", pages.add, methods=["POST"]),
+        Route("/sessions/{name}/plans", steering.add, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}", pages.plan),
-        Route("/sessions/{name}/plans/{plan_id}/move", pages.move, methods=["POST"]),
-        Route("/sessions/{name}/plans/{plan_id}/edit", pages.edit_page, methods=["GET"]),
-        Route("/sessions/{name}/plans/{plan_id}/edit", pages.edit, methods=["POST"]),
-        Route("/sessions/{name}/plans/{plan_id}/drop", pages.drop, methods=["POST"]),
-        Route("/sessions/{name}/plans/{plan_id}/release", pages.release, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/move", steering.move, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/edit", steering.edit_page, methods=["GET"]),
+        Route("/sessions/{name}/plans/{plan_id}/edit", steering.edit, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/drop", steering.drop, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/release", steering.release, methods=["POST"]),
         Mount(
             "/static",
             StaticFiles(packages=[("nineplan_adapters.entrypoints.web", "static")]),

@@ -21,8 +21,8 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
-from watchfiles import Change, awatch
 
+from nineplan_adapters.entrypoints.file_watch import content_changes
 from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, listed
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
 from nineplan_core.model import SessionName, is_stale
@@ -33,8 +33,6 @@ log = logging.getLogger("nineplan.web")
 
 #: A comment line this often keeps proxies from closing an idle stream, and finds gone clients.
 KEEP_ALIVE = 15.0
-#: How long the file watcher gathers events before it wakes the stream (milliseconds).
-FILE_DEBOUNCE_MS = 50
 #: How long after a lease lapses the stream looks again (a plan is stale only once its lease
 #: is strictly past, and another process's clock may be a little ahead of this one's).
 LAPSE_MARGIN = 0.25
@@ -68,12 +66,8 @@ async def _forward(ticks: AsyncIterator[None], wakes: MemoryObjectSendStream[Non
 
 @attrs.define
 class FileFollower:
-    """Watches the folders of the active plans' files and wakes the stream when one of those
-    files changes (every worker's notes grow live on the board).
-
-    The folders, not the files: plan files are replaced by rename, which a watch on a file
-    itself would lose.
-    """
+    """Watches the active plans' files, one watch per folder, and wakes the stream when the
+    content of one of them changes (every worker's notes grow live on the board)."""
 
     tasks: TaskGroup
     wakes: MemoryObjectSendStream[None]
@@ -88,28 +82,17 @@ class FileFollower:
             stop.set()  # each watcher's thread sees it within a step
         self._stops = []
         self.paths = wanted
-        folders: dict[Path, set[str]] = {}
+        folders: dict[Path, list[Path]] = {}
         for path in map(Path, wanted):
-            folders.setdefault(path.parent, set()).add(path.name)
-        for folder, names in folders.items():
+            folders.setdefault(path.parent, []).append(path)
+        for folder, files in folders.items():
             if folder.is_dir():
                 stop = anyio.Event()
                 self._stops.append(stop)
-                self.tasks.start_soon(self._watch, folder, frozenset(names), stop)
+                self.tasks.start_soon(self._watch, files, stop)
 
-    async def _watch(self, folder: Path, names: frozenset[str], stop: anyio.Event) -> None:
-        def these_files(_: Change, changed: str) -> bool:
-            return Path(changed).name in names
-
-        async for _ in awatch(
-            folder,
-            watch_filter=these_files,
-            debounce=FILE_DEBOUNCE_MS,
-            step=20,
-            stop_event=stop,
-            rust_timeout=1000,
-            recursive=False,
-        ):
+    async def _watch(self, paths: list[Path], stop: anyio.Event) -> None:
+        async for _ in content_changes(paths, stop):
             _wake(self.wakes)
 
     def close(self) -> None:
