@@ -10,6 +10,7 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
+from nineplan_core.workers import Hold, stored_worker
 
 __all__ = [
     "Limits",
@@ -29,7 +30,6 @@ T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
-WORKER = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
 #: The worker of a call that names none: a lone agent (DESIGN §10).
 MAIN_WORKER = "main"
 PLAN_FILE_SUFFIX = ".txt"
@@ -119,22 +119,6 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
     if not PLAN_ID.fullmatch(check_type(field, plan_id, str)):
         raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
     return PlanId(plan_id)
-
-
-def check_worker(worker: str | None, field: str = "worker") -> str:
-    """Return the worker a call belongs to: `worker`, or `main` when it names none.
-
-    Raises:
-        InvalidInputError: not 1-40 characters of [a-z0-9._-] starting with a letter or digit.
-    """
-    if worker is None:
-        return MAIN_WORKER
-    if not WORKER.fullmatch(check_type(field, worker, str)):
-        raise InvalidInputError(
-            field,
-            "must be 1 to 40 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
-        )
-    return worker
 
 
 def file_name(plan_id: PlanId) -> str:
@@ -246,6 +230,14 @@ class Plan:
     @property
     def goal(self) -> str:
         return self.content.goal
+
+    @property
+    def hold(self) -> Hold | None:
+        """Its worker's hold on the plan while it is active (None otherwise); the row keeps
+        no `pulled_at` (the journal does: `ActivePlan.hold` has it)."""
+        if self.status is not PlanStatus.ACTIVE:
+            return None
+        return Hold(worker=stored_worker(self.worker), last_seen=self.last_seen)
 
     @property
     def discard_reason(self) -> str | None:
@@ -421,16 +413,8 @@ STUCK_DEFERS = 3
 
 
 #: A worker's hold on its active plan lapses this many minutes after it was last heard from
-#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (DESIGN §10).
+#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (`workers.Hold`).
 LEASE_MINUTES = 30.0
-
-
-def is_stale(
-    last_seen: dt.datetime | None, now: dt.datetime, lease_minutes: float = LEASE_MINUTES
-) -> bool:
-    """Whether an active plan whose worker was last heard from at `last_seen` is stale at
-    `now`: judged when someone looks, never by a timer; stale plans stay their worker's."""
-    return last_seen is not None and now - last_seen > dt.timedelta(minutes=lease_minutes)
 
 
 def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:

@@ -17,6 +17,7 @@ from nineplan_core.model import (
     file_name,
     is_stuck,
 )
+from nineplan_core.workers import Hold, stored_worker
 
 __all__ = [
     "SNIPPET_MARKS",
@@ -61,12 +62,21 @@ class ActivePlan:
     plan: Plan
     path: str
     pulled_at: dt.datetime | None = None
-    #: Its worker's lease has lapsed (`is_stale`, judged when the state was read).
+    #: Its worker's lease has lapsed (`Hold.stale`, judged when the state was read).
     stale: bool = False
 
     @property
     def worker(self) -> str:
         return self.plan.worker or MAIN_WORKER
+
+    @property
+    def hold(self) -> Hold:
+        """Its worker's hold on it, `pulled_at` included."""
+        return Hold(
+            worker=stored_worker(self.plan.worker),
+            pulled_at=self.pulled_at,
+            last_seen=self.plan.last_seen,
+        )
 
 
 @attrs.frozen(kw_only=True)

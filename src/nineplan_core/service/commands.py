@@ -6,14 +6,10 @@ import logging
 
 import attrs
 
+from nineplan_core.callers import Caller
 from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
 from nineplan_core.edits import active_with_edits, queued_with_edits
 from nineplan_core.errors import (
-    InvalidInputError,
-    LeaseLiveError,
-    PlanAlreadyActiveError,
-    PlanNotFoundError,
-    QueueEmptyError,
     QueueFullError,
 )
 from nineplan_core.journal import (
@@ -29,20 +25,16 @@ from nineplan_core.model import (
     MAIN_WORKER,
     Plan,
     PlanContent,
-    PlanId,
-    PlanStatus,
     Position,
     check_plan_id,
     check_position,
     check_session_name,
     check_text,
-    check_worker,
-    format_timestamp,
-    is_stale,
     is_stuck,
 )
 from nineplan_core.plan_file import decode, render
 from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.pulls import Pull, Refusal, decide_pull, read_pull
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
@@ -54,7 +46,8 @@ from nineplan_core.service.checks import (
     check_sections,
     check_task_description,
 )
-from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.service.envelope import Applied, Envelope, Refused
+from nineplan_core.workers import check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -105,7 +98,7 @@ class Commands(Envelope):
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         session = check_session_name(name)
-        who = check_worker(worker)
+        who = worker_name(check_worker(worker))
         store = await self.catalog.open(session)
         if worker is not None:
             await self._heard_from(store, who)
@@ -184,56 +177,65 @@ class Commands(Envelope):
         take_over: str | None = None,
     ) -> PlacedPlan:
         """Make the front of the queue `worker`'s active plan (`main` when none is named); with
-        `take_over`, that stale plan of another worker instead (`_take_over`).
+        `take_over`, that stale plan of another worker instead. One decision
+        (`pulls.decide_pull`) over one snapshot read in the pull's transaction; a refusal
+        commits what it keeps (the caller's lease renewed, the workers mark), then is raised.
 
         Raises:
             PlanAlreadyActiveError: the worker holds a plan (LeaseLiveError: not stale).
             QueueEmptyError: nothing is queued (the task is complete).
             PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
         """
-        holder = check_worker(worker)
+        caller = Caller(
+            worker=check_worker(worker), actor=check_actor(actor), request_id=request_id
+        )
         taking = None if take_over is None else check_plan_id(take_over, "take_over")
         chosen = {} if taking is None else {"take_over": taking}  # as before take-overs
-        call = request(request_id, PlacedPlan, "pull_plan", worker=holder, **chosen)
-        who = check_actor(actor)
+        call = request(request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
 
-        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            if holder != MAIN_WORKER:
+        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan] | Refused:
+            snapshot = await read_pull(tx, self.clock(), taking)
+            decided = decide_pull(snapshot, caller, taking, self.lease)
+            if decided.name_workers:
                 await tx.name_workers()
-            await _holds_none(tx, holder, taking)
-            if taking is not None:
-                return await self._take_over(store, tx, taking, holder, who)
-            return await self._pull_front(store, tx, holder, who)
+            if isinstance(decided, Refusal):
+                if decided.renewed is not None:
+                    await tx.save(decided.renewed)
+                return Refused(decided.error)
+            if decided.taken_from is not None:
+                return await self._take_over(store, tx, decided, caller.actor)
+            return await self._pull_front(store, tx, decided, caller.actor)
 
-        try:
-            return await self._apply(name, pull, retry=call, refresh=True)
-        except PlanAlreadyActiveError:
-            # The worker asked while holding a plan: it is alive, so its lease renews.
-            await self._heard_from(await self.catalog.open(check_session_name(name)), holder)
-            raise
+        return await self._apply(name, pull, retry=call, refresh=True)
 
     async def _pull_front(
-        self, store: SessionStore, tx: SessionTx, holder: str, who: Actor
+        self, store: SessionStore, tx: SessionTx, decided: Pull, who: Actor
     ) -> Applied[PlacedPlan]:
-        """The front of the queue becomes `holder`'s active plan, its file's edits read back."""
-        if (queued := await tx.front_of_queue()) is None:
-            raise await _queue_empty(tx)
+        """The front of the queue becomes the caller's active plan, its file's edits read back."""
+        now = decided.at
+
+        def clock() -> dt.datetime:
+            return now
+
         # A file this machine wrote before the database changed elsewhere is brought up to
         # it, then its edits read back (stored sections win where it cannot tell).
-        refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
+        queued = decided.plan
+        refreshed, merged = await refreshed_copy(tx, queued, who, clock)
         edited, text, salvage = await queued_with_edits(
             tx,
             store.name,
             refreshed,
             who,
-            clock=self.clock,
+            clock=clock,
             max_section_chars=self.limits.max_text_chars,
             stale=store.files_mirror and await tx.files.written(queued.id) is None,
         )
-        plan = edited.pull(worker=holder, at=self.clock())
+        plan = attrs.evolve(decided, plan=edited).taken
         await tx.save(plan)
         deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-        where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
+        where = ({"machine": store.machine} if store.machine else {}) | worker_detail(
+            decided.worker
+        )
         return Applied(
             result=PlacedPlan(
                 plan=plan,
@@ -242,9 +244,9 @@ class Commands(Envelope):
                 salvage="\n".join(line for line in (merged, salvage) if line) or None,
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
-                stale_beside=await self._stale_beside(tx, plan.id),
+                stale_beside=decided.stale_beside,
             ),
-            events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
+            events=[plan_event(now, who, EventKind.PLAN_PULLED, plan, **where)],
             said="plan pulled",
             about={"plan_id": plan.id},
         )
@@ -258,7 +260,7 @@ class Commands(Envelope):
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         store = await self.catalog.open(check_session_name(name))
-        holder, wanted = check_worker(worker), check_plan_id(plan_id)
+        holder, wanted = worker_name(check_worker(worker)), check_plan_id(plan_id)
         async with store.transaction() as tx:
             active = await tx.active_plan(holder)
             if active is None or active.id != wanted:
@@ -285,7 +287,7 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(check_worker(worker))
         call = request(
             request_id,
             PlacedPlan,
@@ -345,7 +347,7 @@ class Commands(Envelope):
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(check_worker(worker))
         call = request(
             request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
         )
@@ -391,7 +393,7 @@ class Commands(Envelope):
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(check_worker(worker))
         call = request(
             request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
         )
@@ -420,37 +422,21 @@ class Commands(Envelope):
         return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _take_over(
-        self, store: SessionStore, tx: SessionTx, plan_id: PlanId, holder: str, who: Actor
+        self, store: SessionStore, tx: SessionTx, decided: Pull, who: Actor
     ) -> Applied[PlacedPlan]:
-        """Give the stale active plan `plan_id` to `holder`; its file is not rewritten (the
-        new worker goes on with everything the old one wrote), `pulled_at` is now.
-
-        Raises:
-            LeaseLiveError: its worker's lease is live.
-            PlanNotFoundError: no such plan. InvalidInputError: it is not active.
-        """
-        plan = await tx.plan(plan_id)
-        if plan is None:
-            raise PlanNotFoundError(plan_id, kind="")
-        if plan.status is not PlanStatus.ACTIVE:
-            raise InvalidInputError(
-                "take_over",
-                f"plan {plan_id} is {plan.status.value}: only an active plan is taken over",
-            )
-        now, seen = self.clock(), plan.last_seen or self.clock()
-        lease = dt.timedelta(minutes=self.lease_minutes)
-        old = plan.worker or MAIN_WORKER
-        if not is_stale(plan.last_seen, now, self.lease_minutes):
-            raise LeaseLiveError(plan_id, old, format_timestamp(seen + lease))
-        taken = plan.taken_over(worker=holder, at=now)
+        """The stale plan becomes the caller's; its file is not rewritten (the new worker goes
+        on with everything the old one wrote), `pulled_at` is now."""
+        now, old, plan_id = decided.at, decided.taken_from or MAIN_WORKER, decided.plan.id
+        taken = decided.taken
         await tx.save(taken)
         data = await tx.files.read(plan_id)
+        plan = decided.plan
         text = decode(data)[0] if data and data.strip() else render(plan.content, plan.notes)
         deferred = defer_counts(await tx.events(deferrals([plan_id])))[plan_id]
         where = {"machine": store.machine} if store.machine else {}
-        idle = round((now - seen).total_seconds() / 60, 1)
+        idle = round(decided.idle.total_seconds() / 60, 1)
         event = plan_event(
-            now, who, EventKind.PLAN_TAKEN_OVER, taken, **{"from": old, "to": holder},
+            now, who, EventKind.PLAN_TAKEN_OVER, taken, **{"from": old, "to": decided.worker},
             idle_minutes=idle, **where,
         )  # fmt: skip
         return Applied(
@@ -461,22 +447,12 @@ class Commands(Envelope):
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
                 taken_from=old,
-                stale_beside=await self._stale_beside(tx, plan_id),
+                stale_beside=decided.stale_beside,
             ),
             events=[event],
             said="plan taken over",
-            about={"plan_id": plan_id, "from": old, "to": holder},
+            about={"plan_id": plan_id, "from": old, "to": decided.worker},
         )
-
-    async def _stale_beside(self, tx: SessionTx, pulled: PlanId) -> tuple[Plan, ...]:
-        """The other active plans whose leases have lapsed, the one silent longest first."""
-        now = self.clock()
-        stale = [
-            other
-            for other in await tx.active_plans()
-            if other.id != pulled and is_stale(other.last_seen, now, self.lease_minutes)
-        ]
-        return tuple(sorted(stale, key=lambda other: other.last_seen or now))
 
     async def _active_with_edits(
         self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str
@@ -493,17 +469,3 @@ class Commands(Envelope):
             max_section_chars=self.limits.max_text_chars,
             worker=worker,
         )
-
-
-async def _holds_none(tx: SessionTx, worker: str, taking: PlanId | None) -> None:
-    """Refuse a pull by a worker that holds a plan (taking over its own: bad input)."""
-    if (active := await tx.active_plan(worker)) is not None:
-        if active.id == taking:
-            raise InvalidInputError("take_over", f"plan {taking} is yours already")
-        raise PlanAlreadyActiveError(active.id, worker)
-
-
-async def _queue_empty(tx: SessionTx) -> QueueEmptyError:
-    """Why a pull finds nothing: the plans other workers still hold, else the count done."""
-    held = [(plan.id, plan.worker or MAIN_WORKER) for plan in await tx.active_plans()]
-    return QueueEmptyError(completed_count=(await tx.tally()).completed, held=held)

@@ -5,6 +5,7 @@ request, make the change in one transaction, journal it, remember its result for
 log it. Fresh plan ids and session names are drawn here too, again on a collision.
 """
 
+import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar, cast
@@ -12,7 +13,7 @@ from typing import Generic, TypeVar, cast
 import attrs
 
 from nineplan_core.copies import kept_lines
-from nineplan_core.errors import DatabaseError, SessionExistsError
+from nineplan_core.errors import DatabaseError, NinePlanError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
@@ -26,7 +27,6 @@ from nineplan_core.model import (
     SessionName,
     check_plan_id,
     check_session_name,
-    is_stale,
 )
 from nineplan_core.ports import (
     Clock,
@@ -58,8 +58,15 @@ class Applied(Generic[T]):
     about: dict[str, object] = attrs.field(factory=dict)
 
 
+@attrs.frozen
+class Refused:
+    """A change that decided to refuse: what it wrote so far commits, then `error` is raised."""
+
+    error: NinePlanError
+
+
 #: A change inside the envelope: given the open session and its transaction, do the work.
-Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T]]]
+Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T] | Refused]]
 
 
 @attrs.define
@@ -77,6 +84,11 @@ class Envelope:
     #: A worker's lease on its active plan, in minutes (NINEPLAN_LEASE_MINUTES).
     lease_minutes: float = LEASE_MINUTES
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
+
+    @property
+    def lease(self) -> dt.timedelta:
+        """How long a worker's hold on its active plan lasts unheard from (`workers.Hold`)."""
+        return dt.timedelta(minutes=self.lease_minutes)
 
     async def _apply(
         self,
@@ -96,7 +108,8 @@ class Envelope:
         saying what opening the session moved to recovered/ (`copies.kept_lines`). A change
         that `reads_file` (the active plan's, to take the agent's edits) finds that file as
         the agent left it, even on the first open: reconcile does not render it first, so the
-        change can say it was gone.
+        change can say it was gone. A change that is `Refused` commits what it wrote (no
+        events, nothing remembered for a retry), then raises its error.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
@@ -107,10 +120,13 @@ class Envelope:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
             applied = await change(store, tx)
-            for event in applied.events:
-                await tx.append(event)
-            if retry is not None:
-                await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
+            if not isinstance(applied, Refused):
+                for event in applied.events:
+                    await tx.append(event)
+                if retry is not None:
+                    await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
+        if isinstance(applied, Refused):
+            raise applied.error
         log.info(applied.said, extra={"session": session, **applied.about})
         return _told(applied.result, kept)
 
@@ -175,7 +191,7 @@ class Envelope:
         """`state` as `worker` sees it, each active plan's lease judged now."""
         now = self.clock()
         holds = [
-            attrs.evolve(hold, stale=is_stale(hold.plan.last_seen, now, self.lease_minutes))
+            attrs.evolve(hold, stale=hold.hold.stale(now, self.lease))
             for hold in state.active_plans
         ]
         many = (

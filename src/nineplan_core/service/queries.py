@@ -36,7 +36,6 @@ from nineplan_core.model import (
     SessionName,
     check_plan_id,
     check_session_name,
-    check_worker,
     file_name,
     plan_id_of,
 )
@@ -45,6 +44,7 @@ from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
+from nineplan_core.workers import check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -62,7 +62,7 @@ class Queries(Envelope):
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         session = check_session_name(name)
-        who = check_worker(worker)
+        who = worker_name(check_worker(worker))
         store = await self.catalog.open(session)
         if worker is not None:
             await self._heard_from(store, who)
