@@ -2,7 +2,6 @@
 
 import datetime as dt
 import enum
-import hashlib
 import re
 from typing import NewType, Self, TypeVar
 
@@ -10,7 +9,7 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
-from nineplan_core.workers import Hold, stored_worker
+from nineplan_core.workers import Hold, Worker, stored_worker
 
 __all__ = [
     "Limits",
@@ -169,46 +168,6 @@ class PlanContent:
 
 #: The sections of a plan's content, in the order of its file (and of its revision).
 SECTION_FIELDS = ("context", "goal", "inputs", "outputs", "approach", "success_criteria")
-#: Hex digits of each section's hash in a revision: a stale form is told apart from a fresh
-#: one, not defended against forgery (a person can send any text anyway).
-_REVISION_DIGITS = 8
-_REVISION = re.compile(rf"[0-9a-f]{{{_REVISION_DIGITS}}}(?:\.[0-9a-f]{{{_REVISION_DIGITS}}}){{5}}")
-
-
-def plan_revision(content: PlanContent) -> str:
-    """A plan's revision: a short hash of each section, joined by dots, in SECTION_FIELDS
-    order. Two revisions differ exactly where the sections differ (`changed_since` says
-    which), so an edit made on a stale copy is refused naming what changed meanwhile."""
-    return ".".join(
-        hashlib.sha256(getattr(content, field).encode("utf-8", "surrogatepass")).hexdigest()[
-            :_REVISION_DIGITS
-        ]
-        for field in SECTION_FIELDS
-    )
-
-
-def check_revision(revision: str, field: str = "revision") -> str:
-    """Return `revision` if it has the shape `plan_revision` gives.
-
-    Raises:
-        InvalidInputError: any other text.
-    """
-    if not _REVISION.fullmatch(check_type(field, revision, str)):
-        raise InvalidInputError(
-            field, "is not a plan revision; take it from `nineplan show` or the edit form"
-        )
-    return revision
-
-
-def changed_since(revision: str, content: PlanContent, field: str = "revision") -> list[str]:
-    """The sections of `content` that differ from the plan of `revision`, in file order
-    (empty when it is the current revision).
-
-    Raises:
-        InvalidInputError: `revision` is not one `plan_revision` makes.
-    """
-    then, now = check_revision(revision, field).split("."), plan_revision(content).split(".")
-    return [name for name, old, new in zip(SECTION_FIELDS, then, now, strict=True) if old != new]
 
 
 @attrs.frozen(kw_only=True)
@@ -258,7 +217,7 @@ class Plan:
         at, who, mark = max((self.notes.rfind(mark), who, mark) for who, mark in _DISCARD_NOTES)
         return (who, self.notes[at + len(mark) :].strip()) if at >= 0 else None
 
-    def pull(self, *, worker: str = MAIN_WORKER, at: dt.datetime | None = None) -> Self:
+    def pull(self, *, worker: Worker, at: dt.datetime) -> Self:
         """Leave the queue and become `worker`'s active plan, seen at `at`."""
         check_transition(self.id, self.status, PlanStatus.ACTIVE)
         return attrs.evolve(
@@ -269,7 +228,7 @@ class Plan:
         """The active plan, its worker heard from at `at`."""
         return attrs.evolve(self, last_seen=at)
 
-    def taken_over(self, *, worker: str, at: dt.datetime) -> Self:
+    def taken_over(self, *, worker: Worker, at: dt.datetime) -> Self:
         """The active plan, now `worker`'s (its lease had lapsed), seen at `at`."""
         if self.status is not PlanStatus.ACTIVE:
             raise InvalidTransitionError(self.id, self.status.value, "taken over")

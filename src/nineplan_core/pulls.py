@@ -147,6 +147,11 @@ async def read_pull(
     return PullSnapshot(now=now, active=active, front=front, completed=completed)
 
 
+async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:
+    """The active plan `worker` holds, if any (read with every active plan: there are few)."""
+    return next((plan for plan in await reader.active_plans() if _holder(plan) == worker), None)
+
+
 def _holder(plan: Plan) -> Worker:
     hold = plan.hold
     return MAIN if hold is None else hold.worker

@@ -184,9 +184,9 @@ def test_taking_over_a_plan_that_is_not_active_is_bad_input(status: str) -> None
     """take_over of a queued or finished plan is a VALIDATION_ERROR naming take_over and its status."""
     plan = queued("bbbbb")
     if status == "completed":
-        plan = plan.pull(at=NOW).complete(outcome="done", at=NOW)
+        plan = plan.pull(worker=MAIN, at=NOW).complete(outcome="done", at=NOW)
     elif status == "discarded":
-        plan = plan.pull(at=NOW).discard(reason="no", at=NOW)
+        plan = plan.pull(worker=MAIN, at=NOW).discard(reason="no", at=NOW)
     snapshot = PullSnapshot(now=NOW, active=(), target=plan)
     decided = refused(
         decide_pull(snapshot, caller(TESTS), PlanId("bbbbb"), LEASE), InvalidInputError

@@ -1,40 +1,32 @@
 """The agent's commands: create or resume a session, and add, pull, defer, complete or
 discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
 
-import datetime as dt
 import logging
 
 import attrs
 
-from nineplan_core.callers import Caller
-from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
-from nineplan_core.edits import active_with_edits, queued_with_edits
+from nineplan_core.copies import kept_lines, render_if_never_here
+from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import (
     QueueFullError,
 )
 from nineplan_core.journal import (
     Actor,
     EventKind,
-    defer_counts,
-    deferrals,
     excerpt,
     plan_event,
     worker_detail,
 )
 from nineplan_core.model import (
-    MAIN_WORKER,
     Plan,
     PlanContent,
     Position,
-    check_plan_id,
     check_position,
     check_session_name,
     check_text,
-    is_stuck,
 )
-from nineplan_core.plan_file import decode, render
+from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
-from nineplan_core.pulls import Pull, Refusal, decide_pull, read_pull
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
@@ -46,8 +38,8 @@ from nineplan_core.service.checks import (
     check_sections,
     check_task_description,
 )
-from nineplan_core.service.envelope import Applied, Envelope, Refused
-from nineplan_core.workers import check_worker, worker_name
+from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.workers import MAIN, Worker, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -82,12 +74,12 @@ class Commands(Envelope):
         task_description = check_task_description(task_description, self.limits)
         call = request(request_id, str, "create_session", task_description=task_description)
         if call is not None and (created := await self._created(call)) is not None:
-            return await self._state(await self.catalog.open(check_session_name(created)))
+            return await self._state(await self.catalog.open(check_session_name(created)), MAIN)
         store = await self._new_session(task_description, workspace, who)
         if call is not None:
             await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
         log.info("session created", extra={"session": store.name})
-        return await self._state(store)
+        return await self._state(store, MAIN)
 
     async def resume_session(self, name: str, *, worker: str | None = None) -> SessionState:
         """The state of a session an agent picks back up, with `worker`'s active plan (a
@@ -166,107 +158,6 @@ class Commands(Envelope):
             )
 
         return await self._apply(name, add, retry=call)
-
-    async def pull_plan(
-        self,
-        name: str,
-        *,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
-        take_over: str | None = None,
-    ) -> PlacedPlan:
-        """Make the front of the queue `worker`'s active plan (`main` when none is named); with
-        `take_over`, that stale plan of another worker instead. One decision
-        (`pulls.decide_pull`) over one snapshot read in the pull's transaction; a refusal
-        commits what it keeps (the caller's lease renewed, the workers mark), then is raised.
-
-        Raises:
-            PlanAlreadyActiveError: the worker holds a plan (LeaseLiveError: not stale).
-            QueueEmptyError: nothing is queued (the task is complete).
-            PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
-        """
-        caller = Caller(
-            worker=check_worker(worker), actor=check_actor(actor), request_id=request_id
-        )
-        taking = None if take_over is None else check_plan_id(take_over, "take_over")
-        chosen = {} if taking is None else {"take_over": taking}  # as before take-overs
-        call = request(request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
-
-        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan] | Refused:
-            snapshot = await read_pull(tx, self.clock(), taking)
-            decided = decide_pull(snapshot, caller, taking, self.lease)
-            if decided.name_workers:
-                await tx.name_workers()
-            if isinstance(decided, Refusal):
-                if decided.renewed is not None:
-                    await tx.save(decided.renewed)
-                return Refused(decided.error)
-            if decided.taken_from is not None:
-                return await self._take_over(store, tx, decided, caller.actor)
-            return await self._pull_front(store, tx, decided, caller.actor)
-
-        return await self._apply(name, pull, retry=call, refresh=True)
-
-    async def _pull_front(
-        self, store: SessionStore, tx: SessionTx, decided: Pull, who: Actor
-    ) -> Applied[PlacedPlan]:
-        """The front of the queue becomes the caller's active plan, its file's edits read back."""
-        now = decided.at
-
-        def clock() -> dt.datetime:
-            return now
-
-        # A file this machine wrote before the database changed elsewhere is brought up to
-        # it, then its edits read back (stored sections win where it cannot tell).
-        queued = decided.plan
-        refreshed, merged = await refreshed_copy(tx, queued, who, clock)
-        edited, text, salvage = await queued_with_edits(
-            tx,
-            store.name,
-            refreshed,
-            who,
-            clock=clock,
-            max_section_chars=self.limits.max_text_chars,
-            stale=store.files_mirror and await tx.files.written(queued.id) is None,
-        )
-        plan = attrs.evolve(decided, plan=edited).taken
-        await tx.save(plan)
-        deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-        where = ({"machine": store.machine} if store.machine else {}) | worker_detail(
-            decided.worker
-        )
-        return Applied(
-            result=PlacedPlan(
-                plan=plan,
-                path=store.plan_path(plan.id),
-                text=text,
-                salvage="\n".join(line for line in (merged, salvage) if line) or None,
-                defer_count=deferred,
-                stuck=is_stuck(deferred, self.stuck_defers),
-                stale_beside=decided.stale_beside,
-            ),
-            events=[plan_event(now, who, EventKind.PLAN_PULLED, plan, **where)],
-            said="plan pulled",
-            about={"plan_id": plan.id},
-        )
-
-    async def renew_lease(self, name: str, worker: str, plan_id: str) -> bool:
-        """`worker`'s plan `plan_id` was just worked on (its file changed): its `last_seen`
-        is now (the Clock port). Not a journal event. False, and nothing written, when that
-        plan is no longer the worker's active plan (completed, deferred, taken over).
-
-        Raises:
-            InvalidInputError, SessionNotFoundError, StorageError.
-        """
-        store = await self.catalog.open(check_session_name(name))
-        holder, wanted = worker_name(check_worker(worker)), check_plan_id(plan_id)
-        async with store.transaction() as tx:
-            active = await tx.active_plan(holder)
-            if active is None or active.id != wanted:
-                return False
-            await tx.save(active.seen(self.clock()))
-        return True
 
     async def defer_plan(
         self,
@@ -421,41 +312,8 @@ class Commands(Envelope):
 
         return await self._apply(name, discard, retry=call, reads_file=True)
 
-    async def _take_over(
-        self, store: SessionStore, tx: SessionTx, decided: Pull, who: Actor
-    ) -> Applied[PlacedPlan]:
-        """The stale plan becomes the caller's; its file is not rewritten (the new worker goes
-        on with everything the old one wrote), `pulled_at` is now."""
-        now, old, plan_id = decided.at, decided.taken_from or MAIN_WORKER, decided.plan.id
-        taken = decided.taken
-        await tx.save(taken)
-        data = await tx.files.read(plan_id)
-        plan = decided.plan
-        text = decode(data)[0] if data and data.strip() else render(plan.content, plan.notes)
-        deferred = defer_counts(await tx.events(deferrals([plan_id])))[plan_id]
-        where = {"machine": store.machine} if store.machine else {}
-        idle = round(decided.idle.total_seconds() / 60, 1)
-        event = plan_event(
-            now, who, EventKind.PLAN_TAKEN_OVER, taken, **{"from": old, "to": decided.worker},
-            idle_minutes=idle, **where,
-        )  # fmt: skip
-        return Applied(
-            result=PlacedPlan(
-                plan=taken,
-                path=store.plan_path(plan_id),
-                text=text,
-                defer_count=deferred,
-                stuck=is_stuck(deferred, self.stuck_defers),
-                taken_from=old,
-                stale_beside=decided.stale_beside,
-            ),
-            events=[event],
-            said="plan taken over",
-            about={"plan_id": plan_id, "from": old, "to": decided.worker},
-        )
-
     async def _active_with_edits(
-        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str
+        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: Worker
     ) -> tuple[Plan, str | None]:
         """`worker`'s active plan with the agent's file edits read back, then `notes`."""
         if store.files_mirror:

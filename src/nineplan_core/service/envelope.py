@@ -36,9 +36,11 @@ from nineplan_core.ports import (
     SessionStore,
     SessionTx,
 )
+from nineplan_core.pulls import held_by
 from nineplan_core.reconcile import reconcile, state_of
 from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
+from nineplan_core.workers import Worker
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -169,7 +171,7 @@ class Envelope:
             spare_active=spare_active,
         )
 
-    async def _state(self, store: SessionStore, worker: str = MAIN_WORKER) -> SessionState:
+    async def _state(self, store: SessionStore, worker: Worker) -> SessionState:
         """The queue, `worker`'s active plan, every active plan and the counts of an open
         session, in one read."""
         async with store.reading() as reader:
@@ -187,7 +189,7 @@ class Envelope:
             )
         return self._for_worker(state, worker)
 
-    def _for_worker(self, state: SessionState, worker: str) -> SessionState:
+    def _for_worker(self, state: SessionState, worker: Worker) -> SessionState:
         """`state` as `worker` sees it, each active plan's lease judged now."""
         now = self.clock()
         holds = [
@@ -201,13 +203,13 @@ class Envelope:
         )
         return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
-    async def _heard_from(self, store: SessionStore, worker: str) -> None:
+    async def _heard_from(self, store: SessionStore, worker: Worker) -> None:
         """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
         worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
             if worker != MAIN_WORKER:
                 await tx.name_workers()
-            if (active := await tx.active_plan(worker)) is not None:
+            if (active := await held_by(tx, worker)) is not None:
                 await tx.save(active.seen(self.clock()))
 
     async def _created(self, call: Request[str]) -> str | None:
@@ -260,7 +262,7 @@ class Envelope:
         raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
 
 
-def for_worker(state: SessionState, worker: str) -> SessionState:
+def for_worker(state: SessionState, worker: Worker) -> SessionState:
     """`state` as `worker` sees it: its own active plan as `active_plan` (or none)."""
     if worker == MAIN_WORKER:
         return state

@@ -24,7 +24,6 @@ from nineplan_core.journal import (
     EventKind,
     EventQuery,
     UnreadableEvent,
-    journal_issues,
     last_pull,
     pulled_at,
     reminder_line,
@@ -41,10 +40,12 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import PlanText, decode, read_back, render, unreadable
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
+from nineplan_core.pulls import held_by
+from nineplan_core.replay import journal_issues
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
-from nineplan_core.workers import check_worker, worker_name
+from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -302,7 +303,7 @@ class Queries(Envelope):
         """
         store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
-            if (active := await reader.active_plan()) is None:
+            if (active := await held_by(reader, MAIN)) is None:
                 return None
             pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
         return reminder_line(active.id, active.goal, pulled, self.clock())

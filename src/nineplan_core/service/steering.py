@@ -23,10 +23,8 @@ from nineplan_core.model import (
     Plan,
     PlanId,
     Position,
-    changed_since,
     check_plan_id,
     check_position,
-    check_revision,
     check_session_name,
     check_text,
 )
@@ -34,6 +32,7 @@ from nineplan_core.plan_file import PlanText, render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank, make_room, position_between
 from nineplan_core.results import Discarded, PlacedPlan, Repair
+from nineplan_core.revisions import changed_since, check_revision
 from nineplan_core.service.checks import check_actor, check_changes, check_imported
 from nineplan_core.service.envelope import Applied, Envelope
 

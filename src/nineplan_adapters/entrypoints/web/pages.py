@@ -38,7 +38,7 @@ from nineplan_core.journal import (
     stale_line,
 )
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import Plan, QueueEntry, format_timestamp, plan_revision
+from nineplan_core.model import Plan, QueueEntry, format_timestamp
 from nineplan_core.results import (
     SNIPPET_MARKS,
     HistoryMatch,
@@ -47,6 +47,7 @@ from nineplan_core.results import (
     SessionSummary,
     UnreadableSession,
 )
+from nineplan_core.revisions import plan_revision
 from nineplan_core.service import NinePlan
 
 #: Queue entries per page: a session of 10,000 queued plans stays one quick page.
