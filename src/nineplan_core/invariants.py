@@ -7,6 +7,7 @@ from collections.abc import Collection, Sequence
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import MAIN_WORKER, PlanRow, file_name
 from nineplan_core.results import ValidationReport
+from nineplan_core.workers import stored_worker
 
 
 def check(
@@ -31,7 +32,7 @@ def check(
     held: dict[str, list[str]] = {}
     for row in rows:
         if row.status is PlanStatus.ACTIVE:
-            held.setdefault(row.worker or MAIN_WORKER, []).append(row.id)
+            held.setdefault(stored_worker(row.worker), []).append(row.id)
     shared = {worker: ids for worker, ids in sorted(held.items()) if len(ids) > 1}
     for worker, ids in shared.items():
         who = "" if worker == MAIN_WORKER else f" for worker {worker}"

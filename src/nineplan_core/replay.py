@@ -14,6 +14,7 @@ from nineplan_core.journal import (
 )
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import MAIN_WORKER, PlanRow
+from nineplan_core.workers import stored_worker
 
 __all__ = ["journal_issues"]
 
@@ -207,7 +208,7 @@ def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[Pla
             )
         elif row.status is PlanStatus.ACTIVE and (
             held := replay.holders.get(row.id, MAIN_WORKER)
-        ) != (row.worker or MAIN_WORKER):
+        ) != stored_worker(row.worker):
             replay.issues.append(
                 f"the journal replays plan {row.id} as held by {held}, it is held by {row.worker}"
             )

@@ -7,7 +7,6 @@ import attrs
 
 from nineplan_core.journal import Event, UnreadableEvent
 from nineplan_core.model import (
-    MAIN_WORKER,
     STUCK_DEFERS,
     Plan,
     PlanId,
@@ -67,7 +66,7 @@ class ActivePlan:
 
     @property
     def worker(self) -> str:
-        return self.plan.worker or MAIN_WORKER
+        return stored_worker(self.plan.worker)
 
     @property
     def hold(self) -> Hold:

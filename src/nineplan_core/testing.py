@@ -1,4 +1,5 @@
-"""Public test kit: hypothesis strategies and a stateful conformance machine.
+"""Public test kit: the stateful conformance machine, and the strategies it draws from
+(`strategies`, re-exported here).
 
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
@@ -47,49 +48,16 @@ from nineplan_core.journal import Event, EventKind
 from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Position
 from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
+from nineplan_core.strategies import (
+    ManualClock,
+    free_text,
+    plan_contents,
+    positions,
+    required_text,
+    worker_names,
+)
 
 T = TypeVar("T")
-
-#: Arbitrary text an agent might send: any unicode but NUL and surrogates, header-like lines included.
-free_text = st.text(
-    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
-    max_size=200,
-) | st.sampled_from(["# Goal", "\\# Notes", "# Notes\n# Context", "line\r\nline", "", "\n\n"])
-
-#: Text that is not blank: for required fields.
-required_text = free_text.filter(lambda text: bool(text.strip()))
-
-positions = st.sampled_from([Position.FRONT, Position.BACK])
-
-#: Worker names as agents give them: 1-40 characters of [a-z0-9._-], a letter or digit first.
-worker_names = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,39}", fullmatch=True)
-
-
-@st.composite
-def plan_contents(draw: st.DrawFn) -> dict[str, str]:
-    """Keyword arguments for `NinePlan.add_plan`: four required fields, two optional."""
-    return {
-        "context": draw(required_text),
-        "goal": draw(required_text),
-        "approach": draw(required_text),
-        "success_criteria": draw(required_text),
-        "inputs": draw(free_text),
-        "outputs": draw(free_text),
-    }
-
-
-class ManualClock:
-    """A Clock port that says what it is told; `advance` moves it (to the millisecond, what
-    storage keeps)."""
-
-    def __init__(self, now: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, milliseconds: int) -> None:
-        self.now += dt.timedelta(milliseconds=milliseconds)
 
 
 class QueueConformance(RuleBasedStateMachine):

@@ -5,6 +5,7 @@ import logging
 
 import attrs
 
+from nineplan_core.callers import Caller
 from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import (
@@ -39,7 +40,7 @@ from nineplan_core.service.checks import (
     check_task_description,
 )
 from nineplan_core.service.envelope import Applied, Envelope
-from nineplan_core.workers import MAIN, Worker, check_worker, worker_name
+from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -178,7 +179,8 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        holder = worker_name(check_worker(worker))
+        named = check_worker(worker)
+        holder = worker_name(named)
         call = request(
             request_id,
             PlacedPlan,
@@ -189,9 +191,10 @@ class Commands(Envelope):
             notes=notes,
         )
         who = check_actor(actor)
+        caller = Caller(worker=named, actor=who, request_id=request_id)
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
@@ -238,14 +241,16 @@ class Commands(Envelope):
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = worker_name(check_worker(worker))
+        named = check_worker(worker)
+        holder = worker_name(named)
         call = request(
             request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
         )
         who = check_actor(actor)
+        caller = Caller(worker=named, actor=who, request_id=request_id)
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -284,14 +289,16 @@ class Commands(Envelope):
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = worker_name(check_worker(worker))
+        named = check_worker(worker)
+        holder = worker_name(named)
         call = request(
             request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
         )
         who = check_actor(actor)
+        caller = Caller(worker=named, actor=who, request_id=request_id)
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -313,17 +320,17 @@ class Commands(Envelope):
         return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _active_with_edits(
-        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: Worker
+        self, tx: SessionTx, store: SessionStore, notes: str | None, caller: Caller
     ) -> tuple[Plan, str | None]:
-        """`worker`'s active plan with the agent's file edits read back, then `notes`."""
+        """The caller's active plan with the agent's file edits read back, then `notes`."""
         if store.files_mirror:
-            await render_if_never_here(tx, worker)
+            await render_if_never_here(tx, caller.holder)
         return await active_with_edits(
             tx,
             store.name,
             notes,
-            who,
+            caller.actor,
             clock=self.clock,
             max_section_chars=self.limits.max_text_chars,
-            worker=worker,
+            worker=caller.holder,
         )

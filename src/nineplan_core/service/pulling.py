@@ -18,7 +18,6 @@ from nineplan_core.journal import (
     worker_detail,
 )
 from nineplan_core.model import (
-    MAIN_WORKER,
     check_plan_id,
     check_session_name,
     is_stuck,
@@ -32,7 +31,7 @@ from nineplan_core.service.checks import (
     check_actor,
 )
 from nineplan_core.service.envelope import Applied, Envelope, Refused
-from nineplan_core.workers import check_worker, worker_name
+from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -148,7 +147,7 @@ class Pulling(Envelope):
     ) -> Applied[PlacedPlan]:
         """The stale plan becomes the caller's; its file is not rewritten (the new worker goes
         on with everything the old one wrote), `pulled_at` is now."""
-        now, old, plan_id = decided.at, decided.taken_from or MAIN_WORKER, decided.plan.id
+        now, old, plan_id = decided.at, decided.taken_from or MAIN, decided.plan.id
         taken = decided.taken
         await tx.save(taken)
         data = await tx.files.read(plan_id)
