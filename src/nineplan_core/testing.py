@@ -16,24 +16,19 @@ take-over moves the clock past the old worker's lease. Import it from tests only
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
 try:
     from hypothesis import strategies as st
-    from hypothesis.stateful import (
-        RuleBasedStateMachine,
-        initialize,
-        invariant,
-        precondition,
-        rule,
-    )
+    from hypothesis.stateful import initialize, precondition, rule
 except ImportError as missing:  # pragma: no cover - the dev install has hypothesis
     raise ImportError(
         "nineplan_core.testing needs hypothesis: pip install 'nineplan[testing]'"
     ) from missing
 
+from nineplan_core.conformance import ModelChecks
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -44,9 +39,8 @@ from nineplan_core.errors import (
     PlanNotFoundError,
     QueueEmptyError,
 )
-from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Position
-from nineplan_core.results import PrimedSession
+from nineplan_core.journal import EventKind
+from nineplan_core.model import MAIN_WORKER, Position
 from nineplan_core.service import NinePlan
 from nineplan_core.strategies import (
     ManualClock,
@@ -60,7 +54,7 @@ from nineplan_core.strategies import (
 T = TypeVar("T")
 
 
-class QueueConformance(RuleBasedStateMachine):
+class QueueConformance(ModelChecks):
     """The queue's behaviour, held against a model: subclass and give `service_context`,
     whose use cases tell time by `self.clock`."""
 
@@ -87,12 +81,6 @@ class QueueConformance(RuleBasedStateMachine):
         """Open the adapter set under test; closed when the example ends."""
         raise NotImplementedError
 
-    def primer(self) -> Callable[[str], PrimedSession | None] | None:
-        """The backend's read for `nineplan prime` (folder -> what it finds), held to the
-        session's state after every step; None (the default) leaves it out. Called after
-        `service_context` is open."""
-        return None
-
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.runner.run(coroutine)
 
@@ -108,11 +96,6 @@ class QueueConformance(RuleBasedStateMachine):
             self.run(self.stack.aclose())
         finally:
             self.runner.close()
-
-    @property
-    def active(self) -> str | None:
-        """The active plan of the worker `main` (a lone agent's)."""
-        return self.held.get(MAIN_WORKER)
 
     def worker(self, data: st.DataObject) -> tuple[str, str | None]:
         """A worker drawn for a call, and what the call names (None: `main` by default)."""
@@ -349,22 +332,6 @@ class QueueConformance(RuleBasedStateMachine):
         plan_id = data.draw(st.sampled_from(sorted(self.discarded)))
         self.refused(self.service.get_history(self.name, plan_id), PlanNotFoundError)
 
-    @invariant()
-    def state_matches_model(self) -> None:
-        if not self.name:
-            return
-        state = self.run(self.service.session_state(self.name))
-        assert [entry.id for entry in state.queue] == self.queue
-        assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
-        assert (state.active_plan.id if state.active_plan else None) == self.active
-        assert {hold.worker: hold.plan.id for hold in state.active_plans} == self.held
-        lease = dt.timedelta(minutes=self.service.lease_minutes)
-        assert {hold.worker: hold.stale for hold in state.active_plans} == {
-            worker: self.clock() - self.last_seen[worker] > lease for worker in self.held
-        }
-        assert state.completed_count == len(self.completed)
-        assert state.file_db_match
-
     @rule(data=st.data())
     def state_of_a_worker(self, data: st.DataObject) -> None:
         worker, named = self.worker(data)
@@ -373,44 +340,3 @@ class QueueConformance(RuleBasedStateMachine):
         if named is not None and worker in self.held:  # a worker's own call renews its lease
             self.last_seen[worker] = self.clock()
             assert not next(hold for hold in state.active_plans if hold.worker == worker).stale
-
-    @invariant()
-    def primer_matches_state(self) -> None:
-        """The primer finds the session while it has work, with its active plan and the
-        front of its queue; nothing once it has none."""
-        find = self.primer()
-        if not self.name or find is None:
-            return
-        primed = find(self.workspace)
-        if not self.queue and not self.held:
-            assert primed is None, primed
-            return
-        assert primed is not None
-        state = self.run(self.service.session_state(self.name))
-        assert primed.session_name == self.name
-        assert primed.workspace == self.workspace
-        assert primed.task_description == "conformance"
-        assert (primed.active_plan.id if primed.active_plan else None) == self.active
-        assert primed.next == [entry.goal for entry in state.queue][:3]
-        live = {*self.queue, *self.held.values()}
-        assert all(p.id in live and p.defers >= STUCK_DEFERS for p in primed.stuck), primed
-
-    @invariant()
-    def journal_matches_model(self) -> None:
-        """One event per change, in order, seq 1, 2, 3 ...; replay is checked by validate."""
-        if not self.name:
-            return
-        events = self.run(self.service.journal(self.name))
-        assert [event.seq for event in events] == list(range(1, len(events) + 1))
-        assert all(isinstance(event, Event) for event in events), events
-        assert [
-            (event.kind, event.plan_id) for event in events if isinstance(event, Event)
-        ] == self.events
-
-    @invariant()
-    def invariants_hold(self) -> None:
-        if not self.name:
-            return
-        report = self.run(self.service.validate_session(self.name))
-        assert report.valid, report.issues
-        assert report.journal_matches_state

@@ -179,8 +179,7 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        named = check_worker(worker)
-        holder = worker_name(named)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id,
             PlacedPlan,
@@ -190,8 +189,7 @@ class Commands(Envelope):
             position=where,
             notes=notes,
         )
-        who = check_actor(actor)
-        caller = Caller(worker=named, actor=who, request_id=request_id)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)
@@ -204,7 +202,7 @@ class Commands(Envelope):
             rank = insert_rank(tally, where)
             deferred = plan_event(
                 self.clock(),
-                who,
+                caller.actor,
                 EventKind.PLAN_DEFERRED,
                 plan,
                 position=where,
@@ -241,13 +239,11 @@ class Commands(Envelope):
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        named = check_worker(worker)
-        holder = worker_name(named)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
         )
-        who = check_actor(actor)
-        caller = Caller(worker=named, actor=who, request_id=request_id)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)
@@ -257,7 +253,7 @@ class Commands(Envelope):
             at = plan.completed_at or self.clock()
             completed = plan_event(
                 at,
-                who,
+                caller.actor,
                 EventKind.PLAN_COMPLETED,
                 plan,
                 outcome=excerpt(outcome),
@@ -289,13 +285,11 @@ class Commands(Envelope):
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        named = check_worker(worker)
-        holder = worker_name(named)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
         )
-        who = check_actor(actor)
-        caller = Caller(worker=named, actor=who, request_id=request_id)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)
@@ -304,7 +298,7 @@ class Commands(Envelope):
             tx.files.remove_after_commit(plan.id)
             discarded = plan_event(
                 self.clock(),
-                who,
+                caller.actor,
                 EventKind.PLAN_DISCARDED,
                 plan,
                 reason=reason.strip(),

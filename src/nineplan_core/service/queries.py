@@ -12,13 +12,12 @@ from contextlib import AbstractAsyncContextManager, aclosing
 import attrs
 
 from nineplan_core.errors import (
-    FileSystemError,
     NinePlanError,
     PlanDiscardedError,
     PlanNotFoundError,
     StorageError,
 )
-from nineplan_core.invariants import check
+from nineplan_core.invariants import check, damaged_files, healed_here
 from nineplan_core.journal import (
     Event,
     EventKind,
@@ -31,15 +30,12 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     Plan,
-    PlanRow,
     SessionName,
     check_plan_id,
     check_session_name,
-    file_name,
-    plan_id_of,
 )
-from nineplan_core.plan_file import PlanText, decode, read_back, render, unreadable
-from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
+from nineplan_core.plan_file import PlanText, decode, read_back, render
+from nineplan_core.ports import SessionStore, SessionWatch
 from nineplan_core.pulls import held_by
 from nineplan_core.replay import journal_issues
 from nineplan_core.results import HistoryMatch, SessionState, SessionSummary, ValidationReport
@@ -238,9 +234,9 @@ class Queries(Envelope):
         async with store.reading() as reader:
             rows = await reader.plan_rows()
             names = await reader.files.names()
-            damaged = await _damaged_files(reader, rows, set(names))
+            damaged = await damaged_files(reader, rows, set(names))
             journal = journal_issues(await reader.events(EventQuery()), rows)
-            unrendered, finished = await _healed_here(store, reader, rows, set(names))
+            unrendered, finished = await healed_here(store, reader, rows, set(names))
             return check(
                 rows,
                 names,
@@ -352,55 +348,3 @@ async def follow_events(
                 seen = event.seq
                 yield event
             await anext(changes)
-
-
-async def _damaged_files(
-    reader: SessionReader, rows: list[PlanRow], present: set[str]
-) -> dict[str, str]:
-    """The live plans' files that are there but cannot be read as a plan, and why."""
-    damaged: dict[str, str] = {}
-    for row in rows:
-        if row.status in LIVE and file_name(row.id) in present:
-            try:
-                problem = unreadable(await reader.files.read(row.id))
-            except FileSystemError as exc:  # reported, like any other damage
-                problem = exc.message
-            if problem is not None:
-                damaged[file_name(row.id)] = problem
-    return damaged
-
-
-async def _healed_here(
-    store: SessionStore, reader: SessionReader, rows: list[PlanRow], present: set[str]
-) -> tuple[set[str], set[str]]:
-    """On a machine's copy of a shared database (DESIGN §3): the live plans' missing files
-    this machine never wrote (save the active plan pulled through it), and the files of plans
-    finished elsewhere. Both are what its next open heals; elsewhere, nothing is."""
-    if not store.files_mirror:
-        return set(), set()
-    live = {row.id: row for row in rows if row.status in LIVE}
-    unrendered = {
-        file_name(row.id)
-        for row in live.values()
-        if file_name(row.id) not in present
-        and await reader.files.written(row.id) is None
-        and not await _pulled_here(store, reader, row)
-    }
-    finished = set()
-    for name in present:
-        plan_id = plan_id_of(name)
-        if plan_id is None or plan_id in live:
-            continue
-        if (plan := await reader.plan(plan_id)) is not None and plan.status not in LIVE:
-            finished.add(name)
-    return unrendered, finished
-
-
-async def _pulled_here(store: SessionStore, reader: SessionReader, row: PlanRow) -> bool:
-    """Whether `row` is the active plan and its latest pull was made through this machine."""
-    if row.status is not PlanStatus.ACTIVE:
-        return False
-    pulls = await reader.events(last_pull(row.id))
-    return any(
-        isinstance(event, Event) and event.detail.get("machine") == store.machine for event in pulls
-    )
