@@ -9,10 +9,11 @@ from typing import Any, TypeVar
 from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS
+from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.results import PrimedSession
 from nineplan_core.service import NinePlan
 from nineplan_core.strategies import ManualClock
+from nineplan_core.workers import MAIN
 
 T = TypeVar("T")
 
@@ -43,7 +44,7 @@ class ModelChecks(RuleBasedStateMachine):
     @property
     def active(self) -> str | None:
         """The active plan of the worker `main` (a lone agent's)."""
-        return self.held.get(MAIN_WORKER)
+        return self.held.get(MAIN)
 
     @invariant()
     def state_matches_model(self) -> None:

@@ -8,11 +8,11 @@ from collections.abc import Collection, Sequence
 from nineplan_core.errors import FileSystemError
 from nineplan_core.journal import Event, last_pull
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import MAIN_WORKER, PlanRow, file_name, plan_id_of
+from nineplan_core.model import PlanRow, file_name, plan_id_of
 from nineplan_core.plan_file import unreadable
 from nineplan_core.ports import SessionReader, SessionStore
 from nineplan_core.results import ValidationReport
-from nineplan_core.workers import stored_worker
+from nineplan_core.workers import MAIN, stored_worker
 
 
 def check(
@@ -40,7 +40,7 @@ def check(
             held.setdefault(stored_worker(row.worker), []).append(row.id)
     shared = {worker: ids for worker, ids in sorted(held.items()) if len(ids) > 1}
     for worker, ids in shared.items():
-        who = "" if worker == MAIN_WORKER else f" for worker {worker}"
+        who = "" if worker == MAIN else f" for worker {worker}"
         issues.append(f"more than one active plan{who}: {', '.join(sorted(ids))}")
     single_active = not shared
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import attrs
 
-from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Plan, Position, is_stuck
+from nineplan_core.model import STUCK_DEFERS, Plan, Position, is_stuck
+from nineplan_core.workers import MAIN
 
 __all__ = [
     "Actor",
@@ -189,7 +190,7 @@ def _plain(value: object) -> Any:
 def worker_detail(worker: str) -> dict[str, str]:
     """The `detail.worker` of a plan's pull, defer, complete or discard: absent for `main`,
     so a lone agent's journal reads as before workers."""
-    return {} if worker == MAIN_WORKER else {"worker": worker}
+    return {} if worker == MAIN else {"worker": worker}
 
 
 def event_worker(event: Event) -> str:
@@ -200,7 +201,7 @@ def event_worker(event: Event) -> str:
 def named_worker(event: Event, key: str) -> str:
     """The worker `detail[key]` names, or `main`."""
     worker = event.detail.get(key)
-    return worker if isinstance(worker, str) else MAIN_WORKER
+    return worker if isinstance(worker, str) else MAIN
 
 
 def lost_plan(events: Iterable[Event | UnreadableEvent], worker: str) -> Event | None:

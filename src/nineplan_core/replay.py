@@ -13,8 +13,8 @@ from nineplan_core.journal import (
     named_worker,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import MAIN_WORKER, PlanRow
-from nineplan_core.workers import stored_worker
+from nineplan_core.model import PlanRow
+from nineplan_core.workers import MAIN, stored_worker
 
 __all__ = ["journal_issues"]
 
@@ -32,7 +32,7 @@ class _Replay:
     def release(self, event: Event, plan_id: str, worker: str | None = None) -> None:
         """`plan_id` leaves its worker; the event must be that worker's (`worker`, else the
         event's `detail.worker`)."""
-        held_by = self.holders.pop(plan_id, MAIN_WORKER)
+        held_by = self.holders.pop(plan_id, MAIN)
         if (worker := worker or event_worker(event)) != held_by:
             self.issues.append(
                 f"journal event {event.seq} ({event.kind.value}) is worker {worker}'s, "
@@ -66,7 +66,7 @@ class _Replay:
         self.statuses.update(dict.fromkeys(self.queue, PlanStatus.QUEUED))
         if isinstance(active, str):
             self.statuses[active] = PlanStatus.ACTIVE
-            self.holders[active] = MAIN_WORKER
+            self.holders[active] = MAIN
 
     def add(self, event: Event, plan_id: str) -> None:
         if plan_id in self.statuses:
@@ -207,7 +207,7 @@ def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[Pla
                 f"the journal replays plan {row.id} as {replayed.value}, it is {row.status.value}"
             )
         elif row.status is PlanStatus.ACTIVE and (
-            held := replay.holders.get(row.id, MAIN_WORKER)
+            held := replay.holders.get(row.id, MAIN)
         ) != stored_worker(row.worker):
             replay.issues.append(
                 f"the journal replays plan {row.id} as held by {held}, it is held by {row.worker}"

@@ -40,7 +40,7 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.journal import EventKind
-from nineplan_core.model import MAIN_WORKER, Position
+from nineplan_core.model import Position
 from nineplan_core.service import NinePlan
 from nineplan_core.strategies import (
     ManualClock,
@@ -50,6 +50,7 @@ from nineplan_core.strategies import (
     required_text,
     worker_names,
 )
+from nineplan_core.workers import MAIN
 
 T = TypeVar("T")
 
@@ -67,7 +68,7 @@ class QueueConformance(ModelChecks):
         self.service = self.run(self.stack.enter_async_context(self.service_context()))
         self.name = ""
         self.queue: list[str] = []  # plan ids, rank 1 first
-        self.workers = [MAIN_WORKER]
+        self.workers: list[str] = [MAIN]
         self.held: dict[str, str] = {}  # worker -> its active plan
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
@@ -100,12 +101,12 @@ class QueueConformance(ModelChecks):
     def worker(self, data: st.DataObject) -> tuple[str, str | None]:
         """A worker drawn for a call, and what the call names (None: `main` by default)."""
         worker = data.draw(st.sampled_from(self.workers))
-        named = worker if worker != MAIN_WORKER or data.draw(st.booleans()) else None
+        named = worker if worker != MAIN or data.draw(st.booleans()) else None
         return worker, named
 
     @initialize(others=st.lists(worker_names, min_size=1, max_size=3, unique=True))
     def create(self, others: list[str]) -> None:
-        self.workers += [name for name in others if name != MAIN_WORKER]
+        self.workers += [name for name in others if name != MAIN]
         created = self.service.create_session("conformance", workspace=self.workspace)
         self.name = self.run(created).session.name
         self.events.append((EventKind.SESSION_CREATED, None))

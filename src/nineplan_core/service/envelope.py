@@ -18,7 +18,6 @@ from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     LEASE_MINUTES,
-    MAIN_WORKER,
     STUCK_DEFERS,
     Limits,
     Plan,
@@ -40,7 +39,7 @@ from nineplan_core.pulls import held_by
 from nineplan_core.reconcile import reconcile, state_of
 from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
-from nineplan_core.workers import Worker
+from nineplan_core.workers import MAIN, Worker
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -182,7 +181,7 @@ class Envelope:
                 store,
                 reader,
                 queue=queue,
-                active=next((plan for plan in held if plan.worker == MAIN_WORKER), None),
+                active=next((plan for plan in held if plan.worker == MAIN), None),
                 plan_files=files,
                 stuck=self.stuck_defers,
                 held=held,
@@ -198,8 +197,8 @@ class Envelope:
         ]
         many = (
             state.session.workers_named
-            or worker != MAIN_WORKER
-            or any(hold.worker != MAIN_WORKER for hold in holds)
+            or worker != MAIN
+            or any(hold.worker != MAIN for hold in holds)
         )
         return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
@@ -207,7 +206,7 @@ class Envelope:
         """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
         worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
-            if worker != MAIN_WORKER:
+            if worker != MAIN:
                 await tx.name_workers()
             if (active := await held_by(tx, worker)) is not None:
                 await tx.save(active.seen(self.clock()))
@@ -264,7 +263,7 @@ class Envelope:
 
 def for_worker(state: SessionState, worker: Worker) -> SessionState:
     """`state` as `worker` sees it: its own active plan as `active_plan` (or none)."""
-    if worker == MAIN_WORKER:
+    if worker == MAIN:
         return state
     hold = next((hold for hold in state.active_plans if hold.worker == worker), None)
     return attrs.evolve(

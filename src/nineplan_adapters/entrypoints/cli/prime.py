@@ -22,9 +22,9 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.journal import stale_line
-from nineplan_core.model import LEASE_MINUTES, MAIN_WORKER
+from nineplan_core.model import LEASE_MINUTES
 from nineplan_core.results import OtherSession, PrimedSession
-from nineplan_core.workers import Hold, check_worker, stored_worker, worker_name
+from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worker_name
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
@@ -97,7 +97,7 @@ def _held_lines(
     if (
         not named
         and not found.workers_named
-        and all(hold.worker == MAIN_WORKER for hold in found.active_plans)
+        and all(hold.worker == MAIN for hold in found.active_plans)
     ):
         return []
     lines = [(60, 6, f"Active plans ({len(found.active_plans)}):", False)]
@@ -248,4 +248,4 @@ def prime(
     lease = Lease(settings.lease_minutes)
     if as_json:
         return json.dumps(json_fields(found, names, lease), indent=2, ensure_ascii=False)
-    return block(found, names, lease, named=worker is not None and worker != MAIN_WORKER)
+    return block(found, names, lease, named=worker is not None and worker != MAIN)
