@@ -44,6 +44,7 @@ from nineplan_adapters.storage.sqlite.queries import (
 )
 from nineplan_core.model import Plan, PlanContent, PlanId
 from nineplan_core.plan_file import render
+from nineplan_core.workers import MAIN
 
 RESULTS = Path(__file__).parent / "results"
 MINIMAL_SERVER = """\
@@ -205,7 +206,7 @@ class NineplanSqlDirect:
         queued = Plan(
             id=PlanId(random_plan_id()), content=PlanContent(**PLAN), position=1, created_at=now
         )
-        active = queued.pull()
+        active = queued.pull(worker=MAIN, at=now)
         rows = [
             plan_to_row(plan) for plan in (queued, active, active.complete(outcome="done", at=now))
         ]

@@ -14,10 +14,12 @@ import logging
 from nineplan_core.edits import joined_notes
 from nineplan_core.errors import FileSystemError
 from nineplan_core.journal import Actor, EventKind, plan_event
-from nineplan_core.model import MAIN_WORKER, Plan, file_name
+from nineplan_core.model import Plan, file_name
 from nineplan_core.plan_file import MAX_FILE_BYTES, SECTIONS, decode, render
 from nineplan_core.ports import Clock, SessionTx
+from nineplan_core.pulls import held_by
 from nineplan_core.results import Repair
+from nineplan_core.workers import Worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -131,7 +133,7 @@ async def refreshed_copy(
     return merged, line
 
 
-async def render_if_never_here(tx: SessionTx, worker: str = MAIN_WORKER) -> None:
+async def render_if_never_here(tx: SessionTx, worker: Worker) -> None:
     """On a machine's copy of a shared database: give `worker`'s active plan its file when this
     machine never wrote one (the plan was pulled elsewhere after this machine last opened the
     session), so reading it back finds the stored text, not a "missing" file the agent here
@@ -140,7 +142,7 @@ async def render_if_never_here(tx: SessionTx, worker: str = MAIN_WORKER) -> None
     Raises:
         StorageError: the file or its record cannot be read or written.
     """
-    active = await tx.active_plan(worker)
+    active = await held_by(tx, worker)
     if (
         active is not None
         and await tx.files.written(active.id) is None

@@ -9,7 +9,7 @@ import logging
 
 from nineplan_core.errors import NoActivePlanError
 from nineplan_core.journal import HOLDS, Actor, EventKind, excerpt, lost_plan, plan_event
-from nineplan_core.model import MAIN_WORKER, Plan, format_timestamp
+from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.plan_file import (
     PlanText,
     ReadBack,
@@ -22,6 +22,8 @@ from nineplan_core.plan_file import (
     unreadable,
 )
 from nineplan_core.ports import Clock, SessionReader, SessionTx
+from nineplan_core.pulls import held_by
+from nineplan_core.workers import Worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -34,7 +36,7 @@ async def active_with_edits(
     *,
     clock: Clock,
     max_section_chars: int,
-    worker: str = MAIN_WORKER,
+    worker: Worker,
 ) -> tuple[Plan, str | None]:
     """`worker`'s active plan with what the agent wrote in its file, then `notes`, and one line
     saying what had to be salvaged (None when the file read as a clean plan).
@@ -46,7 +48,7 @@ async def active_with_edits(
         NoActivePlanError: `worker` holds no plan.
         StorageError: the file or the journal cannot be read or written.
     """
-    if (active := await tx.active_plan(worker)) is None:
+    if (active := await held_by(tx, worker)) is None:
         raise await no_active_plan(tx, worker)
     return await with_edits(
         tx, session, active, notes, actor, clock=clock, max_section_chars=max_section_chars

@@ -1,12 +1,18 @@
 """The session invariants, checked over a snapshot of plan rows and plan-file names (the
-journal's replay, the fifth, is checked in `journal` and its issues passed in here)."""
+journal's replay, the fifth, is checked in `replay` and its issues passed in here), and the
+reads of the plan files that the check is given."""
 
 from collections import Counter
 from collections.abc import Collection, Sequence
 
+from nineplan_core.errors import FileSystemError
+from nineplan_core.journal import Event, last_pull
 from nineplan_core.lifecycle import LIVE, PlanStatus
-from nineplan_core.model import MAIN_WORKER, PlanRow, file_name
+from nineplan_core.model import PlanRow, file_name, plan_id_of
+from nineplan_core.plan_file import unreadable
+from nineplan_core.ports import SessionReader, SessionStore
 from nineplan_core.results import ValidationReport
+from nineplan_core.workers import MAIN, stored_worker
 
 
 def check(
@@ -31,10 +37,10 @@ def check(
     held: dict[str, list[str]] = {}
     for row in rows:
         if row.status is PlanStatus.ACTIVE:
-            held.setdefault(row.worker or MAIN_WORKER, []).append(row.id)
+            held.setdefault(stored_worker(row.worker), []).append(row.id)
     shared = {worker: ids for worker, ids in sorted(held.items()) if len(ids) > 1}
     for worker, ids in shared.items():
-        who = "" if worker == MAIN_WORKER else f" for worker {worker}"
+        who = "" if worker == MAIN else f" for worker {worker}"
         issues.append(f"more than one active plan{who}: {', '.join(sorted(ids))}")
     single_active = not shared
 
@@ -105,3 +111,55 @@ def _damage_advice(rows: list[PlanRow], damaged: list[str]) -> list[str]:
         "--repair to render it again from the stored plan"
         for name in damaged
     ]
+
+
+async def damaged_files(
+    reader: SessionReader, rows: list[PlanRow], present: set[str]
+) -> dict[str, str]:
+    """The live plans' files that are there but cannot be read as a plan, and why."""
+    damaged: dict[str, str] = {}
+    for row in rows:
+        if row.status in LIVE and file_name(row.id) in present:
+            try:
+                problem = unreadable(await reader.files.read(row.id))
+            except FileSystemError as exc:  # reported, like any other damage
+                problem = exc.message
+            if problem is not None:
+                damaged[file_name(row.id)] = problem
+    return damaged
+
+
+async def healed_here(
+    store: SessionStore, reader: SessionReader, rows: list[PlanRow], present: set[str]
+) -> tuple[set[str], set[str]]:
+    """On a machine's copy of a shared database (docs/storage.md): the live plans' missing files
+    this machine never wrote (save the active plan pulled through it), and the files of plans
+    finished elsewhere. Both are what its next open heals; elsewhere, nothing is."""
+    if not store.files_mirror:
+        return set(), set()
+    live = {row.id: row for row in rows if row.status in LIVE}
+    unrendered = {
+        file_name(row.id)
+        for row in live.values()
+        if file_name(row.id) not in present
+        and await reader.files.written(row.id) is None
+        and not await _pulled_here(store, reader, row)
+    }
+    finished = set()
+    for name in present:
+        plan_id = plan_id_of(name)
+        if plan_id is None or plan_id in live:
+            continue
+        if (plan := await reader.plan(plan_id)) is not None and plan.status not in LIVE:
+            finished.add(name)
+    return unrendered, finished
+
+
+async def _pulled_here(store: SessionStore, reader: SessionReader, row: PlanRow) -> bool:
+    """Whether `row` is the active plan and its latest pull was made through this machine."""
+    if row.status is not PlanStatus.ACTIVE:
+        return False
+    pulls = await reader.events(last_pull(row.id))
+    return any(
+        isinstance(event, Event) and event.detail.get("machine") == store.machine for event in pulls
+    )

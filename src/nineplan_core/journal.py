@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 
-from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Plan, PlanRow, Position, is_stuck
+from nineplan_core.model import STUCK_DEFERS, Plan, Position, is_stuck
+from nineplan_core.workers import MAIN
 
 __all__ = [
     "Actor",
@@ -26,7 +26,6 @@ __all__ = [
     "UnreadableEvent",
     "defer_counts",
     "deferrals",
-    "journal_issues",
     "minutes_since",
     "plan_event",
     "pulled_at",
@@ -188,154 +187,21 @@ def _plain(value: object) -> Any:
     return value.value if isinstance(value, Position) else value
 
 
-@attrs.define
-class _Replay:
-    """The state a journal describes, built one event at a time."""
-
-    statuses: dict[str, PlanStatus] = attrs.field(factory=dict)
-    queue: list[str] = attrs.field(factory=list)
-    issues: list[str] = attrs.field(factory=list)
-    #: Who holds each active plan (`detail.worker`; `main` when an event names none).
-    holders: dict[str, str] = attrs.field(factory=dict)
-
-    def release(self, event: Event, plan_id: str, worker: str | None = None) -> None:
-        """`plan_id` leaves its worker; the event must be that worker's (`worker`, else the
-        event's `detail.worker`)."""
-        held_by = self.holders.pop(plan_id, MAIN_WORKER)
-        if (worker := worker or _worker(event)) != held_by:
-            self.issues.append(
-                f"journal event {event.seq} ({event.kind.value}) is worker {worker}'s, "
-                f"plan {plan_id} is held by {held_by}"
-            )
-
-    def enqueue(self, plan_id: str, position: object) -> None:
-        if plan_id in self.queue:
-            self.queue.remove(plan_id)
-        if position == "front":
-            self.queue.insert(0, plan_id)
-        else:
-            self.queue.append(plan_id)
-        self.statuses[plan_id] = PlanStatus.QUEUED
-
-    def expect(self, event: Event, *wanted: PlanStatus) -> bool:
-        plan_id = event.plan_id
-        status = self.statuses.get(plan_id) if plan_id else None
-        if status in wanted:
-            return True
-        shown = status.value if status else "unknown"
-        self.issues.append(
-            f"journal event {event.seq} ({event.kind.value}) finds plan {plan_id} {shown}"
-        )
-        return False
-
-    def start(self, event: Event) -> None:
-        queue = event.detail.get("queue", [])
-        active = event.detail.get("active_plan")
-        self.queue = [str(plan_id) for plan_id in queue] if isinstance(queue, list) else []
-        self.statuses.update(dict.fromkeys(self.queue, PlanStatus.QUEUED))
-        if isinstance(active, str):
-            self.statuses[active] = PlanStatus.ACTIVE
-            self.holders[active] = MAIN_WORKER
-
-    def add(self, event: Event, plan_id: str) -> None:
-        if plan_id in self.statuses:
-            self.issues.append(f"journal event {event.seq} adds plan {plan_id} twice")
-        self.enqueue(plan_id, event.detail.get("position"))
-
-    def pull(self, event: Event, plan_id: str) -> None:
-        if self.expect(event, PlanStatus.QUEUED):
-            if self.queue[0] != plan_id:
-                self.issues.append(
-                    f"journal event {event.seq} pulls {plan_id}, not the front of the queue"
-                )
-            self.queue.remove(plan_id)
-            self.statuses[plan_id] = PlanStatus.ACTIVE
-            worker = _worker(event)
-            if worker in self.holders.values():
-                self.issues.append(
-                    f"journal event {event.seq} pulls {plan_id} for worker {worker}, "
-                    "who holds a plan already"
-                )
-            self.holders[plan_id] = worker
-
-    def requeue(self, event: Event, plan_id: str) -> None:
-        was = PlanStatus.ACTIVE if event.kind is EventKind.PLAN_DEFERRED else PlanStatus.QUEUED
-        if self.expect(event, was):
-            if was is PlanStatus.ACTIVE:
-                self.release(event, plan_id)
-            self.enqueue(plan_id, event.detail.get("position"))
-
-    def move(self, event: Event, plan_id: str) -> None:
-        """A person's move: to the front or the back, or before another queued plan
-        (`detail.before`), which must be in the replayed queue."""
-        before = event.detail.get("before")
-        if before is None:
-            self.requeue(event, plan_id)
-        elif self.expect(event, PlanStatus.QUEUED):
-            if before == plan_id or before not in self.queue:
-                self.issues.append(
-                    f"journal event {event.seq} moves {plan_id} before {before}, "
-                    "which is not another queued plan"
-                )
-                return
-            self.queue.remove(plan_id)
-            self.queue.insert(self.queue.index(before), plan_id)
-
-    def edit(self, event: Event, _: str) -> None:
-        """A person's edit of a queued plan: no status changes, the plan must be queued."""
-        self.expect(event, PlanStatus.QUEUED)
-
-    def complete(self, event: Event, plan_id: str) -> None:
-        if self.expect(event, PlanStatus.ACTIVE):
-            self.release(event, plan_id)
-            self.statuses[plan_id] = PlanStatus.COMPLETED
-
-    def discard(self, event: Event, plan_id: str) -> None:
-        if self.expect(event, PlanStatus.ACTIVE, PlanStatus.QUEUED):
-            if plan_id in self.queue:  # a person dropped a queued plan
-                self.queue.remove(plan_id)
-            else:
-                self.release(event, plan_id)
-            self.statuses[plan_id] = PlanStatus.DISCARDED
-
-    def take_over(self, event: Event, plan_id: str) -> None:
-        if self.expect(event, PlanStatus.ACTIVE):
-            self.release(event, plan_id, _named(event, "from"))
-            worker = _named(event, "to")
-            if worker in self.holders.values():
-                self.issues.append(
-                    f"journal event {event.seq} gives {plan_id} to worker {worker}, "
-                    "who holds a plan already"
-                )
-            self.holders[plan_id] = worker
-
-    def person_releases(self, event: Event, plan_id: str) -> None:
-        if self.expect(event, PlanStatus.ACTIVE):
-            self.release(event, plan_id)
-            self.enqueue(plan_id, "front")
-
-    def apply(self, event: Event) -> None:
-        if event.kind is EventKind.JOURNAL_STARTED:
-            self.start(event)
-        elif event.plan_id is not None and (step := _STEPS.get(event.kind)) is not None:
-            step(self, event, event.plan_id)
-
-
 def worker_detail(worker: str) -> dict[str, str]:
     """The `detail.worker` of a plan's pull, defer, complete or discard: absent for `main`,
     so a lone agent's journal reads as before workers."""
-    return {} if worker == MAIN_WORKER else {"worker": worker}
+    return {} if worker == MAIN else {"worker": worker}
 
 
-def _worker(event: Event) -> str:
+def event_worker(event: Event) -> str:
     """The worker an event is about: `detail.worker`, or `main` (events before workers)."""
-    return _named(event, "worker")
+    return named_worker(event, "worker")
 
 
-def _named(event: Event, key: str) -> str:
+def named_worker(event: Event, key: str) -> str:
     """The worker `detail[key]` names, or `main`."""
     worker = event.detail.get(key)
-    return worker if isinstance(worker, str) else MAIN_WORKER
+    return worker if isinstance(worker, str) else MAIN
 
 
 def lost_plan(events: Iterable[Event | UnreadableEvent], worker: str) -> Event | None:
@@ -345,89 +211,17 @@ def lost_plan(events: Iterable[Event | UnreadableEvent], worker: str) -> Event |
     latest: Event | None = None
     for event in readable(events):
         if event.kind is EventKind.PLAN_TAKEN_OVER:
-            if _named(event, "to") == worker:
+            if named_worker(event, "to") == worker:
                 latest = None
-            elif _named(event, "from") == worker:
+            elif named_worker(event, "from") == worker:
                 latest = event
-        elif _worker(event) == worker:
+        elif event_worker(event) == worker:
             latest = event if event.kind is EventKind.PLAN_RELEASED else None
     return latest
 
 
 #: What `lost_plan` reads: every event that gives a worker a plan or takes one from it.
 HOLDS = EventQuery(kinds=HOLDING | LOSING)
-
-
-#: How each kind of event changes the replayed state; the other kinds change no status.
-_STEPS = {
-    EventKind.PLAN_ADDED: _Replay.add,
-    EventKind.PLAN_PULLED: _Replay.pull,
-    EventKind.PLAN_DEFERRED: _Replay.requeue,
-    EventKind.PLAN_MOVED: _Replay.move,
-    EventKind.PLAN_EDITED: _Replay.edit,
-    EventKind.PLAN_COMPLETED: _Replay.complete,
-    EventKind.PLAN_DISCARDED: _Replay.discard,
-    EventKind.PLAN_TAKEN_OVER: _Replay.take_over,
-    EventKind.PLAN_RELEASED: _Replay.person_releases,
-}
-
-
-def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[PlanRow]) -> list[str]:
-    """What keeps the journal from replaying to the stored state; empty when it matches.
-
-    `events` are the whole journal, oldest first. `rows` are stored plans: every queued or
-    active one at least; any other row given is checked against its replayed status too.
-    """
-    replay = _Replay()
-    expected_seq = 1
-    for event in events:
-        if event.seq != expected_seq:
-            replay.issues.append(f"journal skips from event {expected_seq - 1} to {event.seq}")
-        expected_seq = event.seq + 1
-        if isinstance(event, UnreadableEvent):
-            replay.issues.append(f"journal event {event.seq} cannot be read: {event.problem}")
-        else:
-            replay.apply(event)
-    rows = list(rows)
-    stored_queue = [
-        row.id
-        for row in sorted(
-            (row for row in rows if row.status is PlanStatus.QUEUED),
-            key=lambda row: row.position or 0,
-        )
-    ]
-    if stored_queue != replay.queue:
-        replay.issues.append(
-            f"the journal replays the queue as [{', '.join(replay.queue)}], "
-            f"it is [{', '.join(stored_queue)}]"
-        )
-    replayed_live = {
-        plan_id
-        for plan_id, status in replay.statuses.items()
-        if status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}
-    }
-    for row in rows:
-        replayed = replay.statuses.get(row.id)
-        if replayed is not None and replayed is not row.status:
-            replay.issues.append(
-                f"the journal replays plan {row.id} as {replayed.value}, it is {row.status.value}"
-            )
-        elif row.status is PlanStatus.ACTIVE and (
-            held := replay.holders.get(row.id, MAIN_WORKER)
-        ) != (row.worker or MAIN_WORKER):
-            replay.issues.append(
-                f"the journal replays plan {row.id} as held by {held}, it is held by {row.worker}"
-            )
-        elif replayed is None and row.status in {PlanStatus.QUEUED, PlanStatus.ACTIVE}:
-            replay.issues.append(f"plan {row.id} is {row.status.value} but not in the journal")
-        replayed_live.discard(row.id)
-    replay.issues += [
-        f"the journal replays plan {plan_id} as {replay.statuses[plan_id].value}, "
-        "it is not a live plan"
-        for plan_id in sorted(replayed_live)
-        if plan_id not in replay.queue  # a queue mismatch was reported above
-    ]
-    return replay.issues
 
 
 def defer_counts(events: Iterable[Event | UnreadableEvent]) -> Counter[str]:

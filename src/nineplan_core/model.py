@@ -2,7 +2,6 @@
 
 import datetime as dt
 import enum
-import hashlib
 import re
 from typing import NewType, Self, TypeVar
 
@@ -10,6 +9,7 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
+from nineplan_core.workers import MAIN, Hold, Worker, stored_worker
 
 __all__ = [
     "Limits",
@@ -29,9 +29,8 @@ T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
-WORKER = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
-#: The worker of a call that names none: a lone agent (DESIGN §10).
-MAIN_WORKER = "main"
+#: The worker `main` as plain text, for the ways in that compare names (`workers.MAIN`).
+MAIN_WORKER: str = MAIN
 PLAN_FILE_SUFFIX = ".txt"
 
 #: A session name that has the three-word shape: only `check_session_name` (or a store reading
@@ -121,22 +120,6 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
     return PlanId(plan_id)
 
 
-def check_worker(worker: str | None, field: str = "worker") -> str:
-    """Return the worker a call belongs to: `worker`, or `main` when it names none.
-
-    Raises:
-        InvalidInputError: not 1-40 characters of [a-z0-9._-] starting with a letter or digit.
-    """
-    if worker is None:
-        return MAIN_WORKER
-    if not WORKER.fullmatch(check_type(field, worker, str)):
-        raise InvalidInputError(
-            field,
-            "must be 1 to 40 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
-        )
-    return worker
-
-
 def file_name(plan_id: PlanId) -> str:
     """The name of a plan's file in the session's `plans/` folder."""
     return f"{plan_id}{PLAN_FILE_SUFFIX}"
@@ -185,46 +168,6 @@ class PlanContent:
 
 #: The sections of a plan's content, in the order of its file (and of its revision).
 SECTION_FIELDS = ("context", "goal", "inputs", "outputs", "approach", "success_criteria")
-#: Hex digits of each section's hash in a revision: a stale form is told apart from a fresh
-#: one, not defended against forgery (a person can send any text anyway).
-_REVISION_DIGITS = 8
-_REVISION = re.compile(rf"[0-9a-f]{{{_REVISION_DIGITS}}}(?:\.[0-9a-f]{{{_REVISION_DIGITS}}}){{5}}")
-
-
-def plan_revision(content: PlanContent) -> str:
-    """A plan's revision: a short hash of each section, joined by dots, in SECTION_FIELDS
-    order. Two revisions differ exactly where the sections differ (`changed_since` says
-    which), so an edit made on a stale copy is refused naming what changed meanwhile."""
-    return ".".join(
-        hashlib.sha256(getattr(content, field).encode("utf-8", "surrogatepass")).hexdigest()[
-            :_REVISION_DIGITS
-        ]
-        for field in SECTION_FIELDS
-    )
-
-
-def check_revision(revision: str, field: str = "revision") -> str:
-    """Return `revision` if it has the shape `plan_revision` gives.
-
-    Raises:
-        InvalidInputError: any other text.
-    """
-    if not _REVISION.fullmatch(check_type(field, revision, str)):
-        raise InvalidInputError(
-            field, "is not a plan revision; take it from `nineplan show` or the edit form"
-        )
-    return revision
-
-
-def changed_since(revision: str, content: PlanContent, field: str = "revision") -> list[str]:
-    """The sections of `content` that differ from the plan of `revision`, in file order
-    (empty when it is the current revision).
-
-    Raises:
-        InvalidInputError: `revision` is not one `plan_revision` makes.
-    """
-    then, now = check_revision(revision, field).split("."), plan_revision(content).split(".")
-    return [name for name, old, new in zip(SECTION_FIELDS, then, now, strict=True) if old != new]
 
 
 @attrs.frozen(kw_only=True)
@@ -248,6 +191,14 @@ class Plan:
         return self.content.goal
 
     @property
+    def hold(self) -> Hold | None:
+        """Its worker's hold on the plan while it is active (None otherwise); the row keeps
+        no `pulled_at` (the journal does: `ActivePlan.hold` has it)."""
+        if self.status is not PlanStatus.ACTIVE:
+            return None
+        return Hold(worker=stored_worker(self.worker), last_seen=self.last_seen)
+
+    @property
     def discard_reason(self) -> str | None:
         """Why a discarded plan was abandoned: the reason of its last note that discarded it
         (the agent's "Discarded:", or a person's "Dropped by a person:")."""
@@ -266,7 +217,7 @@ class Plan:
         at, who, mark = max((self.notes.rfind(mark), who, mark) for who, mark in _DISCARD_NOTES)
         return (who, self.notes[at + len(mark) :].strip()) if at >= 0 else None
 
-    def pull(self, *, worker: str = MAIN_WORKER, at: dt.datetime | None = None) -> Self:
+    def pull(self, *, worker: Worker, at: dt.datetime) -> Self:
         """Leave the queue and become `worker`'s active plan, seen at `at`."""
         check_transition(self.id, self.status, PlanStatus.ACTIVE)
         return attrs.evolve(
@@ -277,7 +228,7 @@ class Plan:
         """The active plan, its worker heard from at `at`."""
         return attrs.evolve(self, last_seen=at)
 
-    def taken_over(self, *, worker: str, at: dt.datetime) -> Self:
+    def taken_over(self, *, worker: Worker, at: dt.datetime) -> Self:
         """The active plan, now `worker`'s (its lease had lapsed), seen at `at`."""
         if self.status is not PlanStatus.ACTIVE:
             raise InvalidTransitionError(self.id, self.status.value, "taken over")
@@ -421,16 +372,8 @@ STUCK_DEFERS = 3
 
 
 #: A worker's hold on its active plan lapses this many minutes after it was last heard from
-#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (DESIGN §10).
+#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (`workers.Hold`).
 LEASE_MINUTES = 30.0
-
-
-def is_stale(
-    last_seen: dt.datetime | None, now: dt.datetime, lease_minutes: float = LEASE_MINUTES
-) -> bool:
-    """Whether an active plan whose worker was last heard from at `last_seen` is stale at
-    `now`: judged when someone looks, never by a timer; stale plans stay their worker's."""
-    return last_seen is not None and now - last_seen > dt.timedelta(minutes=lease_minutes)
 
 
 def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:

@@ -13,7 +13,6 @@ from typing import Protocol, TypeVar
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import (
-    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -109,10 +108,6 @@ class SessionReader(Protocol):
     @property
     def files(self) -> PlanFileView: ...
     async def session(self) -> Session: ...
-    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
-        """The plan `worker` holds (a lone agent is the worker `main`)."""
-        ...
-
     async def active_plans(self) -> list[Plan]:
         """Every active plan of the session, whoever holds it, by id."""
         ...

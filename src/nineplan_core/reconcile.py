@@ -16,10 +16,11 @@ from nineplan_core.journal import (
     last_pull,
     pulled_at,
 )
-from nineplan_core.model import MAIN_WORKER, Plan, PlanId, QueueEntry, file_name, plan_id_of
+from nineplan_core.model import Plan, PlanId, QueueEntry, file_name, plan_id_of
 from nineplan_core.plan_file import render
 from nineplan_core.ports import Clock, SessionReader, SessionStore, SessionTx
 from nineplan_core.results import ActivePlan, Repair, SessionState
+from nineplan_core.workers import MAIN
 
 log = logging.getLogger("nineplan.service")
 
@@ -45,7 +46,7 @@ async def reconcile(
         names = set(await tx.files.names())
         queue = await tx.queue()
         held = await tx.active_plans()
-        active = next((plan for plan in held if plan.worker == MAIN_WORKER), None)
+        active = next((plan for plan in held if plan.worker == MAIN), None)
         live = {file_name(entry.id): entry.id for entry in queue}
         held_files = {file_name(plan.id): plan.id for plan in held}
         rendered_for = live if spare_active else live | held_files

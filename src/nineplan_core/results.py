@@ -8,7 +8,6 @@ import attrs
 
 from nineplan_core.journal import Event, EventKind, UnreadableEvent
 from nineplan_core.model import (
-    MAIN_WORKER,
     STUCK_DEFERS,
     Plan,
     PlanId,
@@ -18,6 +17,7 @@ from nineplan_core.model import (
     file_name,
     is_stuck,
 )
+from nineplan_core.workers import Hold, stored_worker
 
 __all__ = [
     "SNIPPET_MARKS",
@@ -64,12 +64,21 @@ class ActivePlan:
     plan: Plan
     path: str
     pulled_at: dt.datetime | None = None
-    #: Its worker's lease has lapsed (`is_stale`, judged when the state was read).
+    #: Its worker's lease has lapsed (`Hold.stale`, judged when the state was read).
     stale: bool = False
 
     @property
     def worker(self) -> str:
-        return self.plan.worker or MAIN_WORKER
+        return stored_worker(self.plan.worker)
+
+    @property
+    def hold(self) -> Hold:
+        """Its worker's hold on it, `pulled_at` included."""
+        return Hold(
+            worker=stored_worker(self.plan.worker),
+            pulled_at=self.pulled_at,
+            last_seen=self.plan.last_seen,
+        )
 
 
 @attrs.frozen(kw_only=True)

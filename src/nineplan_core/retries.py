@@ -8,8 +8,9 @@ from typing import Generic, TypeVar
 import attrs
 
 from nineplan_core.errors import DatabaseError, InvalidInputError
-from nineplan_core.model import MAIN_WORKER, check_type
+from nineplan_core.model import check_type
 from nineplan_core.ports import RequestLog
+from nineplan_core.workers import MAIN
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -66,7 +67,7 @@ def request(
     kind: type[T],
     operation: str,
     *,
-    worker: str = MAIN_WORKER,
+    worker: str = MAIN,
     **arguments: object,
 ) -> Request[T] | None:
     """The retry record of a call, or None when the caller chose no request id.
@@ -91,7 +92,7 @@ def worker_key(request_id: str, worker: str) -> str:
     workers); for another worker the id, a unit separator and the worker, padded with unit
     separators past MAX_REQUEST_ID characters, so that it equals no id a caller can send and
     no other worker's key (a worker name holds no separator and does not end in one)."""
-    if worker == MAIN_WORKER:
+    if worker == MAIN:
         return request_id
     return f"{request_id}\x1f{worker}".ljust(MAX_REQUEST_ID + 1, "\x1f")
 

@@ -1,4 +1,5 @@
-"""Public test kit: hypothesis strategies and a stateful conformance machine.
+"""Public test kit: the stateful conformance machine, and the strategies it draws from
+(`strategies`, re-exported here).
 
 Any adapter set proves itself by subclassing `QueueConformance` with a `service_context`
 that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The machine drives
@@ -15,24 +16,19 @@ take-over moves the clock past the old worker's lease. Import it from tests only
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, TypeVar
 
 try:
     from hypothesis import strategies as st
-    from hypothesis.stateful import (
-        RuleBasedStateMachine,
-        initialize,
-        invariant,
-        precondition,
-        rule,
-    )
+    from hypothesis.stateful import initialize, precondition, rule
 except ImportError as missing:  # pragma: no cover - the dev install has hypothesis
     raise ImportError(
         "nineplan_core.testing needs hypothesis: pip install 'nineplan[testing]'"
     ) from missing
 
+from nineplan_core.conformance import ModelChecks
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -43,56 +39,23 @@ from nineplan_core.errors import (
     PlanNotFoundError,
     QueueEmptyError,
 )
-from nineplan_core.journal import Event, EventKind
-from nineplan_core.model import MAIN_WORKER, STUCK_DEFERS, Position
-from nineplan_core.results import PrimedSession
+from nineplan_core.journal import EventKind
+from nineplan_core.model import Position
 from nineplan_core.service import NinePlan
+from nineplan_core.strategies import (
+    ManualClock,
+    free_text,
+    plan_contents,
+    positions,
+    required_text,
+    worker_names,
+)
+from nineplan_core.workers import MAIN
 
 T = TypeVar("T")
 
-#: Arbitrary text an agent might send: any unicode but NUL and surrogates, header-like lines included.
-free_text = st.text(
-    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
-    max_size=200,
-) | st.sampled_from(["# Goal", "\\# Notes", "# Notes\n# Context", "line\r\nline", "", "\n\n"])
 
-#: Text that is not blank: for required fields.
-required_text = free_text.filter(lambda text: bool(text.strip()))
-
-positions = st.sampled_from([Position.FRONT, Position.BACK])
-
-#: Worker names as agents give them: 1-40 characters of [a-z0-9._-], a letter or digit first.
-worker_names = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,39}", fullmatch=True)
-
-
-@st.composite
-def plan_contents(draw: st.DrawFn) -> dict[str, str]:
-    """Keyword arguments for `NinePlan.add_plan`: four required fields, two optional."""
-    return {
-        "context": draw(required_text),
-        "goal": draw(required_text),
-        "approach": draw(required_text),
-        "success_criteria": draw(required_text),
-        "inputs": draw(free_text),
-        "outputs": draw(free_text),
-    }
-
-
-class ManualClock:
-    """A Clock port that says what it is told; `advance` moves it (to the millisecond, what
-    storage keeps)."""
-
-    def __init__(self, now: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, milliseconds: int) -> None:
-        self.now += dt.timedelta(milliseconds=milliseconds)
-
-
-class QueueConformance(RuleBasedStateMachine):
+class QueueConformance(ModelChecks):
     """The queue's behaviour, held against a model: subclass and give `service_context`,
     whose use cases tell time by `self.clock`."""
 
@@ -105,7 +68,7 @@ class QueueConformance(RuleBasedStateMachine):
         self.service = self.run(self.stack.enter_async_context(self.service_context()))
         self.name = ""
         self.queue: list[str] = []  # plan ids, rank 1 first
-        self.workers = [MAIN_WORKER]
+        self.workers: list[str] = [MAIN]
         self.held: dict[str, str] = {}  # worker -> its active plan
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
@@ -118,12 +81,6 @@ class QueueConformance(RuleBasedStateMachine):
     def service_context(self) -> AbstractAsyncContextManager[NinePlan]:
         """Open the adapter set under test; closed when the example ends."""
         raise NotImplementedError
-
-    def primer(self) -> Callable[[str], PrimedSession | None] | None:
-        """The backend's read for `nineplan prime` (folder -> what it finds), held to the
-        session's state after every step; None (the default) leaves it out. Called after
-        `service_context` is open."""
-        return None
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.runner.run(coroutine)
@@ -141,20 +98,15 @@ class QueueConformance(RuleBasedStateMachine):
         finally:
             self.runner.close()
 
-    @property
-    def active(self) -> str | None:
-        """The active plan of the worker `main` (a lone agent's)."""
-        return self.held.get(MAIN_WORKER)
-
     def worker(self, data: st.DataObject) -> tuple[str, str | None]:
         """A worker drawn for a call, and what the call names (None: `main` by default)."""
         worker = data.draw(st.sampled_from(self.workers))
-        named = worker if worker != MAIN_WORKER or data.draw(st.booleans()) else None
+        named = worker if worker != MAIN or data.draw(st.booleans()) else None
         return worker, named
 
     @initialize(others=st.lists(worker_names, min_size=1, max_size=3, unique=True))
     def create(self, others: list[str]) -> None:
-        self.workers += [name for name in others if name != MAIN_WORKER]
+        self.workers += [name for name in others if name != MAIN]
         created = self.service.create_session("conformance", workspace=self.workspace)
         self.name = self.run(created).session.name
         self.events.append((EventKind.SESSION_CREATED, None))
@@ -381,22 +333,6 @@ class QueueConformance(RuleBasedStateMachine):
         plan_id = data.draw(st.sampled_from(sorted(self.discarded)))
         self.refused(self.service.get_history(self.name, plan_id), PlanNotFoundError)
 
-    @invariant()
-    def state_matches_model(self) -> None:
-        if not self.name:
-            return
-        state = self.run(self.service.session_state(self.name))
-        assert [entry.id for entry in state.queue] == self.queue
-        assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
-        assert (state.active_plan.id if state.active_plan else None) == self.active
-        assert {hold.worker: hold.plan.id for hold in state.active_plans} == self.held
-        lease = dt.timedelta(minutes=self.service.lease_minutes)
-        assert {hold.worker: hold.stale for hold in state.active_plans} == {
-            worker: self.clock() - self.last_seen[worker] > lease for worker in self.held
-        }
-        assert state.completed_count == len(self.completed)
-        assert state.file_db_match
-
     @rule(data=st.data())
     def state_of_a_worker(self, data: st.DataObject) -> None:
         worker, named = self.worker(data)
@@ -405,44 +341,3 @@ class QueueConformance(RuleBasedStateMachine):
         if named is not None and worker in self.held:  # a worker's own call renews its lease
             self.last_seen[worker] = self.clock()
             assert not next(hold for hold in state.active_plans if hold.worker == worker).stale
-
-    @invariant()
-    def primer_matches_state(self) -> None:
-        """The primer finds the session while it has work, with its active plan and the
-        front of its queue; nothing once it has none."""
-        find = self.primer()
-        if not self.name or find is None:
-            return
-        primed = find(self.workspace)
-        if not self.queue and not self.held:
-            assert primed is None, primed
-            return
-        assert primed is not None
-        state = self.run(self.service.session_state(self.name))
-        assert primed.session_name == self.name
-        assert primed.workspace == self.workspace
-        assert primed.task_description == "conformance"
-        assert (primed.active_plan.id if primed.active_plan else None) == self.active
-        assert primed.next == [entry.goal for entry in state.queue][:3]
-        live = {*self.queue, *self.held.values()}
-        assert all(p.id in live and p.defers >= STUCK_DEFERS for p in primed.stuck), primed
-
-    @invariant()
-    def journal_matches_model(self) -> None:
-        """One event per change, in order, seq 1, 2, 3 ...; replay is checked by validate."""
-        if not self.name:
-            return
-        events = self.run(self.service.journal(self.name))
-        assert [event.seq for event in events] == list(range(1, len(events) + 1))
-        assert all(isinstance(event, Event) for event in events), events
-        assert [
-            (event.kind, event.plan_id) for event in events if isinstance(event, Event)
-        ] == self.events
-
-    @invariant()
-    def invariants_hold(self) -> None:
-        if not self.name:
-            return
-        report = self.run(self.service.validate_session(self.name))
-        assert report.valid, report.issues
-        assert report.journal_matches_state

@@ -10,7 +10,7 @@ from nineplan_core.model import PlanContent, Position, Tally
 from nineplan_core.plan_file import parse, render
 from nineplan_core.queue import insert_position, insert_rank, ranks
 from nineplan_core.results import SNIPPET_MARKS
-from nineplan_core.testing import free_text, plan_contents
+from nineplan_core.strategies import free_text, plan_contents
 
 
 @given(plan_contents(), free_text)

@@ -26,6 +26,7 @@ from nineplan_core.model import (
 )
 from nineplan_core.queue import insert_position, insert_rank, ranks
 from nineplan_core.results import SessionState
+from nineplan_core.workers import MAIN
 
 AT = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
 CONTENT = PlanContent(context="c", goal="g", approach="a", success_criteria="s")
@@ -58,13 +59,13 @@ def test_ranks_are_one_based_in_position_order():
 
 def test_a_plan_goes_through_its_lifecycle():
     """Pull, defer and complete move the plan and keep a note of the deferral."""
-    active = make_plan().pull()
+    active = make_plan().pull(worker=MAIN, at=AT)
     assert active.status is PlanStatus.ACTIVE
     assert active.position is None
     deferred = active.defer(reason="blocked", position=0, at=AT)
     assert deferred.status is PlanStatus.QUEUED
     assert deferred.notes == "- 2026-03-04T05:06:07Z Deferred: blocked"
-    done = deferred.pull().complete(outcome="made it", at=AT)
+    done = deferred.pull(worker=MAIN, at=AT).complete(outcome="made it", at=AT)
     assert (done.status, done.outcome, done.completed_at) == (PlanStatus.COMPLETED, "made it", AT)
 
 
@@ -72,9 +73,9 @@ def test_notes_accumulate_on_new_lines():
     """A second deferral appends below the first."""
     plan = (
         make_plan()
-        .pull()
+        .pull(worker=MAIN, at=AT)
         .defer(reason="one", position=1, at=AT)
-        .pull()
+        .pull(worker=MAIN, at=AT)
         .discard(reason="two", at=AT)
     )
     assert plan.notes.split("\n") == [
@@ -87,7 +88,7 @@ def test_notes_accumulate_on_new_lines():
 def test_finished_plans_cannot_move(status):
     """Completed and discarded are final states."""
     with pytest.raises(InvalidTransitionError):
-        make_plan(status, None).pull()
+        make_plan(status, None).pull(worker=MAIN, at=AT)
 
 
 def test_a_queued_plan_cannot_be_completed():

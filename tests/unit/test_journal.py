@@ -12,12 +12,12 @@ from nineplan_core.journal import (
     NewEvent,
     UnreadableEvent,
     defer_counts,
-    journal_issues,
     reminder_line,
     started,
 )
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, PlanRow
+from nineplan_core.replay import journal_issues
 
 AT = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 

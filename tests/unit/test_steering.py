@@ -13,6 +13,7 @@ from nineplan_core.errors import (
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, PlanContent, PlanId
 from nineplan_core.plan_file import render
+from nineplan_core.workers import MAIN
 from tests.fakes import PLAN, Backend
 
 
@@ -124,6 +125,6 @@ def test_only_a_person_discards_a_queued_plan():
         queued.discard(reason="no", at=now)
     assert queued.drop(reason="no", at=now).status is PlanStatus.DISCARDED
     with pytest.raises(InvalidTransitionError):
-        queued.pull().move(position=3)
+        queued.pull(worker=MAIN, at=now).move(position=3)
     with pytest.raises(InvalidTransitionError):
-        queued.pull().drop(reason="no", at=now)
+        queued.pull(worker=MAIN, at=now).drop(reason="no", at=now)

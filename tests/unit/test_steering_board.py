@@ -14,11 +14,13 @@ from nineplan_core.errors import (
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Actor, Event, EventKind, journal_issues
+from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import PlanContent, PlanId, PlanRow, changed_since, plan_revision
+from nineplan_core.model import PlanContent, PlanId, PlanRow
 from nineplan_core.plan_file import render
 from nineplan_core.queue import GAP, make_room, position_between
+from nineplan_core.replay import journal_issues
+from nineplan_core.revisions import changed_since, plan_revision
 from tests.fakes import PLAN, Backend
 from tests.unit.test_steering import queue_of, session_with
 

@@ -17,9 +17,10 @@ from nineplan_core.errors import (
     PlanAlreadyActiveError,
     PlanNotFoundError,
 )
-from nineplan_core.journal import Actor, Event, EventKind, journal_issues
+from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import LEASE_MINUTES, PlanId, PlanRow, format_timestamp
+from nineplan_core.replay import journal_issues
 from tests.fakes import PLAN, Backend, open_service, postgres_schema
 
 LAPSED = LEASE_MINUTES * 60 + 1  # seconds: a lease is over

@@ -6,7 +6,7 @@ import html
 
 import httpx2
 
-from nineplan_core.model import plan_revision
+from nineplan_core.revisions import plan_revision
 from tests.fakes import PLAN, Backend
 from tests.unit.test_steering import queue_of, session_with
 from tests.unit.test_web import ORIGIN, client, csrf_of

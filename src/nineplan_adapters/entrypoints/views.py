@@ -13,7 +13,7 @@ from nineplan_adapters.entrypoints.journal_views import (
     UnreadableEventView,
     journal_entry,
 )
-from nineplan_core.model import MAIN_WORKER, Plan, format_timestamp
+from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.results import (
     Completion,
     Discarded,
@@ -25,6 +25,7 @@ from nineplan_core.results import (
     UnreadableSession,
     ValidationReport,
 )
+from nineplan_core.workers import stored_worker
 
 
 class SessionCreated(TypedDict):
@@ -246,7 +247,7 @@ def plan_pulled(placed: PlacedPlan) -> PlanPulled:
         "plan_path": placed.path,
         "goal": placed.plan.goal,
         "plan_text": placed.text or "",
-        "worker": placed.plan.worker or MAIN_WORKER,
+        "worker": stored_worker(placed.plan.worker),
     }
 
 

@@ -18,7 +18,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
-from nineplan_core.model import DEFAULT_LIMITS, MAIN_WORKER, PlanContent, PlanId
+from nineplan_core.model import DEFAULT_LIMITS, PlanContent, PlanId
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
 from nineplan_core.results import (
     OtherSession,
@@ -27,6 +27,7 @@ from nineplan_core.results import (
     PrimedSession,
     StuckPlan,
 )
+from nineplan_core.workers import MAIN
 
 NEXT_GOALS = 3  # the queue's first goals a primer shows
 OTHERS = 3  # the folder's other sessions a primer names
@@ -150,7 +151,7 @@ def primed_holds(
         path, data = file_of(PlanId(str(row["id"])))
         holds.append(
             PrimedHold(
-                worker=str(row["worker"] or MAIN_WORKER),
+                worker=str(row["worker"] or MAIN),
                 last_seen=None if row["last_seen"] is None else _seen(row["last_seen"]),
                 plan=primed_plan(row, path, data),
             )

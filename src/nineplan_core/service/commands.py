@@ -1,47 +1,32 @@
 """The agent's commands: create or resume a session, and add, pull, defer, complete or
 discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
 
-import datetime as dt
 import logging
 
 import attrs
 
-from nineplan_core.copies import kept_lines, refreshed_copy, render_if_never_here
-from nineplan_core.edits import active_with_edits, queued_with_edits
+from nineplan_core.callers import Caller
+from nineplan_core.copies import kept_lines, render_if_never_here
+from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import (
-    InvalidInputError,
-    LeaseLiveError,
-    PlanAlreadyActiveError,
-    PlanNotFoundError,
-    QueueEmptyError,
     QueueFullError,
 )
 from nineplan_core.journal import (
     Actor,
     EventKind,
-    defer_counts,
-    deferrals,
     excerpt,
     plan_event,
     worker_detail,
 )
 from nineplan_core.model import (
-    MAIN_WORKER,
     Plan,
     PlanContent,
-    PlanId,
-    PlanStatus,
     Position,
-    check_plan_id,
     check_position,
     check_session_name,
     check_text,
-    check_worker,
-    format_timestamp,
-    is_stale,
-    is_stuck,
 )
-from nineplan_core.plan_file import decode, render
+from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
@@ -55,6 +40,7 @@ from nineplan_core.service.checks import (
     check_task_description,
 )
 from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -89,12 +75,12 @@ class Commands(Envelope):
         task_description = check_task_description(task_description, self.limits)
         call = request(request_id, str, "create_session", task_description=task_description)
         if call is not None and (created := await self._created(call)) is not None:
-            return await self._state(await self.catalog.open(check_session_name(created)))
+            return await self._state(await self.catalog.open(check_session_name(created)), MAIN)
         store = await self._new_session(task_description, workspace, who)
         if call is not None:
             await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
         log.info("session created", extra={"session": store.name})
-        return await self._state(store)
+        return await self._state(store, MAIN)
 
     async def resume_session(self, name: str, *, worker: str | None = None) -> SessionState:
         """The state of a session an agent picks back up, with `worker`'s active plan (a
@@ -105,7 +91,7 @@ class Commands(Envelope):
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         session = check_session_name(name)
-        who = check_worker(worker)
+        who = worker_name(check_worker(worker))
         store = await self.catalog.open(session)
         if worker is not None:
             await self._heard_from(store, who)
@@ -174,98 +160,6 @@ class Commands(Envelope):
 
         return await self._apply(name, add, retry=call)
 
-    async def pull_plan(
-        self,
-        name: str,
-        *,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
-        take_over: str | None = None,
-    ) -> PlacedPlan:
-        """Make the front of the queue `worker`'s active plan (`main` when none is named); with
-        `take_over`, that stale plan of another worker instead (`_take_over`).
-
-        Raises:
-            PlanAlreadyActiveError: the worker holds a plan (LeaseLiveError: not stale).
-            QueueEmptyError: nothing is queued (the task is complete).
-            PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
-        """
-        holder = check_worker(worker)
-        taking = None if take_over is None else check_plan_id(take_over, "take_over")
-        chosen = {} if taking is None else {"take_over": taking}  # as before take-overs
-        call = request(request_id, PlacedPlan, "pull_plan", worker=holder, **chosen)
-        who = check_actor(actor)
-
-        async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            if holder != MAIN_WORKER:
-                await tx.name_workers()
-            await _holds_none(tx, holder, taking)
-            if taking is not None:
-                return await self._take_over(store, tx, taking, holder, who)
-            return await self._pull_front(store, tx, holder, who)
-
-        try:
-            return await self._apply(name, pull, retry=call, refresh=True)
-        except PlanAlreadyActiveError:
-            # The worker asked while holding a plan: it is alive, so its lease renews.
-            await self._heard_from(await self.catalog.open(check_session_name(name)), holder)
-            raise
-
-    async def _pull_front(
-        self, store: SessionStore, tx: SessionTx, holder: str, who: Actor
-    ) -> Applied[PlacedPlan]:
-        """The front of the queue becomes `holder`'s active plan, its file's edits read back."""
-        if (queued := await tx.front_of_queue()) is None:
-            raise await _queue_empty(tx)
-        # A file this machine wrote before the database changed elsewhere is brought up to
-        # it, then its edits read back (stored sections win where it cannot tell).
-        refreshed, merged = await refreshed_copy(tx, queued, who, self.clock)
-        edited, text, salvage = await queued_with_edits(
-            tx,
-            store.name,
-            refreshed,
-            who,
-            clock=self.clock,
-            max_section_chars=self.limits.max_text_chars,
-            stale=store.files_mirror and await tx.files.written(queued.id) is None,
-        )
-        plan = edited.pull(worker=holder, at=self.clock())
-        await tx.save(plan)
-        deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
-        where = ({"machine": store.machine} if store.machine else {}) | worker_detail(holder)
-        return Applied(
-            result=PlacedPlan(
-                plan=plan,
-                path=store.plan_path(plan.id),
-                text=text,
-                salvage="\n".join(line for line in (merged, salvage) if line) or None,
-                defer_count=deferred,
-                stuck=is_stuck(deferred, self.stuck_defers),
-                stale_beside=await self._stale_beside(tx, plan.id),
-            ),
-            events=[plan_event(self.clock(), who, EventKind.PLAN_PULLED, plan, **where)],
-            said="plan pulled",
-            about={"plan_id": plan.id},
-        )
-
-    async def renew_lease(self, name: str, worker: str, plan_id: str) -> bool:
-        """`worker`'s plan `plan_id` was just worked on (its file changed): its `last_seen`
-        is now (the Clock port). Not a journal event. False, and nothing written, when that
-        plan is no longer the worker's active plan (completed, deferred, taken over).
-
-        Raises:
-            InvalidInputError, SessionNotFoundError, StorageError.
-        """
-        store = await self.catalog.open(check_session_name(name))
-        holder, wanted = check_worker(worker), check_plan_id(plan_id)
-        async with store.transaction() as tx:
-            active = await tx.active_plan(holder)
-            if active is None or active.id != wanted:
-                return False
-            await tx.save(active.seen(self.clock()))
-        return True
-
     async def defer_plan(
         self,
         name: str,
@@ -285,7 +179,7 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id,
             PlacedPlan,
@@ -295,10 +189,10 @@ class Commands(Envelope):
             position=where,
             notes=notes,
         )
-        who = check_actor(actor)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
@@ -308,7 +202,7 @@ class Commands(Envelope):
             rank = insert_rank(tally, where)
             deferred = plan_event(
                 self.clock(),
-                who,
+                caller.actor,
                 EventKind.PLAN_DEFERRED,
                 plan,
                 position=where,
@@ -345,21 +239,21 @@ class Commands(Envelope):
         """
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
         )
-        who = check_actor(actor)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             at = plan.completed_at or self.clock()
             completed = plan_event(
                 at,
-                who,
+                caller.actor,
                 EventKind.PLAN_COMPLETED,
                 plan,
                 outcome=excerpt(outcome),
@@ -391,20 +285,20 @@ class Commands(Envelope):
         """
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = check_worker(worker)
+        holder = worker_name(named := check_worker(worker))
         call = request(
             request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
         )
-        who = check_actor(actor)
+        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            active, salvage = await self._active_with_edits(tx, store, notes, who, holder)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
             discarded = plan_event(
                 self.clock(),
-                who,
+                caller.actor,
                 EventKind.PLAN_DISCARDED,
                 plan,
                 reason=reason.strip(),
@@ -419,91 +313,18 @@ class Commands(Envelope):
 
         return await self._apply(name, discard, retry=call, reads_file=True)
 
-    async def _take_over(
-        self, store: SessionStore, tx: SessionTx, plan_id: PlanId, holder: str, who: Actor
-    ) -> Applied[PlacedPlan]:
-        """Give the stale active plan `plan_id` to `holder`; its file is not rewritten (the
-        new worker goes on with everything the old one wrote), `pulled_at` is now.
-
-        Raises:
-            LeaseLiveError: its worker's lease is live.
-            PlanNotFoundError: no such plan. InvalidInputError: it is not active.
-        """
-        plan = await tx.plan(plan_id)
-        if plan is None:
-            raise PlanNotFoundError(plan_id, kind="")
-        if plan.status is not PlanStatus.ACTIVE:
-            raise InvalidInputError(
-                "take_over",
-                f"plan {plan_id} is {plan.status.value}: only an active plan is taken over",
-            )
-        now, seen = self.clock(), plan.last_seen or self.clock()
-        lease = dt.timedelta(minutes=self.lease_minutes)
-        old = plan.worker or MAIN_WORKER
-        if not is_stale(plan.last_seen, now, self.lease_minutes):
-            raise LeaseLiveError(plan_id, old, format_timestamp(seen + lease))
-        taken = plan.taken_over(worker=holder, at=now)
-        await tx.save(taken)
-        data = await tx.files.read(plan_id)
-        text = decode(data)[0] if data and data.strip() else render(plan.content, plan.notes)
-        deferred = defer_counts(await tx.events(deferrals([plan_id])))[plan_id]
-        where = {"machine": store.machine} if store.machine else {}
-        idle = round((now - seen).total_seconds() / 60, 1)
-        event = plan_event(
-            now, who, EventKind.PLAN_TAKEN_OVER, taken, **{"from": old, "to": holder},
-            idle_minutes=idle, **where,
-        )  # fmt: skip
-        return Applied(
-            result=PlacedPlan(
-                plan=taken,
-                path=store.plan_path(plan_id),
-                text=text,
-                defer_count=deferred,
-                stuck=is_stuck(deferred, self.stuck_defers),
-                taken_from=old,
-                stale_beside=await self._stale_beside(tx, plan_id),
-            ),
-            events=[event],
-            said="plan taken over",
-            about={"plan_id": plan_id, "from": old, "to": holder},
-        )
-
-    async def _stale_beside(self, tx: SessionTx, pulled: PlanId) -> tuple[Plan, ...]:
-        """The other active plans whose leases have lapsed, the one silent longest first."""
-        now = self.clock()
-        stale = [
-            other
-            for other in await tx.active_plans()
-            if other.id != pulled and is_stale(other.last_seen, now, self.lease_minutes)
-        ]
-        return tuple(sorted(stale, key=lambda other: other.last_seen or now))
-
     async def _active_with_edits(
-        self, tx: SessionTx, store: SessionStore, notes: str | None, who: Actor, worker: str
+        self, tx: SessionTx, store: SessionStore, notes: str | None, caller: Caller
     ) -> tuple[Plan, str | None]:
-        """`worker`'s active plan with the agent's file edits read back, then `notes`."""
+        """The caller's active plan with the agent's file edits read back, then `notes`."""
         if store.files_mirror:
-            await render_if_never_here(tx, worker)
+            await render_if_never_here(tx, caller.holder)
         return await active_with_edits(
             tx,
             store.name,
             notes,
-            who,
+            caller.actor,
             clock=self.clock,
             max_section_chars=self.limits.max_text_chars,
-            worker=worker,
+            worker=caller.holder,
         )
-
-
-async def _holds_none(tx: SessionTx, worker: str, taking: PlanId | None) -> None:
-    """Refuse a pull by a worker that holds a plan (taking over its own: bad input)."""
-    if (active := await tx.active_plan(worker)) is not None:
-        if active.id == taking:
-            raise InvalidInputError("take_over", f"plan {taking} is yours already")
-        raise PlanAlreadyActiveError(active.id, worker)
-
-
-async def _queue_empty(tx: SessionTx) -> QueueEmptyError:
-    """Why a pull finds nothing: the plans other workers still hold, else the count done."""
-    held = [(plan.id, plan.worker or MAIN_WORKER) for plan in await tx.active_plans()]
-    return QueueEmptyError(completed_count=(await tx.tally()).completed, held=held)

@@ -5,6 +5,7 @@ request, make the change in one transaction, journal it, remember its result for
 log it. Fresh plan ids and session names are drawn here too, again on a collision.
 """
 
+import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar, cast
@@ -12,12 +13,11 @@ from typing import Generic, TypeVar, cast
 import attrs
 
 from nineplan_core.copies import kept_lines
-from nineplan_core.errors import DatabaseError, SessionExistsError
+from nineplan_core.errors import DatabaseError, NinePlanError, SessionExistsError
 from nineplan_core.journal import Actor, EventKind, NewEvent
 from nineplan_core.model import (
     DEFAULT_LIMITS,
     LEASE_MINUTES,
-    MAIN_WORKER,
     STUCK_DEFERS,
     Limits,
     Plan,
@@ -26,7 +26,6 @@ from nineplan_core.model import (
     SessionName,
     check_plan_id,
     check_session_name,
-    is_stale,
 )
 from nineplan_core.ports import (
     Clock,
@@ -37,9 +36,11 @@ from nineplan_core.ports import (
     SessionStore,
     SessionTx,
 )
+from nineplan_core.pulls import held_by
 from nineplan_core.reconcile import reconcile, state_of
 from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
+from nineplan_core.workers import MAIN, Worker
 
 log = logging.getLogger("nineplan.service")
 T = TypeVar("T")
@@ -59,8 +60,15 @@ class Applied(Generic[T]):
     about: dict[str, object] = attrs.field(factory=dict)
 
 
+@attrs.frozen
+class Refused:
+    """A change that decided to refuse: what it wrote so far commits, then `error` is raised."""
+
+    error: NinePlanError
+
+
 #: A change inside the envelope: given the open session and its transaction, do the work.
-Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T]]]
+Change = Callable[[SessionStore, SessionTx], Awaitable[Applied[T] | Refused]]
 
 
 @attrs.define
@@ -78,6 +86,11 @@ class Envelope:
     #: A worker's lease on its active plan, in minutes (NINEPLAN_LEASE_MINUTES).
     lease_minutes: float = LEASE_MINUTES
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
+
+    @property
+    def lease(self) -> dt.timedelta:
+        """How long a worker's hold on its active plan lasts unheard from (`workers.Hold`)."""
+        return dt.timedelta(minutes=self.lease_minutes)
 
     async def _apply(
         self,
@@ -97,7 +110,8 @@ class Envelope:
         saying what opening the session moved to recovered/ (`copies.kept_lines`). A change
         that `reads_file` (the active plan's, to take the agent's edits) finds that file as
         the agent left it, even on the first open: reconcile does not render it first, so the
-        change can say it was gone.
+        change can say it was gone. A change that is `Refused` commits what it wrote (no
+        events, nothing remembered for a retry), then raises its error.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
@@ -108,10 +122,13 @@ class Envelope:
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
             applied = await change(store, tx)
-            for event in applied.events:
-                await tx.append(event)
-            if retry is not None:
-                await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
+            if not isinstance(applied, Refused):
+                for event in applied.events:
+                    await tx.append(event)
+                if retry is not None:
+                    await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
+        if isinstance(applied, Refused):
+            raise applied.error
         log.info(applied.said, extra={"session": session, **applied.about})
         return _told(applied.result, kept)
 
@@ -154,7 +171,7 @@ class Envelope:
             spare_active=spare_active,
         )
 
-    async def _state(self, store: SessionStore, worker: str = MAIN_WORKER) -> SessionState:
+    async def _state(self, store: SessionStore, worker: Worker) -> SessionState:
         """The queue, `worker`'s active plan, every active plan and the counts of an open
         session, in one read."""
         async with store.reading() as reader:
@@ -171,33 +188,33 @@ class Envelope:
             store,
             reader,
             queue=queue,
-            active=next((plan for plan in held if plan.worker == MAIN_WORKER), None),
+            active=next((plan for plan in held if plan.worker == MAIN), None),
             plan_files=files,
             stuck=self.stuck_defers,
             held=held,
         )
 
-    def _for_worker(self, state: SessionState, worker: str) -> SessionState:
+    def _for_worker(self, state: SessionState, worker: Worker) -> SessionState:
         """`state` as `worker` sees it, each active plan's lease judged now."""
         now = self.clock()
         holds = [
-            attrs.evolve(hold, stale=is_stale(hold.plan.last_seen, now, self.lease_minutes))
+            attrs.evolve(hold, stale=hold.hold.stale(now, self.lease))
             for hold in state.active_plans
         ]
         many = (
             state.session.workers_named
-            or worker != MAIN_WORKER
-            or any(hold.worker != MAIN_WORKER for hold in holds)
+            or worker != MAIN
+            or any(hold.worker != MAIN for hold in holds)
         )
         return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
-    async def _heard_from(self, store: SessionStore, worker: str) -> None:
+    async def _heard_from(self, store: SessionStore, worker: Worker) -> None:
         """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
         worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
-            if worker != MAIN_WORKER:
+            if worker != MAIN:
                 await tx.name_workers()
-            if (active := await tx.active_plan(worker)) is not None:
+            if (active := await held_by(tx, worker)) is not None:
                 await tx.save(active.seen(self.clock()))
 
     async def _created(self, call: Request[str]) -> str | None:
@@ -250,9 +267,9 @@ class Envelope:
         raise DatabaseError("No free plan id was found.", suggestion=DatabaseError.RETRY)
 
 
-def for_worker(state: SessionState, worker: str) -> SessionState:
+def for_worker(state: SessionState, worker: Worker) -> SessionState:
     """`state` as `worker` sees it: its own active plan as `active_plan` (or none)."""
-    if worker == MAIN_WORKER:
+    if worker == MAIN:
         return state
     hold = next((hold for hold in state.active_plans if hold.worker == worker), None)
     return attrs.evolve(

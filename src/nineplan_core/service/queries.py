@@ -12,38 +12,33 @@ from contextlib import AbstractAsyncContextManager, aclosing
 import attrs
 
 from nineplan_core.errors import (
-    FileSystemError,
     NinePlanError,
     PlanDiscardedError,
     PlanNotFoundError,
     StorageError,
 )
-from nineplan_core.invariants import check
+from nineplan_core.invariants import check, damaged_files, healed_here
 from nineplan_core.journal import (
     Event,
     EventKind,
     EventQuery,
     UnreadableEvent,
-    journal_issues,
     last_pull,
     pulled_at,
     reminder_line,
 )
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
-    MAIN_WORKER,
     Plan,
     PlanId,
-    PlanRow,
     SessionName,
     check_plan_id,
     check_session_name,
-    check_worker,
-    file_name,
-    plan_id_of,
 )
-from nineplan_core.plan_file import PlanText, decode, read_back, render, unreadable
+from nineplan_core.plan_file import PlanText, decode, read_back, render
 from nineplan_core.ports import SessionReader, SessionStore, SessionWatch
+from nineplan_core.pulls import held_by
+from nineplan_core.replay import journal_issues
 from nineplan_core.results import (
     Board,
     HistoryMatch,
@@ -54,6 +49,7 @@ from nineplan_core.results import (
 )
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
+from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
@@ -71,7 +67,7 @@ class Queries(Envelope):
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         session = check_session_name(name)
-        who = check_worker(worker)
+        who = worker_name(check_worker(worker))
         store = await self.catalog.open(session)
         if worker is not None:
             await self._heard_from(store, who)
@@ -107,7 +103,7 @@ class Queries(Envelope):
             counts = await reader.hourly_counts(counted, since)
             events = await reader.events(journal)
         return Board(
-            state=self._for_worker(state, MAIN_WORKER),
+            state=self._for_worker(state, MAIN),
             files=files,
             completed=completed,
             discarded=discarded,
@@ -306,9 +302,9 @@ class Queries(Envelope):
         async with store.reading() as reader:
             rows = await reader.plan_rows()
             names = await reader.files.names()
-            damaged = await _damaged_files(reader, rows, set(names))
+            damaged = await damaged_files(reader, rows, set(names))
             journal = journal_issues(await reader.events(EventQuery()), rows)
-            unrendered, finished = await _healed_here(store, reader, rows, set(names))
+            unrendered, finished = await healed_here(store, reader, rows, set(names))
             return check(
                 rows,
                 names,
@@ -375,7 +371,7 @@ class Queries(Envelope):
         who = check_worker(worker)
         store = await self.catalog.open(session)
         async with store.reading(snapshot=False) as reader:
-            if (active := await reader.active_plan(who)) is None:
+            if (active := await held_by(reader, worker_name(who))) is None:
                 return None
             pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
         return reminder_line(active.id, active.goal, pulled, self.clock())
@@ -446,55 +442,3 @@ async def _finishes(reader: SessionReader, kind: EventKind, last: int) -> list[t
         if (plan := await reader.plan(PlanId(event.plan_id))) is not None:
             found.append((plan, event))
     return found
-
-
-async def _damaged_files(
-    reader: SessionReader, rows: list[PlanRow], present: set[str]
-) -> dict[str, str]:
-    """The live plans' files that are there but cannot be read as a plan, and why."""
-    damaged: dict[str, str] = {}
-    for row in rows:
-        if row.status in LIVE and file_name(row.id) in present:
-            try:
-                problem = unreadable(await reader.files.read(row.id))
-            except FileSystemError as exc:  # reported, like any other damage
-                problem = exc.message
-            if problem is not None:
-                damaged[file_name(row.id)] = problem
-    return damaged
-
-
-async def _healed_here(
-    store: SessionStore, reader: SessionReader, rows: list[PlanRow], present: set[str]
-) -> tuple[set[str], set[str]]:
-    """On a machine's copy of a shared database (DESIGN §3): the live plans' missing files
-    this machine never wrote (save the active plan pulled through it), and the files of plans
-    finished elsewhere. Both are what its next open heals; elsewhere, nothing is."""
-    if not store.files_mirror:
-        return set(), set()
-    live = {row.id: row for row in rows if row.status in LIVE}
-    unrendered = {
-        file_name(row.id)
-        for row in live.values()
-        if file_name(row.id) not in present
-        and await reader.files.written(row.id) is None
-        and not await _pulled_here(store, reader, row)
-    }
-    finished = set()
-    for name in present:
-        plan_id = plan_id_of(name)
-        if plan_id is None or plan_id in live:
-            continue
-        if (plan := await reader.plan(plan_id)) is not None and plan.status not in LIVE:
-            finished.add(name)
-    return unrendered, finished
-
-
-async def _pulled_here(store: SessionStore, reader: SessionReader, row: PlanRow) -> bool:
-    """Whether `row` is the active plan and its latest pull was made through this machine."""
-    if row.status is not PlanStatus.ACTIVE:
-        return False
-    pulls = await reader.events(last_pull(row.id))
-    return any(
-        isinstance(event, Event) and event.detail.get("machine") == store.machine for event in pulls
-    )

@@ -18,15 +18,12 @@ from nineplan_core.errors import (
 from nineplan_core.journal import Actor, EventKind, NewEvent, plan_event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
-    MAIN_WORKER,
     SECTION_FIELDS,
     Plan,
     PlanId,
     Position,
-    changed_since,
     check_plan_id,
     check_position,
-    check_revision,
     check_session_name,
     check_text,
 )
@@ -34,8 +31,10 @@ from nineplan_core.plan_file import PlanText, render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank, make_room, position_between
 from nineplan_core.results import Discarded, PlacedPlan, Repair
+from nineplan_core.revisions import changed_since, check_revision
 from nineplan_core.service.checks import check_actor, check_changes, check_imported
 from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.workers import stored_worker
 
 
 class Steering(Envelope):
@@ -268,7 +267,7 @@ class Steering(Envelope):
             # A shared database's plan pulled on another machine: no file here to read back.
             if not store.files_mirror or await tx.files.written(checked) is not None:
                 active, salvage = await self._with_edits(store, tx, active, who)
-            worker = active.worker or MAIN_WORKER
+            worker = stored_worker(active.worker)
             plan = active.release(position=insert_position(await tx.tally(), Position.FRONT))
             await tx.save(plan)
             released = plan_event(

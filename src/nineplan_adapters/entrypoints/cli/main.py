@@ -36,8 +36,9 @@ from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import SECTION_FIELDS, plan_revision
+from nineplan_core.model import SECTION_FIELDS
 from nineplan_core.results import SNIPPET_MARKS, SessionState
+from nineplan_core.revisions import plan_revision
 from nineplan_core.service import NinePlan
 
 if TYPE_CHECKING:

@@ -22,8 +22,9 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.journal import stale_line
-from nineplan_core.model import LEASE_MINUTES, MAIN_WORKER, check_worker, is_stale
+from nineplan_core.model import LEASE_MINUTES
 from nineplan_core.results import OtherSession, PrimedSession
+from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worker_name
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
 BUDGET = 2_000
@@ -40,6 +41,11 @@ class Lease:
 
     minutes: float = LEASE_MINUTES
     now: dt.datetime = attrs.field(factory=lambda: dt.datetime.now(dt.UTC))
+
+    def lapsed(self, worker: str, last_seen: dt.datetime | None) -> bool:
+        """Whether the hold of `worker` last heard from at `last_seen` is stale now."""
+        hold = Hold(worker=stored_worker(worker), last_seen=last_seen)
+        return hold.stale(self.now, dt.timedelta(minutes=self.minutes))
 
 
 def for_worker(found: PrimedSession, worker: str | None) -> PrimedSession:
@@ -59,7 +65,7 @@ def _holds_json(found: PrimedSession, lease: Lease) -> list[dict[str, Any]]:
             "file_path": hold.plan.file_path,
             "worker": hold.worker,
             "last_seen": hold.last_seen.isoformat() if hold.last_seen else None,
-            "stale": is_stale(hold.last_seen, lease.now, lease.minutes),
+            "stale": lease.lapsed(hold.worker, hold.last_seen),
         }
         for hold in found.active_plans
     ]
@@ -91,12 +97,12 @@ def _held_lines(
     if (
         not named
         and not found.workers_named
-        and all(hold.worker == MAIN_WORKER for hold in found.active_plans)
+        and all(hold.worker == MAIN for hold in found.active_plans)
     ):
         return []
     lines = [(60, 6, f"Active plans ({len(found.active_plans)}):", False)]
     for index, hold in enumerate(found.active_plans, start=1):
-        stale = is_stale(hold.last_seen, lease.now, lease.minutes)
+        stale = lease.lapsed(hold.worker, hold.last_seen)
         mark = " [STALE]" if stale else ""
         goal = _clip(hold.plan.goal, 120)
         lines.append((60 + index, 6, f"  {hold.worker}: {hold.plan.id} {goal}{mark}", False))
@@ -218,7 +224,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _worker(value: str) -> str:
     try:
-        return check_worker(value)
+        return worker_name(check_worker(value))
     except InvalidInputError as exc:
         raise argparse.ArgumentTypeError(exc.message) from exc
 
@@ -242,4 +248,4 @@ def prime(
     lease = Lease(settings.lease_minutes)
     if as_json:
         return json.dumps(json_fields(found, names, lease), indent=2, ensure_ascii=False)
-    return block(found, names, lease, named=worker is not None and worker != MAIN_WORKER)
+    return block(found, names, lease, named=worker is not None and worker != MAIN)

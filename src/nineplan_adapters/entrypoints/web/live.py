@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 from nineplan_adapters.entrypoints.file_watch import content_changes
 from nineplan_adapters.entrypoints.web.pages import Pages, SessionView, listed
 from nineplan_core.errors import NinePlanError, SessionNotFoundError
-from nineplan_core.model import SessionName, is_stale
+from nineplan_core.model import SessionName
 from nineplan_core.ports import SessionWatch
 from nineplan_core.results import SessionState, SessionSummary, UnreadableSession
 
@@ -46,9 +46,9 @@ def until_a_lease_lapses(state: SessionState, now: dt.datetime, lease_minutes: f
     live: then the plan turns stale, and the page must look again to show it."""
     lease = dt.timedelta(minutes=lease_minutes)
     lapses = [
-        (hold.plan.last_seen + lease - now).total_seconds()
+        (lapses_at - now).total_seconds()
         for hold in state.active_plans
-        if hold.plan.last_seen is not None and not is_stale(hold.plan.last_seen, now, lease_minutes)
+        if (lapses_at := hold.hold.lapses_at(lease)) is not None and not hold.hold.stale(now, lease)
     ]
     return max(min(lapses), 0.0) + LAPSE_MARGIN if lapses else math.inf
 

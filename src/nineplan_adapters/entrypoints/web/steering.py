@@ -16,7 +16,7 @@ from nineplan_core.errors import (
     PlanNotFoundError,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import plan_revision
+from nineplan_core.revisions import plan_revision
 
 
 @attrs.define

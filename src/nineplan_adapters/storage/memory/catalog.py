@@ -21,13 +21,9 @@ from nineplan_core.journal import (
     readable,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import (
-    DEFAULT_LIMITS,
-    MAIN_WORKER,
-    Session,
-    SessionName,
-)
+from nineplan_core.model import DEFAULT_LIMITS, Session, SessionName
 from nineplan_core.results import SessionSummary
+from nineplan_core.workers import MAIN
 
 
 @attrs.define
@@ -79,9 +75,7 @@ class MemorySessionCatalog:
         async with store.reading() as reader:
             tally = await reader.tally()
             every = await reader.active_plans()
-            active = next(
-                (p for p in every if p.worker == MAIN_WORKER), every[0] if every else None
-            )
+            active = next((p for p in every if p.worker == MAIN), every[0] if every else None)
             live = {entry.id for entry in await reader.queue()} | {plan.id for plan in every}
             newest = await reader.events(EventQuery(last=1))
             return SessionSummary(

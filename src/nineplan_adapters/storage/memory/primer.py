@@ -23,8 +23,9 @@ from nineplan_adapters.storage.priming import (
 )
 from nineplan_core.journal import Event
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import MAIN_WORKER, file_name
+from nineplan_core.model import file_name
 from nineplan_core.results import PrimedSession
+from nineplan_core.workers import MAIN
 
 
 @attrs.frozen
@@ -67,7 +68,7 @@ class MemoryPrimer:
             key=lambda plan: plan.position or 0,
         )
         active = next(
-            (p for p in plans if p.status is PlanStatus.ACTIVE and p.worker == MAIN_WORKER), None
+            (p for p in plans if p.status is PlanStatus.ACTIVE and p.worker == MAIN), None
         )
         live: dict[str, str] = {
             plan.id: plan.goal

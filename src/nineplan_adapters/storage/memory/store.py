@@ -27,7 +27,6 @@ from nineplan_core.journal import (
 from nineplan_core.lifecycle import LIVE, PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -218,9 +217,6 @@ class MemorySessionTx(EventRows):
 
     async def name_workers(self) -> None:
         self.row = attrs.evolve(self.row, workers_named=True)
-
-    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
-        return next((plan for plan in await self.active_plans() if plan.worker == worker), None)
 
     async def active_plans(self) -> list[Plan]:
         active = (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE)

@@ -22,8 +22,9 @@ from nineplan_adapters.storage.priming import (
 )
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import MAIN_WORKER, PlanId, file_name
+from nineplan_core.model import PlanId, file_name
 from nineplan_core.results import PrimedSession
+from nineplan_core.workers import MAIN
 
 #: The sessions bound to $1 (the folder, or one below its workspace) with queued or active
 #: plans: their counts and when they were last active (their last journal event's time; their
@@ -91,7 +92,7 @@ async def find_postgres(
     finally:
         await connection.close()
     active = next(
-        (p for p in plans if p["status"] == PlanStatus.ACTIVE.value and p["worker"] == MAIN_WORKER),
+        (p for p in plans if p["status"] == PlanStatus.ACTIVE.value and p["worker"] == MAIN),
         None,
     )
     primed = None

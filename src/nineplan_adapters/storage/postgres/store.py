@@ -36,7 +36,6 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -272,9 +271,6 @@ class PostgresSessionTx(EventRows):
         if record is None:
             raise DatabaseError("The session row is missing.")
         return row_to_session(record)
-
-    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
-        return await self._plan_where("status = 'active' AND worker = $2", worker)
 
     async def active_plans(self) -> list[Plan]:
         records = await self.connection.fetch(

@@ -37,9 +37,8 @@ RENUMBER = (
 )
 FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
-#: The active plan of the worker `main` (a lone agent's); ACTIVE_OF: of the worker named.
+#: The active plan of the worker `main` (a lone agent's).
 ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
-ACTIVE_OF = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = ?"  # noqa: S608 - constants only
 #: Every active plan (by id: the service orders them by when they were pulled).
 # `+id`: sort the few active rows found through the partial index plans_active_worker; a bare
 # `ORDER BY id` has SQLite walk the whole table in id order instead (200 ms at 100,000 plans).

@@ -33,7 +33,6 @@ from nineplan_adapters.storage.sqlite.connection import (
 )
 from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE_ALL,
-    ACTIVE_OF,
     AHEAD_OF,
     BY_ID,
     FINISHED,
@@ -55,7 +54,6 @@ from nineplan_core.journal import EventQuery, NewEvent
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     DEFAULT_LIMITS,
-    MAIN_WORKER,
     Plan,
     PlanId,
     PlanRow,
@@ -265,9 +263,6 @@ class SqliteSessionTx(EventRows):
         if row is None:
             raise DatabaseError("The session database has no session row.")
         return row_to_session(dict(row))
-
-    async def active_plan(self, worker: str = MAIN_WORKER) -> Plan | None:
-        return await self._plan(ACTIVE_OF, (worker,))
 
     async def active_plans(self) -> list[Plan]:
         return [row_to_plan(dict(row)) for row in await self.db.run(ACTIVE_ALL)]

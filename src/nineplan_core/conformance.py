@@ -1,0 +1,104 @@
+"""The invariants the conformance machine (`testing.QueueConformance`) holds after every
+step: the session's state, the primer's read, the journal and the five invariants agree with
+the machine's plain-list model. Import it from tests only: it needs hypothesis."""
+
+import datetime as dt
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from hypothesis.stateful import RuleBasedStateMachine, invariant
+
+from nineplan_core.journal import Event, EventKind
+from nineplan_core.model import STUCK_DEFERS
+from nineplan_core.results import PrimedSession
+from nineplan_core.service import NinePlan
+from nineplan_core.strategies import ManualClock
+from nineplan_core.workers import MAIN
+
+T = TypeVar("T")
+
+
+class ModelChecks(RuleBasedStateMachine):
+    """The model a conformance machine keeps, and the invariants that hold it to the service."""
+
+    clock: ManualClock
+    service: NinePlan
+    name: str
+    workspace: str
+    queue: list[str]  # plan ids, rank 1 first
+    held: dict[str, str]  # worker -> its active plan
+    last_seen: dict[str, dt.datetime]  # worker -> when its plan was last renewed
+    completed: dict[str, str]  # id -> the unique word in its outcome
+    events: list[tuple[EventKind, str | None]]  # what the journal must hold
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run a use case to its end (the machine's event loop)."""
+        raise NotImplementedError
+
+    def primer(self) -> Callable[[str], PrimedSession | None] | None:
+        """The backend's read for `nineplan prime` (folder -> what it finds), held to the
+        session's state after every step; None (the default) leaves it out. Called after
+        `service_context` is open."""
+        return None
+
+    @property
+    def active(self) -> str | None:
+        """The active plan of the worker `main` (a lone agent's)."""
+        return self.held.get(MAIN)
+
+    @invariant()
+    def state_matches_model(self) -> None:
+        if not self.name:
+            return
+        state = self.run(self.service.session_state(self.name))
+        assert [entry.id for entry in state.queue] == self.queue
+        assert [entry.rank for entry in state.queue] == list(range(1, len(self.queue) + 1))
+        assert (state.active_plan.id if state.active_plan else None) == self.active
+        assert {hold.worker: hold.plan.id for hold in state.active_plans} == self.held
+        lease = dt.timedelta(minutes=self.service.lease_minutes)
+        assert {hold.worker: hold.stale for hold in state.active_plans} == {
+            worker: self.clock() - self.last_seen[worker] > lease for worker in self.held
+        }
+        assert state.completed_count == len(self.completed)
+        assert state.file_db_match
+
+    @invariant()
+    def primer_matches_state(self) -> None:
+        """The primer finds the session while it has work, with its active plan and the
+        front of its queue; nothing once it has none."""
+        find = self.primer()
+        if not self.name or find is None:
+            return
+        primed = find(self.workspace)
+        if not self.queue and not self.held:
+            assert primed is None, primed
+            return
+        assert primed is not None
+        state = self.run(self.service.session_state(self.name))
+        assert primed.session_name == self.name
+        assert primed.workspace == self.workspace
+        assert primed.task_description == "conformance"
+        assert (primed.active_plan.id if primed.active_plan else None) == self.active
+        assert primed.next == [entry.goal for entry in state.queue][:3]
+        live = {*self.queue, *self.held.values()}
+        assert all(p.id in live and p.defers >= STUCK_DEFERS for p in primed.stuck), primed
+
+    @invariant()
+    def journal_matches_model(self) -> None:
+        """One event per change, in order, seq 1, 2, 3 ...; replay is checked by validate."""
+        if not self.name:
+            return
+        events = self.run(self.service.journal(self.name))
+        assert [event.seq for event in events] == list(range(1, len(events) + 1))
+        assert all(isinstance(event, Event) for event in events), events
+        assert [
+            (event.kind, event.plan_id) for event in events if isinstance(event, Event)
+        ] == self.events
+
+    @invariant()
+    def invariants_hold(self) -> None:
+        if not self.name:
+            return
+        report = self.run(self.service.validate_session(self.name))
+        assert report.valid, report.issues
+        assert report.journal_matches_state

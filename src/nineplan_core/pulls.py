@@ -1,0 +1,168 @@
+"""A pull is one decision: given what the session holds at one instant and who asks, which
+plan the caller gets, or why not (docs/agents.md, "Many agents on one session" and "Taking
+over a stale plan"). `decide_pull` is pure; `read_pull` reads what it needs in the pull's
+transaction, and the use case applies what it decided.
+"""
+
+import datetime as dt
+
+import attrs
+
+from nineplan_core.callers import Caller
+from nineplan_core.errors import (
+    InvalidInputError,
+    LeaseLiveError,
+    NinePlanError,
+    PlanAlreadyActiveError,
+    PlanNotFoundError,
+    QueueEmptyError,
+)
+from nineplan_core.model import Plan, PlanId, format_timestamp
+from nineplan_core.ports import SessionReader
+from nineplan_core.workers import MAIN, Hold, Worker
+
+
+@attrs.frozen(kw_only=True)
+class PullSnapshot:
+    """What a pull decides on, read at one instant in its transaction: the time (the Clock),
+    every active plan, and the front of the queue or the plan asked to be taken over. Its
+    size is the number of active plans, never the queue's."""
+
+    now: dt.datetime
+    #: Every active plan of the session, whoever holds it, by id.
+    active: tuple[Plan, ...]
+    #: The front of the queue (None: empty, or not read because a take-over was asked for).
+    front: Plan | None = None
+    #: The plan asked to be taken over, whatever its status (None: no such plan, or none asked).
+    target: Plan | None = None
+    #: How many plans are completed (read when the queue is empty: the refusal says it).
+    completed: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class Pull:
+    """The caller gets `plan`: the front of the queue (still queued: its file's edits are read
+    back before it becomes the caller's), or the stale plan it takes over from `taken_from`."""
+
+    plan: Plan
+    worker: Worker
+    at: dt.datetime
+    #: The worker whose stale plan this is (None: a pull from the queue).
+    taken_from: Worker | None = None
+    #: How long that worker had been silent.
+    idle: dt.timedelta = dt.timedelta(0)
+    #: The other active plans whose leases had lapsed, the one silent longest first.
+    stale_beside: tuple[Plan, ...] = ()
+    #: A worker other than `main` was named: the session remembers it.
+    name_workers: bool = False
+
+    @property
+    def taken(self) -> Plan:
+        """The plan as the caller's: pulled from the queue, or taken over, at `at`."""
+        if self.taken_from is None:
+            return self.plan.pull(worker=self.worker, at=self.at)
+        return self.plan.taken_over(worker=self.worker, at=self.at)
+
+
+@attrs.frozen(kw_only=True)
+class Refusal:
+    """The pull is refused with `error`; what the call still keeps commits before it is
+    answered: the caller's own plan heard from (`renewed`), the session's workers mark."""
+
+    error: NinePlanError
+    renewed: Plan | None = None
+    name_workers: bool = False
+
+
+def decide_pull(
+    snapshot: PullSnapshot, caller: Caller, take_over: PlanId | None, lease: dt.timedelta
+) -> Pull | Refusal:
+    """Who gets what when `caller` pulls (with `take_over`, that stale plan instead).
+
+    A caller holding a plan is refused (PlanAlreadyActiveError, its lease renewed), or told it
+    is its own (InvalidInputError) when it asks to take that one over. A take-over of an unknown
+    plan is PlanNotFoundError; of a plan not active, InvalidInputError; of a live lease,
+    LeaseLiveError (saying until when). A pull from an empty queue is QueueEmptyError naming
+    the plans others still hold. A worker other than `main` named is remembered, on a refusal
+    only when it was about a held plan (as a refused pull always kept it).
+    """
+    now, holder = snapshot.now, caller.holder
+    named = holder != MAIN
+    mine = next((plan for plan in snapshot.active if _holder(plan) == holder), None)
+    if mine is not None:
+        if mine.id == take_over:
+            return Refusal(
+                error=InvalidInputError("take_over", f"plan {take_over} is yours already")
+            )
+        return Refusal(
+            error=PlanAlreadyActiveError(mine.id, holder),
+            renewed=mine.seen(now),
+            name_workers=named,
+        )
+    if take_over is None:
+        if snapshot.front is None:
+            held = [(plan.id, _holder(plan)) for plan in snapshot.active]
+            return Refusal(error=QueueEmptyError(completed_count=snapshot.completed, held=held))
+        return Pull(
+            plan=snapshot.front,
+            worker=holder,
+            at=now,
+            stale_beside=_stale_beside(snapshot, snapshot.front.id, lease),
+            name_workers=named,
+        )
+    target = snapshot.target
+    if target is None or target.id != take_over:
+        return Refusal(error=PlanNotFoundError(take_over, kind=""))
+    if (hold := target.hold) is None:
+        reason = f"plan {take_over} is {target.status.value}: only an active plan is taken over"
+        return Refusal(error=InvalidInputError("take_over", reason))
+    if not hold.stale(now, lease):
+        until = hold.lapses_at(lease) or now + lease
+        return Refusal(
+            error=LeaseLiveError(take_over, hold.worker, format_timestamp(until)),
+            name_workers=named,
+        )
+    return Pull(
+        plan=target,
+        worker=holder,
+        at=now,
+        taken_from=hold.worker,
+        idle=hold.idle(now),
+        stale_beside=_stale_beside(snapshot, target.id, lease),
+        name_workers=named,
+    )
+
+
+async def read_pull(
+    reader: SessionReader, now: dt.datetime, take_over: PlanId | None
+) -> PullSnapshot:
+    """The snapshot a pull decides on, read through `reader` (the pull's transaction): the
+    active plans, then the plan to take over or the front of the queue (and, when that is
+    empty, the completed count)."""
+    active = tuple(await reader.active_plans())
+    if take_over is not None:
+        return PullSnapshot(now=now, active=active, target=await reader.plan(take_over))
+    front = await reader.front_of_queue()
+    completed = (await reader.tally()).completed if front is None else 0
+    return PullSnapshot(now=now, active=active, front=front, completed=completed)
+
+
+async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:
+    """The active plan `worker` holds, if any (read with every active plan: there are few)."""
+    return next((plan for plan in await reader.active_plans() if _holder(plan) == worker), None)
+
+
+def _holder(plan: Plan) -> Worker:
+    hold = plan.hold
+    return MAIN if hold is None else hold.worker
+
+
+def _stale_beside(snapshot: PullSnapshot, pulled: PlanId, lease: dt.timedelta) -> tuple[Plan, ...]:
+    """The active plans other than `pulled` whose leases have lapsed, silent longest first."""
+    now = snapshot.now
+    holds: list[tuple[Plan, Hold]] = [
+        (plan, hold)
+        for plan in snapshot.active
+        if plan.id != pulled and (hold := plan.hold) is not None and hold.stale(now, lease)
+    ]
+    return tuple(plan for plan, _ in sorted(holds, key=lambda pair: pair[1].last_seen or now))
