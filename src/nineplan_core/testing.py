@@ -277,6 +277,7 @@ class QueueConformance(ModelChecks):
             self.refused(taking, InvalidInputError)
         elif taker in self.held:
             self.refused(taking, PlanAlreadyActiveError)
+            self.last_seen[taker] = self.clock()  # it asked while holding a plan: it is alive
         elif not lapse:  # the old worker heard from just now: its lease is live
             self.run(self.service.session_state(self.name, worker=old))
             self.last_seen[old] = self.clock()
