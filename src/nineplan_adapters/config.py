@@ -58,7 +58,7 @@ class Settings:
     #: NINEPLAN_MAX_TEXT_CHARS and NINEPLAN_MAX_QUEUE set two of them.
     limits: Limits = attrs.field(default=DEFAULT_LIMITS, metadata={"derived": True})
     stuck_defers: int = STUCK_DEFERS
-    #: Minutes after a worker was last heard from that its active plan is stale (DESIGN §10).
+    #: Minutes after a worker was last heard from that its active plan is stale (docs/architecture.md, "Workers and leases").
     lease_minutes: float = LEASE_MINUTES
     #: The folder a stdio server's new sessions belong to, before the client's roots and the
     #: working directory (entrypoints.workspace); one that is not usable is passed over.

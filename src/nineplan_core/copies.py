@@ -1,4 +1,4 @@
-"""A copy before every loss (DESIGN §2): a plan file's lines that the database lacks are never
+"""A copy before every loss (docs/reliability.md, "Guarantees"): a plan file's lines that the database lacks are never
 dropped without a copy in recovered/, a journal event and a line in the call's result.
 
 A file whose bytes hash to what this machine last wrote into it (`PlanFileView.written`) is

@@ -159,7 +159,7 @@ class QueueEmptyError(NinePlanError):
     category = "QUEUE_EMPTY"
 
     def __init__(self, *, completed_count: int = 0, held: Sequence[tuple[str, str]] = ()) -> None:
-        if held:  # other workers still hold plans (DESIGN §10): the task is not complete
+        if held:  # other workers still hold plans (docs/architecture.md, "Workers and leases"): the task is not complete
             plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in held)
             message = f"The queue is empty; {len(held)} plan(s) are still active: {plans}."
             suggestion = Suggestion(Action.ADD_MORE_PLANS)

@@ -272,7 +272,7 @@ def minutes_since(then: dt.datetime, now: dt.datetime) -> int:
 
 
 def stale_line(plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.datetime) -> str:
-    """The line that marks a plan whose worker's lease has lapsed (DESIGN §10)."""
+    """The line that marks a plan whose worker's lease has lapsed (docs/architecture.md, "Workers and leases")."""
     heard = f"{minutes_since(last_seen, now)} min ago" if last_seen else "at an unknown time"
     return (
         f"Plan {plan_id} is stale: worker {worker} last heard {heard}; "

@@ -328,7 +328,7 @@ class Session:
     #: The folder the session was created in (its project), or None when there was none to
     #: record (an HTTP server, a server started in `/` or the home folder, older sessions).
     workspace: str | None = None
-    #: A worker other than `main` has been named in the session (DESIGN §10): from then on
+    #: A worker other than `main` has been named in the session (docs/architecture.md, "Workers and leases"): from then on
     #: the texts mark stale plans, even when only `main` holds one. Set once, never cleared.
     workers_named: bool = False
 

@@ -53,7 +53,7 @@ class PlacedPlan:
     stuck: bool = False
     #: The worker whose stale plan this pull took over (None for a pull from the queue).
     taken_from: str | None = None
-    #: The other workers' active plans whose leases had lapsed at the pull (DESIGN §10).
+    #: The other workers' active plans whose leases had lapsed at the pull (docs/architecture.md, "Workers and leases").
     stale_beside: tuple[Plan, ...] = ()
 
 
@@ -108,7 +108,7 @@ class SessionState:
     kept: list[str] = attrs.field(factory=list, eq=False)
     #: What opening the session did to the active plan's file, one line each (a resume).
     notices: list[str] = attrs.field(factory=list)
-    #: A worker other than `main` takes part (DESIGN §10): the texts mark stale plans; a
+    #: A worker other than `main` takes part (docs/architecture.md, "Workers and leases"): the texts mark stale plans; a
     #: lone agent's texts stay as they are.
     many_workers: bool = attrs.field(default=False, eq=False)
 

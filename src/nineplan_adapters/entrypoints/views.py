@@ -51,7 +51,7 @@ class ActivePlan(TypedDict):
 
 
 class HeldPlan(TypedDict):
-    """An active plan of the session, whoever holds it (DESIGN §10)."""
+    """An active plan of the session, whoever holds it (docs/architecture.md, "Workers and leases")."""
 
     id: str
     goal: str

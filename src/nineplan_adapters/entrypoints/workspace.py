@@ -1,6 +1,6 @@
 """Workspaces: the folder a session belongs to (which folders it covers: storage.priming).
 
-DESIGN §9 orders where a new session's workspace comes from. On stdio: `NINEPLAN_WORKSPACE`
+docs/clients.md ("Finding the way back after compaction") orders where a new session's workspace comes from. On stdio: `NINEPLAN_WORKSPACE`
 (the Claude Code plugin sets it from `${CLAUDE_PROJECT_DIR:-}`, since plugin servers may start
 in the plugin's cache folder or the home folder), the client's first `file://` MCP root (read
 by the MCP server at `9plan_session_create`: mcp.roots), the server's working directory. Over

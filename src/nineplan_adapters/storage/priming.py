@@ -63,7 +63,7 @@ class Candidate:
 
 
 def choose(candidates: Iterable[Candidate]) -> tuple[Candidate, list[OtherSession]] | None:
-    """The session an agent most likely holds, and the others to name (DESIGN §9): the most
+    """The session an agent most likely holds, and the others to name (docs/clients.md, "Finding the way back after compaction"): the most
     recently active one that has an active plan, else the most recently active one (a person's
     `nineplan add` into another session must not send a compacted agent away from the plan it
     holds); the others most recently active first, at most OTHERS. None without candidates."""

@@ -1,4 +1,4 @@
-"""What this machine last wrote into each plan file, and this machine's id (DESIGN §2 "a copy
+"""What this machine last wrote into each plan file, and this machine's id (docs/reliability.md, "Guarantees": "a copy
 before every loss", §3 "several machines").
 
 A plan file whose bytes still hash to what this machine wrote is just a render: it may be

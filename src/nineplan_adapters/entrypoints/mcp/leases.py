@@ -1,4 +1,4 @@
-"""Leases renewed by working (DESIGN §10): the server that pulled a plan watches its file.
+"""Leases renewed by working (docs/architecture.md, "Workers and leases"): the server that pulled a plan watches its file.
 
 When the content of a worker's plan file changes (a content hash, so a touch or a rewrite of
 the same bytes is no work), the plan's `last_seen` is renewed through the `renew_lease` use

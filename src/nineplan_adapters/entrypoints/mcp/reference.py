@@ -135,7 +135,7 @@ NOTES = {
     ),
 }
 
-#: What the reference says about workers (DESIGN §10).
+#: What the reference says about workers (docs/architecture.md, "Workers and leases").
 _WORKERS = (
     "Agents working beside others on one session pass their own `worker` name (1-40 characters of",
     "`a-z0-9._-`, a letter or digit first; default `main`) to pull, defer, complete, discard,",

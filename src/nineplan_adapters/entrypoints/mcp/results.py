@@ -76,7 +76,7 @@ class ToolDeps:
     #: (NINEPLAN_WORKSPACE and the working directory on stdio; nothing over HTTP).
     workspace: WorkspaceSources = attrs.field(factory=WorkspaceSources)
     names: ToolNames = DEFAULT_NAMES
-    #: Renews a worker's lease while its plan file changes (DESIGN §10); none outside a
+    #: Renews a worker's lease while its plan file changes (docs/architecture.md, "Workers and leases"); none outside a
     #: running server.
     leases: LeaseKeeper | None = None
 

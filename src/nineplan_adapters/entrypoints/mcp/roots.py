@@ -1,4 +1,4 @@
-"""The client's MCP roots as the workspace of the sessions it creates (DESIGN §9): between
+"""The client's MCP roots as the workspace of the sessions it creates (docs/clients.md, "Finding the way back after compaction"): between
 NINEPLAN_WORKSPACE and the server's working directory on stdio, alone over HTTP."""
 
 import logging

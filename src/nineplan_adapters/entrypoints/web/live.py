@@ -3,7 +3,7 @@
 Three things wake the stream: the session's change ticks (the watch port: any process's
 commit), the active plan's file (watchfiles: the agent's notes as it writes them), and the
 moment the earliest live lease among the active plans lapses (staleness is judged when someone
-looks, so it writes nothing and sends no tick: the stream looks then, DESIGN §10). Each wake
+looks, so it writes nothing and sends no tick: the stream looks then, docs/architecture.md, "Workers and leases"). Each wake
 re-renders the page's fragments and sends those that differ from what the page has.
 """
 

@@ -1,4 +1,4 @@
--- Version 6: many agents on one queue (DESIGN §10). One active plan per (session, worker)
+-- Version 6: many agents on one queue (docs/architecture.md, "Workers and leases"). One active plan per (session, worker)
 -- instead of one per session: `worker` names the active plan's worker (`main` for the plan
 -- that was active before), `last_seen` is when that worker was last heard from. Both are null
 -- for a plan that is not active. An active plan without a worker (a writer that knows none)

@@ -1,4 +1,4 @@
--- Version 8: a session remembers that a worker other than `main` was named in it (DESIGN §10:
+-- Version 8: a session remembers that a worker other than `main` was named in it (docs/architecture.md, "Workers and leases":
 -- from then on the texts mark stale plans, even once only `main` holds one). A session whose
 -- journal already names another worker (pulls carry `detail.worker`, written as nineplan
 -- writes JSON; a damaged detail is text, never cast) or whose active plans do starts with it set.

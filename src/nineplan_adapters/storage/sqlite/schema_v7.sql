@@ -1,4 +1,4 @@
--- Version 7: many agents on one queue (DESIGN §10). One active plan per worker instead of one
+-- Version 7: many agents on one queue (docs/architecture.md, "Workers and leases"). One active plan per worker instead of one
 -- per session: `worker` names the active plan's worker (`main` for the plan that was active
 -- before), `last_seen` is when that worker was last heard from. Both are null for a plan that
 -- is not active. The runner skips an ADD COLUMN whose column is there already, so the

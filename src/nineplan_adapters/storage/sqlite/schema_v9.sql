@@ -1,4 +1,4 @@
--- Version 9: a session remembers that a worker other than `main` was named in it (DESIGN §10:
+-- Version 9: a session remembers that a worker other than `main` was named in it (docs/architecture.md, "Workers and leases":
 -- from then on the texts mark stale plans, even once only `main` holds one). A session whose
 -- journal already names another worker (pulls carry `detail.worker`) starts with it set.
 ALTER TABLE sessions ADD COLUMN workers_named INTEGER NOT NULL DEFAULT 0 CHECK (workers_named IN (0, 1));
