@@ -39,6 +39,7 @@ async def memory_client(
     sessions_path: Path,
     *,
     mode: str = "auto",
+    cwd: Path = PROJECT,
     client: dict[str, Any] | None = None,
     **settings: Any,
 ) -> AsyncIterator[Client]:
@@ -46,11 +47,12 @@ async def memory_client(
     in-memory transport: the same container (SQLite sessions in `sessions_path` unless the
     settings choose another backend, so the CLI and other processes of the test read the same
     sessions), the same tools, middleware, prompt, resources and lifespan (the change
-    notifier), the same workspace sources (NINEPLAN_WORKSPACE, then the project folder that
-    `stdio_server` starts its process in). `settings` are `Settings` fields by name, given as
-    the NINEPLAN_* variables would be (`lease_minutes="0.05"` for NINEPLAN_LEASE_MINUTES=0.05);
-    `mode` is the client's era (`legacy` or `auto`) and `client` the rest of `mcp.Client`'s
-    keywords (`list_roots_callback`, `message_handler`, ...).
+    notifier), the same workspace sources (NINEPLAN_WORKSPACE, the client's roots, then `cwd`
+    as the process's working directory: the project folder `stdio_server` starts it in).
+    `settings` are `Settings` fields by name, given as the NINEPLAN_* variables would be
+    (`lease_minutes="0.05"` for NINEPLAN_LEASE_MINUTES=0.05, `database_url=url`); `mode` is
+    the client's era (`legacy` or `auto`) and `client` the rest of `mcp.Client`'s keywords
+    (`list_roots_callback`, `message_handler`, ...).
 
     What it leaves out is the process and the wire: `mcp/stdio.py`'s framing (the parse error
     for a line that is not JSON-RPC, fd 1 kept off the wire), the log set-up of `nineplan`'s
@@ -60,7 +62,7 @@ async def memory_client(
     async with running(build_container(config, one_client=True)) as service:
         server = build_server(
             service,
-            workspace=WorkspaceSources.stdio(config.workspace, cwd=str(PROJECT)),
+            workspace=WorkspaceSources.stdio(config.workspace, cwd=str(cwd)),
             names=ToolNames(config.tool_prefix),
         )
         async with Client(server, mode=mode, **(client or {})) as connected:
