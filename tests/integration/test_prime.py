@@ -26,7 +26,7 @@ async def session_in(
     goals: list[str],
     *,
     pull: bool = True,
-    settings: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
     **create: Any,
 ) -> str:
     """A session made by the server `nineplan serve` builds, as if started in `workspace` (with
