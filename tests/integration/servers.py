@@ -7,14 +7,20 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
 import attrs
 from anyio.streams.buffered import BufferedByteReceiveStream
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 
+from nineplan_adapters.config import Settings
+from nineplan_adapters.container import build_container, running
 from nineplan_adapters.entrypoints.cli.demo import free_port, server_command
+from nineplan_adapters.entrypoints.mcp import build_server
+from nineplan_adapters.entrypoints.tool_names import ToolNames
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources
 
 PROJECT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -26,6 +32,41 @@ def stdio_server(sessions_path: Path, **env: str) -> StdioServerParameters:
     params.env = {**(params.env or {}), **env}
     params.cwd = PROJECT
     return params
+
+
+@asynccontextmanager
+async def memory_client(
+    sessions_path: Path,
+    *,
+    mode: str = "auto",
+    cwd: Path = PROJECT,
+    client: dict[str, Any] | None = None,
+    **settings: Any,
+) -> AsyncIterator[Client]:
+    """A client of the server `nineplan serve` (stdio) builds, in this process, over the SDK's
+    in-memory transport: the same container (SQLite sessions in `sessions_path` unless the
+    settings choose another backend, so the CLI and other processes of the test read the same
+    sessions), the same tools, middleware, prompt, resources and lifespan (the change
+    notifier), the same workspace sources (NINEPLAN_WORKSPACE, the client's roots, then `cwd`
+    as the process's working directory: the project folder `stdio_server` starts it in).
+    `settings` are `Settings` fields by name, given as the NINEPLAN_* variables would be
+    (`lease_minutes="0.05"` for NINEPLAN_LEASE_MINUTES=0.05, `database_url=url`); `mode` is
+    the client's era (`legacy` or `auto`) and `client` the rest of `mcp.Client`'s keywords
+    (`list_roots_callback`, `message_handler`, ...).
+
+    What it leaves out is the process and the wire: `mcp/stdio.py`'s framing (the parse error
+    for a line that is not JSON-RPC, fd 1 kept off the wire), the log set-up of `nineplan`'s
+    entry point, and exits, signals and kills. Tests of those start `stdio_server`.
+    """
+    config = Settings.load({}, sessions_path=str(sessions_path), log_level="warn", **settings)
+    async with running(build_container(config, one_client=True)) as service:
+        server = build_server(
+            service,
+            workspace=WorkspaceSources.stdio(config.workspace, cwd=str(cwd)),
+            names=ToolNames(config.tool_prefix),
+        )
+        async with Client(server, mode=mode, **(client or {})) as connected:
+            yield connected
 
 
 def child_env(sessions_path: Path, **extra: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """The session catalogue through the real surfaces: sessions that cannot be read are listed,
-never left out (the CLI, a stdio server, the web view); `nineplan archive | unarchive | delete |
-history`."""
+never left out (the CLI, the server `nineplan serve` builds, the web view); `nineplan archive |
+unarchive | delete | history`."""
 
 import json
 import subprocess
@@ -10,10 +10,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp import Client
 
 from tests.fakes import PLAN, open_backend, postgres_schema
-from tests.integration.servers import run_nineplan, spawned_ui, stdio_server
+from tests.integration.servers import memory_client, run_nineplan, spawned_ui
 from tests.mcp_helpers import ok, text
 
 GARBAGE = b"this is not a database, it is garbage written over one" * 80
@@ -92,11 +91,11 @@ def test_the_cli_lists_an_unreadable_session_with_a_mark_and_the_reason(tmp_path
 
 
 async def test_admin_sessions_lists_an_unreadable_session(tmp_path: Path):
-    """Over a real stdio server, `9plan_admin_sessions` gives the unreadable session as
-    `{name, error}` (the output schema allows the nulls: the SDK client checks it) and its
-    text names it with the reason."""
+    """Through the server `nineplan serve` builds, `9plan_admin_sessions` gives the unreadable
+    session as `{name, error}` (the output schema allows the nulls: the SDK client checks it)
+    and its text names it with the reason."""
     names = await anyio.to_thread.run_sync(build, tmp_path)
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         result = await client.call_tool("9plan_admin_sessions", {})
         assert not result.is_error, text(result)
         listed = {entry["name"]: entry for entry in (result.structured_content or {})["sessions"]}
@@ -147,7 +146,7 @@ def test_an_archived_session_is_left_out_of_the_list_unless_asked(tmp_path: Path
 
 async def test_every_call_on_an_archived_session_still_works(tmp_path: Path):
     """An archived session is whole: a person's `add`, `state` and `history` work on it, and
-    over a stdio server resume, add, pull and complete do; `9plan_admin_sessions` leaves it
+    through the server's tools resume, add, pull and complete do; `9plan_admin_sessions` leaves it
     out and says how many archived sessions it leaves out."""
     names = await anyio.to_thread.run_sync(build, tmp_path)
     done = names["done"]
@@ -156,7 +155,7 @@ async def test_every_call_on_an_archived_session_still_works(tmp_path: Path):
                       ("history", done)]:  # fmt: skip
         ran = await anyio.to_thread.run_sync(partial(run_nineplan, tmp_path, *arguments))
         assert ran.returncode == 0, (arguments, ran.stderr)
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         state = await ok(client, "9plan_session_resume", session_name=done)
         assert [entry["goal"] for entry in state["queue"]] == ["third goal", "late goal"]
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "agent goal"})
@@ -194,9 +193,7 @@ async def test_prime_still_finds_an_archived_session_holding_an_active_plan(tmp_
     still names that session and its active plan."""
     workspace = tmp_path / "project"
     workspace.mkdir()
-    params = stdio_server(tmp_path / "sessions")
-    params.cwd = workspace
-    async with Client(params, mode="legacy") as client:
+    async with memory_client(tmp_path / "sessions", mode="legacy", cwd=workspace) as client:
         name = (await ok(client, "9plan_session_create", task_description="held"))["session_name"]
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "the held goal"})
         await ok(client, "9plan_queue_pull")
@@ -296,10 +293,10 @@ async def test_on_postgresql_the_archive_mark_is_shared_and_delete_removes_the_r
     removes its rows (A no longer finds it) and B's local folder."""
     async with postgres_schema() as url:
         machine_a, machine_b = tmp_path / "a", tmp_path / "b"
-        async with Client(stdio_server(machine_a, NINEPLAN_DATABASE_URL=url), mode="legacy") as c:
+        async with memory_client(machine_a, database_url=url, mode="legacy") as c:
             name = (await ok(c, "9plan_session_create", task_description="shared"))["session_name"]
             await ok(c, "9plan_queue_add", **PLAN)
-        async with Client(stdio_server(machine_b, NINEPLAN_DATABASE_URL=url), mode="legacy") as c:
+        async with memory_client(machine_b, database_url=url, mode="legacy") as c:
             await ok(c, "9plan_session_resume", session_name=name)
         assert (machine_b / name).is_dir()
 
@@ -329,7 +326,7 @@ async def test_on_postgresql_delete_refuses_an_archived_session_holding_an_activ
     """On PostgreSQL an archived session whose plan an agent holds is refused in one line
     (exit 1) and its rows stay; `history` reads its completed plans."""
     async with postgres_schema() as url:
-        async with Client(stdio_server(tmp_path, NINEPLAN_DATABASE_URL=url), mode="legacy") as c:
+        async with memory_client(tmp_path, database_url=url, mode="legacy") as c:
             name = (await ok(c, "9plan_session_create", task_description="held"))["session_name"]
             for goal in ("finished goal", "held goal"):
                 await ok(c, "9plan_queue_add", **{**PLAN, "goal": goal})

@@ -1,4 +1,6 @@
-"""What a new user meets in the first hour, over the real stdio server, HTTP server and CLI."""
+"""What a new user meets in the first hour, over the real stdio server, HTTP server and CLI;
+what a tool answers (refusals, errors, lists) through the server `nineplan serve` builds, over
+the SDK's in-memory client."""
 
 import json
 import socket
@@ -15,7 +17,14 @@ from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference
 
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, open_backend
-from tests.integration.servers import PROJECT, PYTHON, child_env, run_nineplan, stdio_server
+from tests.integration.servers import (
+    PROJECT,
+    PYTHON,
+    child_env,
+    memory_client,
+    run_nineplan,
+    stdio_server,
+)
 from tests.integration.test_http import INITIALIZE as INITIALIZE_CALL
 from tests.integration.test_http import JSON_HEADERS, TOKEN
 from tests.mcp_helpers import both_eras, ok, text
@@ -93,7 +102,7 @@ def test_stdio_answers_a_line_that_is_not_json_rpc_and_goes_on(tmp_path: Path):
 async def test_unknown_arguments_and_wrong_types_are_refused_by_name(tmp_path: Path, mode: str):
     """A misspelt `positon` and `max_results: true` are VALIDATION_ERRORs naming the argument;
     every listed input schema says additionalProperties false."""
-    async with Client(stdio_server(tmp_path), mode=mode) as client:
+    async with memory_client(tmp_path, mode=mode) as client:
         tools = (await client.list_tools()).tools
         assert all(tool.input_schema["additionalProperties"] is False for tool in tools)
         name = (await ok(client, "9plan_session_create"))["session_name"]
@@ -162,7 +171,7 @@ async def test_both_kinds_of_result_match_the_listed_output_schema(tmp_path: Pat
 async def test_errors_suggest_tools_and_an_empty_queue_says_what_to_do(tmp_path: Path, mode: str):
     """A session that never had a plan says to add plans; only after the last plan is
     finished is it "Task complete!"; suggestions name tools, never library calls."""
-    async with Client(stdio_server(tmp_path), mode=mode) as client:
+    async with memory_client(tmp_path, mode=mode) as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         result = await client.call_tool("9plan_queue_pull", {"session_name": name})
         assert "no plan has been added" in text(result)
@@ -186,8 +195,9 @@ async def test_errors_suggest_tools_and_an_empty_queue_says_what_to_do(tmp_path:
 
 
 async def test_a_full_queue_is_its_own_message(tmp_path: Path):
-    """With NINEPLAN_MAX_QUEUE=1 a second add says the queue is full and how to make room."""
-    async with Client(stdio_server(tmp_path, NINEPLAN_MAX_QUEUE="1"), mode="legacy") as client:
+    """With a queue of at most one plan (NINEPLAN_MAX_QUEUE=1) a second add says the queue is
+    full and how to make room."""
+    async with memory_client(tmp_path, mode="legacy", max_queue="1") as client:
         await ok(client, "9plan_session_create")
         await ok(client, "9plan_queue_add", **PLAN)
         result = await client.call_tool("9plan_queue_add", PLAN)
@@ -347,7 +357,7 @@ def test_show_finds_every_plan_in_one_shape(tmp_path: Path):
 async def test_lists_keep_one_line_per_plan_and_history_get_indents(tmp_path: Path):
     """A multi-line goal stays on one line in resume and search lists; history_get indents the
     lines after the first; discard says what is next, as complete does."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Design the\nusers   table"})
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Then\nthe form"})
@@ -376,7 +386,7 @@ async def test_lists_keep_one_line_per_plan_and_history_get_indents(tmp_path: Pa
 async def test_history_get_of_a_discarded_plan_says_who_discarded_it_and_why(tmp_path: Path):
     """`9plan_history_get` of a plan the agent discarded, or a person dropped, says so, by whom
     and why, instead of only "no completed plan"; a plan never seen is still PLAN_NOT_FOUND."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         first = await ok(client, "9plan_queue_add", **{**PLAN, "goal": "First"})
         second = await ok(client, "9plan_queue_add", **{**PLAN, "goal": "Second"})

@@ -39,9 +39,11 @@ INITIALIZE = {
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[str]:
-    async with spawned_http_server(tmp_path) as url:
+@pytest.fixture(scope="module")
+async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """One `nineplan serve --transport http` for the module's tests that take `server`: each
+    creates and names its own session, and none lists the sessions, so none sees another's."""
+    async with spawned_http_server(tmp_path_factory.mktemp("http")) as url:
         yield url
 
 

@@ -1,6 +1,7 @@
 """Inspection never writes: read-only tools and CLI inspection commands on a damaged session.
 
-Fresh processes (a new stdio server, the installed CLI) look at a session whose plan files an
+Fresh readers (a new server as `nineplan serve` builds it, over the SDK's in-memory client,
+and the installed CLI in its own processes) look at a session whose plan files an
 agent damaged. Every file under plans/ and recovered/ keeps its bytes and its mtime, and no
 row of session.db changes (the -wal and -shm files are not compared). Validate then reports
 the damage, which a repair would have hidden.
@@ -12,10 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
-
 from tests.fakes import PLAN
-from tests.integration.servers import run_nineplan, stdio_server
+from tests.integration.servers import memory_client, run_nineplan
 from tests.mcp_helpers import ok
 
 
@@ -56,10 +55,11 @@ def _rows(database: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path):
     """A damaged session (a non-UTF-8 active file, a directory and a deleted file for queued
-    plans, a stray file, an earlier recovered copy) is looked at by every read-only tool and
-    by `nineplan sessions/state/show/search/validate/prime` in fresh processes: files, mtimes and
-    rows stay as they were, and validate reports each damage."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+        plans, a stray file, an earlier recovered copy) is looked at by every read-only tool and
+        by `nineplan sessions/state/show/search/validate/prime` in fresh processes (the tools in a
+    fresh server): files, mtimes and
+        rows stay as they were, and validate reports each damage."""
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create", task_description="inspect me"))[
             "session_name"
         ]
@@ -82,7 +82,7 @@ async def test_read_only_tools_and_cli_inspection_change_nothing(tmp_path: Path)
     (folder / "recovered" / "old.txt").write_text("kept from before")
     files, rows = _files(folder), _rows(folder / "session.db")
 
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         await ok(client, "9plan_admin_sessions")
         for tool, arguments in [
             ("9plan_admin_state", {}),

@@ -1,4 +1,5 @@
-"""The journal as users get it: the real stdio server, the real `nineplan log` and `state`."""
+"""The journal as users get it: the server `nineplan serve` builds (the SDK's in-memory client;
+a real stdio server where a follower process watches it), the real `nineplan log` and `state`."""
 
 import json
 import shutil
@@ -11,7 +12,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import run_nineplan, spawned_nineplan, stdio_server
+from tests.integration.servers import memory_client, run_nineplan, spawned_nineplan, stdio_server
 from tests.mcp_helpers import ok, text
 
 
@@ -22,10 +23,10 @@ def log_json(sessions: Path, name: str, *extra: str) -> list[dict[str, Any]]:
 
 
 async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
-    """Create, three adds, pull, defer, pull, complete with notes, pull, discard over stdio:
+    """Create, three adds, pull, defer, pull, complete with notes, pull, discard through the tools:
     `nineplan log --json` prints exactly those kinds in order (the notes first, then the
     completion), one JSON object per line, actor agent."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
         first = await ok(client, "9plan_queue_add", **PLAN)
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "second"})
@@ -80,7 +81,7 @@ async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
 async def test_three_defers_make_the_next_pull_say_so(tmp_path: Path):
     """After three deferrals the pull's text says `deferred 3 times` and suggests splitting or
     recording the blocker; state and `nineplan state` mark the plan stuck."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         added = await ok(client, "9plan_queue_add", **PLAN)
         for attempt in range(3):
@@ -112,7 +113,7 @@ async def test_three_defers_make_the_next_pull_say_so(tmp_path: Path):
 async def test_the_reminder_line_follows_the_active_plan(tmp_path: Path):
     """While a plan is active, add, search, get, state and resume carry `Active plan: {id}
     {goal} (pulled N min ago)`; with none active, they do not."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "done first"})
         await ok(client, "9plan_queue_pull")
@@ -144,7 +145,7 @@ async def test_the_reminder_line_follows_the_active_plan(tmp_path: Path):
 
 async def test_the_log_resource_serves_the_journal(tmp_path: Path):
     """`nineplan://sessions/{session}/log` is listed and reads as the journal, oldest first."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         uri = f"nineplan://sessions/{name}/log"
@@ -166,7 +167,7 @@ def test_a_limit_out_of_range_is_refused_naming_it(tmp_path: Path, limit: str):
 async def test_log_and_state_write_nothing(tmp_path: Path):
     """Inspecting a damaged session (a plan file deleted) with log and state repairs nothing:
     the file stays missing, no event is added, and validate still reports the damage."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         added = await ok(client, "9plan_queue_add", **PLAN)
     plan_file = Path(added["plan_path"])
@@ -220,7 +221,7 @@ async def test_follow_on_another_machine_sees_an_add(tmp_path: Path):
 async def test_follow_ends_when_the_session_folder_is_deleted(tmp_path: Path):
     """`nineplan log NAME --follow` stops with SESSION_NOT_FOUND (exit 2) once the session's
     folder is deleted under it, instead of running on in silence."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
     async with spawned_nineplan(tmp_path, "log", name, "--follow") as log:
         with anyio.fail_after(5):

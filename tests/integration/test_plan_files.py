@@ -1,4 +1,5 @@
-"""What agents do to their plan files, over a real stdio server: nothing they wrote is lost.
+"""What agents do to their plan files, over the server `nineplan serve` builds (the SDK's
+in-memory client): nothing they wrote is lost.
 
 Each case is one the issue found losing an agent's notes: lines appended under # Notes
 (a heading-like line among them), a BOM, CRLF line ends, a byte that is not UTF-8, text above
@@ -11,10 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from tests.fakes import PLAN
-from tests.integration.servers import run_nineplan, stdio_server
+from tests.integration.servers import memory_client, run_nineplan
 from tests.mcp_helpers import ok, text
 
 NOTES = "- root cause is the cache TTL\n# Outputs\n- cache.py (new)\n"
@@ -49,7 +49,7 @@ async def test_agent_edits_survive_defer_and_complete(tmp_path: Path, case: str)
     comes back clean; a salvaged file is named in the defer result's one extra line, and a
     file that was not UTF-8 is first copied, byte for byte, to recovered/."""
     mangle, phrase = CASES[case]
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         await ok(client, "9plan_session_create")
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
@@ -92,7 +92,7 @@ async def test_a_damaged_file_at_complete_or_discard_is_salvaged_and_said(
     """complete and discard read a non-UTF-8 file back too: the result line names the copy,
     the copy holds the original bytes, and the lines are in the stored notes."""
     arguments = {"outcome": "done"} if tool == "9plan_plan_complete" else {"reason": "obsolete"}
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
@@ -114,7 +114,7 @@ async def test_a_damaged_file_at_complete_or_discard_is_salvaged_and_said(
 async def test_a_fresh_process_leaves_a_damaged_active_file_alone(tmp_path: Path):
     """Resume in a new server (the path after compaction), admin_state and `nineplan state`
     never re-render a non-UTF-8 active plan file; the next complete salvages it."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
@@ -122,7 +122,7 @@ async def test_a_fresh_process_leaves_a_damaged_active_file_alone(tmp_path: Path
     damaged = path.read_bytes() + b"- \xff the agent's finding\n"
     path.write_bytes(damaged)
     assert run_nineplan(tmp_path, "state", name).returncode == 0
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         await ok(client, "9plan_session_resume", session_name=name)
         await ok(client, "9plan_admin_state")
         assert path.read_bytes() == damaged

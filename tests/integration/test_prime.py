@@ -1,5 +1,6 @@
-"""`nineplan prime` as a hook runs it: sessions made by real stdio servers started in a project
-folder, then the command in a child process."""
+"""`nineplan prime` as a hook runs it: sessions made by the server `nineplan serve` builds, as
+if started in a project folder (the SDK's in-memory client; a real stdio server where what it
+records from its own environment is the point), then the command in a child process."""
 
 import json
 import subprocess
@@ -15,7 +16,7 @@ from nineplan_adapters.entrypoints.cli.prime import BUDGET
 from nineplan_adapters.entrypoints.cli.prime import block as prime_block
 from nineplan_core.results import PrimedPlan, PrimedSession, StuckPlan
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import PYTHON, child_env, run_nineplan, stdio_server
+from tests.integration.servers import PYTHON, child_env, memory_client, run_nineplan, stdio_server
 from tests.mcp_helpers import ok, text
 
 
@@ -25,14 +26,12 @@ async def session_in(
     goals: list[str],
     *,
     pull: bool = True,
-    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
     **create: Any,
 ) -> str:
-    """A session made by a stdio server started in `workspace` (with the extra `env`), with
-    `goals` queued and, with `pull`, the first of them active."""
-    params = stdio_server(sessions, **(env or {}))
-    params.cwd = workspace
-    async with Client(params, mode="legacy") as client:
+    """A session made by the server `nineplan serve` builds, as if started in `workspace` (with
+    the extra `settings`), with `goals` queued and, with `pull`, the first of them active."""
+    async with memory_client(sessions, mode="legacy", cwd=workspace, **(settings or {})) as client:
         name: str = (await ok(client, "9plan_session_create", **create))["session_name"]
         for goal in goals:
             await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
@@ -129,8 +128,7 @@ async def test_the_most_recently_active_session_of_a_workspace_wins(tmp_path: Pa
     first = await session_in(sessions, project, ["first's plan"])
     second = await session_in(sessions, project, ["second's plan"])
     assert f"session is {second}." in prime(sessions, "--workspace", str(project)).stdout
-    params = stdio_server(sessions)
-    async with Client(params, mode="legacy") as client:  # another folder: the session is named
+    async with memory_client(sessions, mode="legacy") as client:  # another folder: named
         await ok(client, "9plan_queue_add", **PLAN, session_name=first)
     assert f"session is {first}." in prime(sessions, "--workspace", str(project)).stdout
 
@@ -196,9 +194,7 @@ async def test_prime_json_has_the_documented_fields(tmp_path: Path, project: Pat
     """--json prints the §9 fields; the active plan carries the tail of the notes the agent
     wrote into its file, and plans deferred three times are listed as stuck."""
     sessions = tmp_path / "sessions"
-    params = stdio_server(sessions)
-    params.cwd = project
-    async with Client(params, mode="legacy") as client:
+    async with memory_client(sessions, mode="legacy", cwd=project) as client:
         name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
         stuck = (await ok(client, "9plan_queue_add", **{**PLAN, "goal": "hard one"}))["plan_id"]
         for attempt in range(3):
@@ -333,9 +329,7 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
     completes no plan), its stuck plans by the journal's deferrals and NINEPLAN_STUCK_DEFERS."""
     async with postgres_schema() as url:
         sessions = tmp_path / "mirror"
-        params = stdio_server(sessions, NINEPLAN_DATABASE_URL=url)
-        params.cwd = project
-        async with Client(params, mode="legacy") as client:
+        async with memory_client(sessions, mode="legacy", cwd=project, database_url=url) as client:
             name = (await ok(client, "9plan_session_create", task_description="shared"))[
                 "session_name"
             ]
@@ -355,7 +349,7 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
         assert (data["session_name"], data["task_description"]) == (name, "shared")
         assert (data["active_plan"]["goal"], data["next"]) == ("pg one", ["pg two"])
         newer = await session_in(
-            sessions, project, ["other's plan"], pull=False, env={"NINEPLAN_DATABASE_URL": url}
+            sessions, project, ["other's plan"], pull=False, settings={"database_url": url}
         )
         found = run_nineplan(
             sessions, "prime", "--json", "--workspace", str(project), NINEPLAN_DATABASE_URL=url
@@ -366,9 +360,7 @@ async def test_prime_finds_a_postgresql_session(tmp_path: Path, project: Path):
             {"session_name": newer, "task_description": None, "queued": 1, "active": 0}
         ]
         # A defer creates and completes no plan: only the journal knows the session was active.
-        async with Client(
-            stdio_server(sessions, NINEPLAN_DATABASE_URL=url), mode="legacy"
-        ) as client:
+        async with memory_client(sessions, mode="legacy", database_url=url) as client:
             await ok(client, "9plan_plan_defer", reason="blocked", session_name=name)
         found = run_nineplan(
             sessions, "prime", "--json", "--workspace", str(project),
@@ -422,9 +414,7 @@ async def test_prime_shows_every_workers_plan_and_takes_a_worker(tmp_path: Path,
     `docs`'s plan the block's active plan; --json carries active_plans; a bad name exits 2
     naming `worker`."""
     sessions = tmp_path / "sessions"
-    params = stdio_server(sessions)
-    params.cwd = project
-    async with Client(params, mode="legacy") as client:
+    async with memory_client(sessions, mode="legacy", cwd=project) as client:
         name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
         for goal in ("main work", "docs work"):
             await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
@@ -459,9 +449,9 @@ async def test_the_texts_mark_main_stale_after_a_worker_came_and_went(
     session remembers that a worker was named). A session only `main` worked in marks
     nothing, however long the plan has been held."""
     sessions = tmp_path / "sessions"
-    params = stdio_server(sessions, NINEPLAN_LEASE_MINUTES="0.0001")
-    params.cwd = project
-    async with Client(params, mode="legacy") as client:
+    async with memory_client(
+        sessions, mode="legacy", cwd=project, lease_minutes="0.0001"
+    ) as client:
         lone = (await ok(client, "9plan_session_create", task_description="lone"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         await ok(client, "9plan_queue_pull")

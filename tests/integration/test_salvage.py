@@ -1,4 +1,5 @@
-"""What reaches recovered/ and what the result says, over a real stdio server and the CLI.
+"""What reaches recovered/ and what the result says, over the server `nineplan serve` builds
+(the SDK's in-memory client) and the CLI in its own process.
 
 Each case is one where nineplan kept the agent's words but misreported it, or kept only part
 of them: a plan file over the read limit (the copy held only what was read), an active file
@@ -15,7 +16,7 @@ from mcp import Client
 
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import run_nineplan, stdio_server
+from tests.integration.servers import memory_client, run_nineplan
 from tests.mcp_helpers import ok, text
 
 SALVAGE = "Plan file read tolerantly"
@@ -35,7 +36,7 @@ async def test_a_file_over_the_limit_is_copied_whole(tmp_path: Path):
     """A 9 MB plan file at complete: the recovered/ copy equals the original byte for byte
     (not the 8 MiB that were read), the result names it, and the journal's edits_salvaged
     event (`nineplan log`) names it too."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
@@ -81,14 +82,14 @@ SAID = {
 @pytest.mark.parametrize("damage", list(SAID))
 async def test_what_stood_in_the_files_place_is_said(tmp_path: Path, damage: str, process: str):
     """An active plan file deleted, emptied, replaced by a directory or by a symlink: complete
-    (in the server that pulled, or as the first call of a fresh one) says in its one salvage
+    (in the server that pulled, or as the first call of a fresh server over the same folder) says in its one salvage
     line what it found; a directory is moved to recovered/ (the line and the journal's
     edits_salvaged event, seen with `nineplan log`, name where); a link's target is left as
     it was; the stored plan is what history holds."""
     outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
     outside.write_text("not the agent's")
     sessions = tmp_path / "sessions"
-    async with Client(stdio_server(sessions), mode="legacy") as client:
+    async with memory_client(sessions, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
@@ -97,7 +98,7 @@ async def test_what_stood_in_the_files_place_is_said(tmp_path: Path, damage: str
         if process == "same":
             result = await client.call_tool("9plan_plan_complete", {"outcome": "done"})
     if process == "fresh":
-        async with Client(stdio_server(sessions), mode="legacy") as client:
+        async with memory_client(sessions, mode="legacy") as client:
             arguments = {"outcome": "done", "session_name": name}
             result = await client.call_tool("9plan_plan_complete", arguments)
     assert not result.is_error, text(result)
@@ -125,13 +126,13 @@ async def test_what_stood_in_the_files_place_is_said(tmp_path: Path, damage: str
 async def test_a_resume_says_it_rendered_the_active_file_again(tmp_path: Path, damage: str):
     """After compaction a fresh server's resume re-renders an active plan file the agent
     deleted or emptied, and its result says so in one line (it used to say nothing)."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **PLAN)
         pulled = await ok(client, "9plan_queue_pull")
     path = Path(pulled["plan_path"])
     _damage(path, damage, tmp_path / "unused")
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         resumed = await client.call_tool("9plan_session_resume", {"session_name": name})
         assert not resumed.is_error, text(resumed)
         said = f"Plan file {path.name} of the active plan was {damage}; rendered again from the stored plan."
@@ -154,7 +155,7 @@ async def test_a_damaged_queued_file_never_becomes_the_plan_text(tmp_path: Path)
     `--repair` (which leaves it) says the same;
     the pull hands the agent the stored plan (not "\ufffd\ufffd"), says so in a salvage line
     naming the copy in recovered/, which holds the two bytes; the file is the plan again."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name, plan_id = await _two_queued(client)
         path = tmp_path / name / "plans" / f"{plan_id}.txt"
         path.write_bytes(b"\xff\xfe")
@@ -194,7 +195,7 @@ async def test_a_queued_file_edited_before_its_pull_reaches_the_plan(tmp_path: P
     the pull takes the edits into the stored plan (`nineplan show`), hands the agent the
     stored sections, and says in one line what it salvaged; an unedited queued file is
     pulled as it was rendered, without a line."""
-    async with Client(stdio_server(tmp_path), mode="legacy") as client:
+    async with memory_client(tmp_path, mode="legacy") as client:
         name, plan_id = await _two_queued(client)
         path = tmp_path / name / "plans" / f"{plan_id}.txt"
         edited = path.read_text("utf-8").replace(PLAN["goal"], "Design the accounts table")
@@ -226,28 +227,29 @@ async def test_on_postgres_a_queued_files_edits_reach_the_plan_when_only_the_fil
     wrote it is read back at pull, as on SQLite: its goal and its note reach the plan the agent
     gets and the database, with nothing to salvage (test_machines.py has the case where both
     changed, where the stored sections win)."""
-    async with postgres_schema() as url:
-        server = stdio_server(tmp_path, NINEPLAN_DATABASE_URL=url)
-        async with Client(server, mode="legacy") as client:
-            name, plan_id = await _two_queued(client)
-            path = tmp_path / name / "plans" / f"{plan_id}.txt"
-            edited = path.read_text("utf-8").replace(PLAN["goal"], "Another goal")
-            path.write_text(edited + "- a person's note\n", "utf-8")
-            result = await client.call_tool("9plan_queue_pull", {})
-            assert not result.is_error, text(result)
-            pulled = result.structured_content or {}
-            assert _salvage_lines(text(result)) == []
-            assert "# Goal\nAnother goal\n" in pulled["plan_text"]
-            assert "- a person's note" in pulled["plan_text"]
-            assert not (tmp_path / name / "recovered").exists()
-            done = await ok(client, "9plan_plan_complete", outcome="done")
-            assert done["plan_id"] == plan_id
-            shown = run_nineplan(
-                tmp_path, "show", name, plan_id, "--json", check=True, NINEPLAN_DATABASE_URL=url
-            )
-            stored = json.loads(shown.stdout)
-            assert stored["goal"] == "Another goal"
-            assert "- a person's note" in stored["notes"].split("\n")
+    async with (
+        postgres_schema() as url,
+        memory_client(tmp_path, mode="legacy", database_url=url) as client,
+    ):
+        name, plan_id = await _two_queued(client)
+        path = tmp_path / name / "plans" / f"{plan_id}.txt"
+        edited = path.read_text("utf-8").replace(PLAN["goal"], "Another goal")
+        path.write_text(edited + "- a person's note\n", "utf-8")
+        result = await client.call_tool("9plan_queue_pull", {})
+        assert not result.is_error, text(result)
+        pulled = result.structured_content or {}
+        assert _salvage_lines(text(result)) == []
+        assert "# Goal\nAnother goal\n" in pulled["plan_text"]
+        assert "- a person's note" in pulled["plan_text"]
+        assert not (tmp_path / name / "recovered").exists()
+        done = await ok(client, "9plan_plan_complete", outcome="done")
+        assert done["plan_id"] == plan_id
+        shown = run_nineplan(
+            tmp_path, "show", name, plan_id, "--json", check=True, NINEPLAN_DATABASE_URL=url
+        )
+        stored = json.loads(shown.stdout)
+        assert stored["goal"] == "Another goal"
+        assert "- a person's note" in stored["notes"].split("\n")
 
 
 @pytest.mark.parametrize("damage", ["directory", "symlink"])
@@ -258,7 +260,7 @@ async def test_a_pull_says_what_stood_in_a_queued_files_place(tmp_path: Path, da
     outside = tmp_path / "outside.txt"
     outside.write_text("not the agent's")
     sessions = tmp_path / "sessions"
-    async with Client(stdio_server(sessions), mode="legacy") as client:
+    async with memory_client(sessions, mode="legacy") as client:
         name, plan_id = await _two_queued(client)
         path = sessions / name / "plans" / f"{plan_id}.txt"
         _damage(path, damage, outside)

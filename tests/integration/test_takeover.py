@@ -1,5 +1,6 @@
-"""Take-over and release (DESIGN §10) as agents and people meet them: a real stdio server
-and the SDK client for `take_over`, the real `nineplan release` command for a person."""
+"""Take-over and release (DESIGN §10) as agents and people meet them: the server `nineplan
+serve` builds, with the SDK's in-memory client, for `take_over`, the real `nineplan release`
+command (its own process) for a person."""
 
 import json
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from tests.integration.servers import run_nineplan, stdio_server
+from tests.integration.servers import memory_client, run_nineplan
 from tests.mcp_helpers import error, ok, text
 
 PLAN = {"context": "A queue several agents share", "approach": "Do it", "success_criteria": "Done"}
@@ -28,7 +29,7 @@ async def test_a_live_lease_is_refused_over_mcp(tmp_path: Path):
     """Within the (default, 30-minute) lease, another worker's take_over is refused with
     PLAN_ALREADY_ACTIVE naming the holder and when its lease ends; a malformed id is refused
     naming take_over; the plan stays its worker's."""
-    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+    async with memory_client(tmp_path / "sessions", mode="legacy") as client:
         name, (a, _) = await _session_with(client, 2)
         await ok(client, "9plan_queue_pull", worker="w1")
         kind, body = await error(
@@ -51,9 +52,7 @@ async def test_a_stale_plan_is_taken_over_with_the_old_workers_notes(tmp_path: P
     handed the file with w1's notes; w1's next call is told w2 took it and when; when w2
     completes, w1's notes are in the completed plan, and the journal replays to the state."""
     sessions = tmp_path / "sessions"
-    async with Client(
-        stdio_server(sessions, NINEPLAN_LEASE_MINUTES=SHORT_LEASE), mode="legacy"
-    ) as client:
+    async with memory_client(sessions, mode="legacy", lease_minutes=SHORT_LEASE) as client:
         name, (a, _) = await _session_with(client, 2)
         pulled = await ok(client, "9plan_queue_pull", worker="w1")
         path = Path(pulled["plan_path"])
@@ -91,7 +90,7 @@ async def test_a_person_releases_a_plan_from_the_command_line(tmp_path: Path):
     shape); the worker's next call is told a person released it; releasing it again (now
     queued) or an unknown id exits 1 with one line; an unknown session exits 2."""
     sessions = tmp_path / "sessions"
-    async with Client(stdio_server(sessions), mode="legacy") as client:
+    async with memory_client(sessions, mode="legacy") as client:
         name, (a, b) = await _session_with(client, 2)
         pulled = await ok(client, "9plan_queue_pull", worker="w1")
         path = Path(pulled["plan_path"])

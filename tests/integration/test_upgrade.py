@@ -2,8 +2,9 @@
 
 tests/data/v0_1_0 holds what version 0.1.0 wrote (its generate.py says how): a session folder
 and a plain pg_dump with the same plans. Each later version that changes the schema adds its
-own folder and a `Release` below; every release's data is opened by this version's real
-server and checked plan by plan, history and search (notes included).
+own folder and a `Release` below; every release's data is opened by the server this
+version's `nineplan serve` builds (over the SDK's in-memory client) and checked plan by plan,
+history and search (notes included).
 """
 
 import json
@@ -20,7 +21,7 @@ import pytest
 from mcp import Client
 
 from tests.fakes import postgres_url
-from tests.integration.servers import PROJECT, stdio_server
+from tests.integration.servers import PROJECT, memory_client
 from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
@@ -118,7 +119,7 @@ async def test_an_older_session_folder_opens_and_migrates(tmp_path: Path, releas
     starts with one journal_started event and validates."""
     shutil.copytree(DATA / release.folder / "sessions", tmp_path / "sessions")
     database = tmp_path / "sessions" / release.session / "session.db"
-    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+    async with memory_client(tmp_path / "sessions", mode="legacy") as client:
         await _check(client, release)
     with sqlite3.connect(database) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SQLITE_VERSION
@@ -163,8 +164,7 @@ async def test_an_older_postgres_dump_opens_and_migrates(tmp_path: Path, release
     import asyncpg
 
     async with _database_from_dump(DATA / release.folder / "postgres.sql") as url:
-        params = stdio_server(tmp_path / "mirror", NINEPLAN_DATABASE_URL=url)
-        async with Client(params, mode="legacy") as client:
+        async with memory_client(tmp_path / "mirror", mode="legacy", database_url=url) as client:
             await _check(client, release)
         connection: Any = await asyncpg.connect(url)
         try:
@@ -183,7 +183,7 @@ async def test_the_plan_active_before_workers_is_mains(tmp_path: Path, release: 
     """Migrating to one active plan per worker (schema 7) gives the plan that was active the
     worker `main`, seen at the migration; the lone agent still finds it as its active plan."""
     shutil.copytree(DATA / release.folder / "sessions", tmp_path / "sessions")
-    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+    async with memory_client(tmp_path / "sessions", mode="legacy") as client:
         state = await ok(client, "9plan_session_resume", session_name=release.session)
         assert state["active_plan"]["id"] == release.active[0]
     database = tmp_path / "sessions" / release.session / "session.db"
@@ -203,8 +203,7 @@ async def test_the_plan_active_before_workers_is_mains_on_postgres(
     import asyncpg
 
     async with _database_from_dump(DATA / release.folder / "postgres.sql") as url:
-        params = stdio_server(tmp_path / "mirror", NINEPLAN_DATABASE_URL=url)
-        async with Client(params, mode="legacy") as client:
+        async with memory_client(tmp_path / "mirror", mode="legacy", database_url=url) as client:
             state = await ok(client, "9plan_session_resume", session_name=release.session)
             assert state["active_plan"]["id"] == release.active[0]
         connection: Any = await asyncpg.connect(url)

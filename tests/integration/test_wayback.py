@@ -1,6 +1,6 @@
-"""MCP beyond tools over a real stdio server: the resume prompt, completions (docs/clients.md),
-resource subscriptions fed by changes another process makes (docs/architecture.md), and
-resource links."""
+"""MCP beyond tools: the resume prompt, completions (docs/clients.md) and resource links on the
+server `nineplan serve` builds (the SDK's in-memory client); resource subscriptions fed by
+changes another process makes (docs/architecture.md) over real stdio and HTTP servers."""
 
 import json
 import warnings
@@ -24,7 +24,7 @@ from mcp.types import (
 
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN, postgres_schema
-from tests.integration.servers import stdio_server
+from tests.integration.servers import memory_client, stdio_server
 from tests.mcp_helpers import both_eras, ok
 
 STATE = "nineplan://sessions/{}/state"
@@ -46,7 +46,7 @@ async def session_with_plans(client: Client, *goals: str, pull: bool = True) -> 
 async def test_the_resume_prompt_holds_the_state_and_the_active_plan(tmp_path: Path, mode: str):
     """resume(session_name) returns one message with the queue, the task and the active plan's
     text as its file holds it, and says to call 9plan_session_resume."""
-    async with Client(stdio_server(tmp_path), mode=mode) as client:
+    async with memory_client(tmp_path, mode=mode) as client:
         name = await session_with_plans(client, "write the parser", "test it")
         plan_file = Path((await ok(client, "9plan_admin_state"))["active_plan"]["file_path"])
         plan_file.write_text(plan_file.read_text() + "half of the grammar is done\n")
@@ -70,7 +70,7 @@ async def test_the_resume_prompt_holds_the_state_and_the_active_plan(tmp_path: P
 async def test_completions_offer_session_names_and_plan_ids(tmp_path: Path, mode: str):
     """The first letters of a session name complete to it, for the prompt argument and the
     resource templates' session variable; plan ids complete within the named session."""
-    async with Client(stdio_server(tmp_path), mode=mode) as client:
+    async with memory_client(tmp_path, mode=mode) as client:
         name = await session_with_plans(client, "one", "two")
         other = (await ok(client, "9plan_session_create"))["session_name"]
         state = await ok(client, "9plan_admin_state", session_name=name)
@@ -106,7 +106,7 @@ async def test_completions_offer_session_names_and_plan_ids(tmp_path: Path, mode
 async def test_pull_and_resume_results_link_the_active_plan(tmp_path: Path, mode: str):
     """9plan_queue_pull and 9plan_session_resume carry a resource_link to the active plan's
     resource, which reads as the plan file."""
-    async with Client(stdio_server(tmp_path), mode=mode) as client:
+    async with memory_client(tmp_path, mode=mode) as client:
         name = await session_with_plans(client, "linked", pull=False)
         pulled = await client.call_tool("9plan_queue_pull", {})
         [link] = [block for block in pulled.content if isinstance(block, ResourceLink)]

@@ -19,6 +19,7 @@ from tests.integration.servers import (
     PROJECT,
     PYTHON,
     child_env,
+    memory_client,
     run_nineplan,
     spawned_ui,
     stdio_server,
@@ -40,7 +41,7 @@ def queue_of(sessions: Path, name: str) -> list[str]:
 
 async def test_a_foreign_origin_or_a_missing_csrf_token_changes_nothing(tmp_path: Path):
     """POSTs from another Origin, or without the page's CSRF token, are refused; the queue stays."""
-    async with Client(stdio_server(tmp_path)) as agent:
+    async with memory_client(tmp_path) as agent:
         name = (await ok(agent, "9plan_session_create"))["session_name"]
         plan_id = (await ok(agent, "9plan_queue_add", **PLAN))["plan_id"]
         await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "second"})
@@ -156,8 +157,9 @@ async def _next_event(lines: AsyncIterator[str]) -> list[str]:
 async def test_the_live_streams_send_fragments_as_server_sent_events(tmp_path: Path):
     """A session page's stream and the session list's stream are `text/event-stream`, unbuffered
     by proxies; each sends `event: fragments` with a JSON `data:` line at once, and the session's
-    stream sends the changed fragments again when another process adds a plan."""
-    async with Client(stdio_server(tmp_path)) as agent:
+    stream sends the changed fragments again when an agent's server (in the test's process,
+    not the view's) adds a plan."""
+    async with memory_client(tmp_path) as agent:
         name = (await ok(agent, "9plan_session_create", task_description="live"))["session_name"]
         async with spawned_ui(tmp_path) as ui, httpx2.AsyncClient(base_url=ui) as http:
             async with http.stream("GET", "/live") as listing:
