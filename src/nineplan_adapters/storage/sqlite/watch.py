@@ -22,7 +22,7 @@ import attrs
 from nineplan_adapters.storage.layout import ARCHIVED, DATABASE
 from nineplan_adapters.storage.polled import PolledNames
 from nineplan_adapters.storage.sqlite.connection import database_errors
-from nineplan_core.errors import SessionNotFoundError
+from nineplan_core.errors import DatabaseError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME, SessionName
 
 log = logging.getLogger("nineplan.sqlite")
@@ -42,10 +42,18 @@ class SqliteSessionWatch:
         database = self.root / name / DATABASE
         if not database.is_file() or database.parent.is_symlink():
             raise SessionNotFoundError(name)
-        with database_errors("watch the session"):
-            db = await anyio.to_thread.run_sync(_open_read_only, database)
         try:
-            watched = _Watched(name, database, database.stat().st_ino)
+            with database_errors("watch the session"):
+                db = await anyio.to_thread.run_sync(_open_read_only, database)
+        except DatabaseError:
+            if not database.is_file():  # deleted between the look and the open
+                raise SessionNotFoundError(name) from None
+            raise
+        try:
+            try:
+                watched = _Watched(name, database, database.stat().st_ino)
+            except FileNotFoundError:
+                raise SessionNotFoundError(name) from None
             yield DataVersionTicks(db, self.interval, _data_version(db), watched)
         finally:
             db.close()
