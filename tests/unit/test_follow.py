@@ -9,7 +9,7 @@ import pytest
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.model import SessionName
-from nineplan_core.service.queries import follow_events
+from nineplan_core.service.following import follow_events
 from tests.fakes import PLAN, Backend
 
 
