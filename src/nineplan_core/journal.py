@@ -271,15 +271,6 @@ def minutes_since(then: dt.datetime, now: dt.datetime) -> int:
     return max(0, int((now - then).total_seconds() // 60))
 
 
-def stale_line(plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.datetime) -> str:
-    """The line that marks a plan whose worker's lease has lapsed (docs/architecture.md, "Workers and leases")."""
-    heard = f"{minutes_since(last_seen, now)} min ago" if last_seen else "at an unknown time"
-    return (
-        f"Plan {plan_id} is stale: worker {worker} last heard {heard}; "
-        f'take it over with take_over="{plan_id}"'
-    )
-
-
 def reminder_line(plan_id: str, goal: str, pulled_at: dt.datetime | None, now: dt.datetime) -> str:
     """The line that reminds a drifting agent what it holds."""
     goal = " ".join(goal.split())

@@ -9,7 +9,7 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
 from nineplan_core.lifecycle import PlanStatus, check_transition
-from nineplan_core.workers import MAIN, Hold, Worker, stored_worker
+from nineplan_core.workers import Hold, Worker, stored_worker
 
 __all__ = [
     "Limits",
@@ -29,8 +29,6 @@ T = TypeVar("T")
 
 SESSION_NAME = re.compile(r"[a-z]+-[a-z]+-[a-z]+")
 PLAN_ID = re.compile(r"[0-9a-z]{5}")
-#: The worker `main` as plain text, for the ways in that compare names (`workers.MAIN`).
-MAIN_WORKER: str = MAIN
 PLAN_FILE_SUFFIX = ".txt"
 
 #: A session name that has the three-word shape: only `check_session_name` (or a store reading

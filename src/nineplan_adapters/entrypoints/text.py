@@ -1,5 +1,6 @@
 """Plain-text helpers shared by the tool results and the CLI."""
 
+import datetime as dt
 import re
 
 #: What a terminal would act on rather than show: C0 but newline and tab, DEL, C1, and the bidi
@@ -26,3 +27,30 @@ def terminal_safe(text: str) -> str:
 
 def _escaped(match: "re.Match[str]") -> str:
     return ascii(match.group())[1:-1]  # '\x1b', '\u202e': Python's own escapes
+
+
+_MINUTE = 60
+
+
+def heard_ago(last_seen: dt.datetime | None, now: dt.datetime) -> str:
+    """How long ago a worker was last heard from: seconds under a minute (a sub-minute lease
+    is stale after seconds), whole minutes after that."""
+    if last_seen is None:
+        return "at an unknown time"
+    seconds = max(0, int((now - last_seen).total_seconds()))
+    return f"{seconds} s ago" if seconds < _MINUTE else f"{seconds // _MINUTE} min ago"
+
+
+def stale_line(
+    plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.datetime, *, then: str
+) -> str:
+    """The line that marks a plan whose worker's lease has lapsed, ending in what the reader
+    can do about it (`then`: each way in words its own, docs/agents.md "Workers and leases")."""
+    return (
+        f"Plan {plan_id} is stale: worker {worker} last heard {heard_ago(last_seen, now)}; {then}"
+    )
+
+
+def take_over_hint(plan_id: str) -> str:
+    """What an agent does with another worker's stale plan."""
+    return f'take it over with take_over="{plan_id}"'

@@ -31,10 +31,10 @@ from nineplan_adapters.entrypoints.cli.steering import STEERING, edits
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
 from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
-from nineplan_adapters.entrypoints.text import indented, one_line, terminal_safe
+from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
-from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since, stale_line
+from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import SECTION_FIELDS
 from nineplan_core.results import SNIPPET_MARKS, SessionState
@@ -330,10 +330,12 @@ def _held_lines(found: SessionState, now: dt.datetime) -> list[str]:
         f"{'  [STALE]' if hold.stale else ''}  {one_line(hold.plan.goal)[:60]}"
         for hold in found.active_plans
     ]
+    release = "put it back at the front with nineplan release {} {}"  # a person's way
     stale = [
-        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now)
+        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now,
+                   then=release.format(found.session.name, hold.plan.id))
         for hold in found.stale_plans
-    ]
+    ]  # fmt: skip
     return [f"Active plans ({len(rows)}):", *rows, *stale]
 
 

@@ -19,9 +19,9 @@ import attrs
 
 from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
+from nineplan_adapters.entrypoints.text import stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import InvalidInputError
-from nineplan_core.journal import stale_line
 from nineplan_core.model import LEASE_MINUTES
 from nineplan_core.results import OtherSession, PrimedSession
 from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worker_name
@@ -107,7 +107,8 @@ def _held_lines(
         goal = _clip(hold.plan.goal, 120)
         lines.append((60 + index, 6, f"  {hold.worker}: {hold.plan.id} {goal}{mark}", False))
         if stale:
-            line = stale_line(hold.plan.id, hold.worker, hold.last_seen, lease.now)
+            then = take_over_hint(hold.plan.id)  # prime is read by the agent
+            line = stale_line(hold.plan.id, hold.worker, hold.last_seen, lease.now, then=then)
             lines.append((90 + index, 6, line, False))
     return lines
 

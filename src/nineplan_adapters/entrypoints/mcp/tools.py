@@ -22,11 +22,11 @@ from nineplan_adapters.entrypoints.mcp.results import (
 )
 from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
-from nineplan_adapters.entrypoints.text import indented, one_line
+from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
-from nineplan_core.journal import reminder_line, stale_line
-from nineplan_core.model import MAIN_WORKER
+from nineplan_core.journal import reminder_line
 from nineplan_core.results import SessionState
+from nineplan_core.workers import stored_worker
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
 RequestArg = Annotated[
@@ -142,9 +142,13 @@ def state_text(
 def stale_lines(state: SessionState, now: dt.datetime) -> list[str]:
     """One line per stale plan, once a worker other than `main` takes part (else none)."""
     return [
-        stale_line(hold.plan.id, hold.worker, hold.plan.last_seen, now)
-        for hold in state.stale_plans
+        _stale(hold.plan.id, hold.worker, hold.plan.last_seen, now) for hold in state.stale_plans
     ]
+
+
+def _stale(plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.datetime) -> str:
+    """A stale plan's line, with the agent's way to act on it: `take_over`."""
+    return stale_line(plan_id, worker, last_seen, now, then=take_over_hint(plan_id))
 
 
 def _held_lines(state: SessionState, now: dt.datetime) -> str:
@@ -259,7 +263,7 @@ async def queue_pull(
         call.session, request_id=request_id, worker=worker, take_over=take_over
     )
     if call.deps.leases is not None:  # its file's edits renew the worker's lease
-        held_by = placed.plan.worker or MAIN_WORKER
+        held_by = stored_worker(placed.plan.worker)
         call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path)
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
@@ -277,7 +281,7 @@ async def queue_pull(
     # The plans beside it whose workers went silent (a lone agent's pull has none).
     now = call.service.clock()
     head += "".join(
-        f"\n{stale_line(other.id, other.worker or MAIN_WORKER, other.last_seen, now)}"
+        f"\n{_stale(other.id, stored_worker(other.worker), other.last_seen, now)}"
         for other in placed.stale_beside
     )
     return call.succeed(

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import jinja2
 import markupsafe
 
+from nineplan_adapters.entrypoints.text import stale_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
-from nineplan_core.journal import minutes_since, stale_line
+from nineplan_core.journal import minutes_since
 from nineplan_core.model import format_timestamp
 from nineplan_core.results import SNIPPET_MARKS
 
@@ -32,9 +33,18 @@ def templates() -> jinja2.Environment:
     environment.filters["held_for"] = held_for
     environment.filters["first_line"] = first_line
     environment.filters["marked"] = marked
-    environment.globals["stale_line"] = stale_line
+    environment.globals["stale_line"] = board_stale_line
     environment.globals["tools"] = DEFAULT_NAMES.fields  # web_app sets the configured names
     return environment
+
+
+def board_stale_line(
+    plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.datetime
+) -> str:
+    """A stale plan's line on the board: who holds it, since when, and what a person can do
+    (a person does not take plans over; Release gives the plan to the next pull)."""
+    then = "Release puts it back at the front of the queue for another agent"
+    return stale_line(plan_id, worker, last_seen, now, then=then)
 
 
 def duration(then: dt.datetime, now: dt.datetime) -> str:
