@@ -20,6 +20,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, async_playwright
 
@@ -27,6 +28,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.entrypoints.cli.demo import free_port
 from nineplan_adapters.storage.clock import FixedClock, utc_now
+from nineplan_core.callers import Caller
 from nineplan_core.service import NinePlan
 
 CHROMIUM = "/usr/bin/chromium"
@@ -35,7 +37,7 @@ PHONE = {"width": 390, "height": 844}
 SESSIONS = Path("sessions")
 
 
-def plan(goal: str, context: str = "The shop's checkout is being rebuilt.") -> dict[str, str]:
+def plan(goal: str, context: str = "The shop's checkout is being rebuilt.") -> dict[str, Any]:
     return {
         "goal": goal,
         "context": context,
@@ -82,7 +84,7 @@ async def fill(service: NinePlan, clock: FixedClock) -> str:
         await service.defer_plan(name, "The coupon export is still missing.", position)
     runbook = (await service.session_state(name)).queue[-2]
     await service.drop_plan(name, runbook.id, "The runbook waits for the refund design.")
-    await service.pull_plan(name, worker="reviewer")
+    await service.pull_plan(name, caller=Caller.of("reviewer"))
     clock.advance(6 * 60)
     held = await service.pull_plan(name)
     Path(held.path).write_text(

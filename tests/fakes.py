@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import attrs
 from dependency_injector import providers
@@ -21,11 +22,12 @@ from nineplan_adapters.storage.plan_files import (
     PlanFilesFactory,
     file_system_error,
 )
+from nineplan_core.callers import Caller
 from nineplan_core.model import DEFAULT_LIMITS, PlanId, SessionName
 from nineplan_core.ports import SessionCatalog
 from nineplan_core.service import NinePlan
 
-PLAN = {
+PLAN: dict[str, Any] = {  # Any: it is spread into add_plan beside its caller
     "context": "The app has no accounts.",
     "goal": "Design the users table",
     "approach": "Write the migration.",
@@ -154,8 +156,8 @@ async def worked_with_and_without_workers(service: NinePlan) -> tuple[str, str]:
     lone = (await service.create_session()).session.name
     for name in (named, lone):
         await service.add_plan(name, **PLAN)
-    await service.pull_plan(named, worker="tests")
-    await service.complete_plan(named, "done", worker="tests")
+    await service.pull_plan(named, caller=Caller.of("tests"))
+    await service.complete_plan(named, "done", caller=Caller.of("tests"))
     await service.pull_plan(lone)
     await service.complete_plan(lone, "done")
     return named, lone

@@ -67,7 +67,7 @@ def request(
     kind: type[T],
     operation: str,
     *,
-    worker: str = MAIN,
+    worker: str,
     **arguments: object,
 ) -> Request[T] | None:
     """The retry record of a call, or None when the caller chose no request id.

@@ -28,6 +28,7 @@ except ImportError as missing:  # pragma: no cover - the dev install has hypothe
         "nineplan_core.testing needs hypothesis: pip install 'nineplan[testing]'"
     ) from missing
 
+from nineplan_core.callers import AGENT, Caller
 from nineplan_core.conformance import ModelChecks
 from nineplan_core.errors import (
     InvalidInputError,
@@ -98,11 +99,11 @@ class QueueConformance(ModelChecks):
         finally:
             self.runner.close()
 
-    def worker(self, data: st.DataObject) -> tuple[str, str | None]:
-        """A worker drawn for a call, and what the call names (None: `main` by default)."""
+    def worker(self, data: st.DataObject) -> tuple[str, Caller]:
+        """A worker drawn for a call, and the caller the call is (naming no worker: `main`)."""
         worker = data.draw(st.sampled_from(self.workers))
         named = worker if worker != MAIN or data.draw(st.booleans()) else None
-        return worker, named
+        return worker, Caller.of(named)
 
     @initialize(others=st.lists(worker_names, min_size=1, max_size=3, unique=True))
     def create(self, others: list[str]) -> None:
@@ -120,21 +121,21 @@ class QueueConformance(ModelChecks):
 
     @rule(content=plan_contents(), where=positions)
     def add(self, content: dict[str, str], where: Position) -> None:
-        placed = self.run(self.service.add_plan(self.name, position=where, **content))
+        placed = self.run(self.service.add_plan(self.name, position=where, caller=AGENT, **content))
         assert placed.plan.id not in self.queue
         self._insert(placed.plan.id, where, placed.rank)
         self.events.append((EventKind.PLAN_ADDED, placed.plan.id))
 
     @rule(data=st.data())
     def pull(self, data: st.DataObject) -> None:
-        worker, named = self.worker(data)
+        worker, caller = self.worker(data)
         if worker in self.held:
-            self.refused(self.service.pull_plan(self.name, worker=named), PlanAlreadyActiveError)
+            self.refused(self.service.pull_plan(self.name, caller=caller), PlanAlreadyActiveError)
             self.last_seen[worker] = self.clock()  # a worker that asks is alive: its lease renews
         elif not self.queue:
-            self.refused(self.service.pull_plan(self.name, worker=named), QueueEmptyError)
+            self.refused(self.service.pull_plan(self.name, caller=caller), QueueEmptyError)
         else:
-            placed = self.run(self.service.pull_plan(self.name, worker=named))
+            placed = self.run(self.service.pull_plan(self.name, caller=caller))
             assert placed.plan.id == self.queue.pop(0)
             assert placed.plan.worker == worker
             self.held[worker] = placed.plan.id
@@ -167,8 +168,8 @@ class QueueConformance(ModelChecks):
 
     @rule(data=st.data(), reason=required_text, where=positions)
     def defer(self, data: st.DataObject, reason: str, where: Position) -> None:
-        worker, named = self.worker(data)
-        deferred = self.service.defer_plan(self.name, reason, where, worker=named)
+        worker, caller = self.worker(data)
+        deferred = self.service.defer_plan(self.name, reason, where, caller=caller)
         if worker not in self.held:
             self.refused(deferred, NoActivePlanError)
             return
@@ -180,10 +181,10 @@ class QueueConformance(ModelChecks):
 
     @rule(data=st.data(), summary=free_text)
     def complete(self, data: st.DataObject, summary: str) -> None:
-        worker, named = self.worker(data)
+        worker, caller = self.worker(data)
         self.words += 1
         word = f"zq{self.words}x{len(self.completed)}k"
-        completed = self.service.complete_plan(self.name, f"{summary} {word}", worker=named)
+        completed = self.service.complete_plan(self.name, f"{summary} {word}", caller=caller)
         if worker not in self.held:
             self.refused(completed, NoActivePlanError)
             return
@@ -196,8 +197,8 @@ class QueueConformance(ModelChecks):
 
     @rule(data=st.data(), reason=required_text)
     def discard(self, data: st.DataObject, reason: str) -> None:
-        worker, named = self.worker(data)
-        discarded = self.service.discard_plan(self.name, reason, worker=named)
+        worker, caller = self.worker(data)
+        discarded = self.service.discard_plan(self.name, reason, caller=caller)
         if worker not in self.held:
             self.refused(discarded, NoActivePlanError)
             return
@@ -271,15 +272,15 @@ class QueueConformance(ModelChecks):
         """A worker takes another's plan over once its lease has lapsed (the clock moved on);
         within the lease it is refused; its own plan, or while holding one, never."""
         old, plan_id = data.draw(st.sampled_from(sorted(self.held.items())))
-        taker, named = self.worker(data)
-        taking = self.service.pull_plan(self.name, worker=named, take_over=plan_id)
+        taker, caller = self.worker(data)
+        taking = self.service.pull_plan(self.name, caller=caller, take_over=plan_id)
         if taker == old:
             self.refused(taking, InvalidInputError)
         elif taker in self.held:
             self.refused(taking, PlanAlreadyActiveError)
             self.last_seen[taker] = self.clock()  # it asked while holding a plan: it is alive
         elif not lapse:  # the old worker heard from just now: its lease is live
-            self.run(self.service.session_state(self.name, worker=old))
+            self.run(self.service.session_state(self.name, caller=Caller.of(old)))
             self.last_seen[old] = self.clock()
             self.refused(taking, LeaseLiveError)
         else:
@@ -336,9 +337,9 @@ class QueueConformance(ModelChecks):
 
     @rule(data=st.data())
     def state_of_a_worker(self, data: st.DataObject) -> None:
-        worker, named = self.worker(data)
-        state = self.run(self.service.session_state(self.name, worker=named))
+        worker, caller = self.worker(data)
+        state = self.run(self.service.session_state(self.name, caller=caller))
         assert (state.active_plan.id if state.active_plan else None) == self.held.get(worker)
-        if named is not None and worker in self.held:  # a worker's own call renews its lease
+        if caller.named and worker in self.held:  # a worker's own call renews its lease
             self.last_seen[worker] = self.clock()
             assert not next(hold for hold in state.active_plans if hold.worker == worker).stale

@@ -19,6 +19,7 @@ from nineplan_adapters.storage.ids import (
     random_plan_id,
 )
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
+from nineplan_core.callers import Caller
 from nineplan_core.model import PlanId
 from nineplan_core.service import NinePlan
 
@@ -245,7 +246,7 @@ async def test_a_creation_recorded_by_an_older_version_still_replays(tmp_path: P
         record.parent.mkdir()
         call = fingerprint("create_session", task_description="t")
         record.write_text(json.dumps({"fingerprint": call, "session": name}))
-        again = await service.create_session("t", request_id="old-1")
+        again = await service.create_session("t", caller=Caller.of(request_id="old-1"))
         assert again.session.name == name
         assert len(await service.list_sessions()) == 1
     finally:

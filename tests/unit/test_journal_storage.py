@@ -13,6 +13,7 @@ from nineplan_adapters.entrypoints.web.chart import hourly, hours
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
+from nineplan_core.callers import Caller
 from nineplan_core.errors import InvalidInputError, SessionNotFoundError
 from nineplan_core.journal import Actor, Event, EventKind, EventQuery, NewEvent, UnreadableEvent
 from nineplan_core.model import Session, SessionName
@@ -74,11 +75,11 @@ async def test_a_replayed_request_appends_nothing(backend: Backend):
     """Repeating a call by its request_id returns the first result and adds no event."""
     service = backend.service
     name = await backend.session()
-    await service.add_plan(name, **PLAN, request_id="r1")
-    await service.pull_plan(name, request_id="r2")
+    await service.add_plan(name, **PLAN, caller=Caller.of(request_id="r1"))
+    await service.pull_plan(name, caller=Caller.of(request_id="r2"))
     before = await kinds(backend, name)
-    await service.add_plan(name, **PLAN, request_id="r1")
-    await service.pull_plan(name, request_id="r2")
+    await service.add_plan(name, **PLAN, caller=Caller.of(request_id="r1"))
+    await service.pull_plan(name, caller=Caller.of(request_id="r2"))
     assert await kinds(backend, name) == before == [K.SESSION_CREATED, K.PLAN_ADDED, K.PLAN_PULLED]
 
 
@@ -97,11 +98,11 @@ async def test_the_actor_is_recorded_and_checked(backend: Backend):
     """A person's change says `person`; an unknown actor is refused before storage."""
     service = backend.service
     name = await backend.session()
-    placed = await service.add_plan(name, **PLAN, actor="person")
+    placed = await service.add_plan(name, **PLAN, caller=Caller.of(actor="person"))
     events = await service.journal(name, EventQuery(plan_id=placed.plan.id))
     assert [event.actor for event in events if isinstance(event, Event)] == [Actor.PERSON]
     with pytest.raises(InvalidInputError, match="actor"):
-        await service.add_plan(name, **PLAN, actor="robot")
+        await service.add_plan(name, **PLAN, caller=Caller.of(actor="robot"))
     assert len((await service.session_state(name)).queue) == 1
 
 
@@ -148,7 +149,7 @@ async def test_state_derives_defer_counts_pulled_at_and_recent(backend: Backend)
     assert isinstance(state.recent[-1], Event)
     assert state.recent[-1].kind is K.PLAN_PULLED
     assert (
-        await service.reminder(name, worker=None)
+        await service.reminder(name, caller=Caller.of(None))
         == f"Active plan: {placed.plan.id} {PLAN['goal']} (pulled 2 min ago)"
     )
 
@@ -157,7 +158,7 @@ async def test_no_reminder_without_an_active_plan(backend: Backend):
     """The reminder line is there only while a plan is active."""
     name = await backend.session()
     await backend.service.add_plan(name, **PLAN)
-    assert await backend.service.reminder(name, worker=None) is None
+    assert await backend.service.reminder(name, caller=Caller.of(None)) is None
 
 
 async def damage(backend: Backend, name: str, seq: int, column: str, value: Any) -> None:

@@ -317,7 +317,7 @@ async def test_a_bug_is_reported_without_a_traceback(tmp_path: Path, caplog):
     """An unexpected exception is logged with its traceback and answered plainly."""
 
     class Exploding:
-        async def resume_session(self, name: str) -> None:
+        async def resume_session(self, name: str, **_: object) -> None:
             raise ZeroDivisionError("boom")
 
     async with Client(build_server(Exploding())) as c:  # type: ignore[arg-type] # a broken service

@@ -11,6 +11,7 @@ from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.web import web_app
 from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
 from nineplan_adapters.entrypoints.web.security import WebSecurity
+from nineplan_core.callers import Caller
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import NewEvent
 from nineplan_core.lifecycle import PlanStatus
@@ -108,12 +109,12 @@ async def _busy_session(backend: Backend) -> str:
     name = await backend.session()
     for goal in ("first", "second", "third", "fourth", "fifth"):
         await backend.service.add_plan(name, **{**PLAN, "goal": goal})
-    await backend.service.pull_plan(name, worker="w1")
-    await backend.service.complete_plan(name, "done", worker="w1")
-    await backend.service.pull_plan(name, worker="w1")
-    await backend.service.discard_plan(name, "not needed", worker="w1")
-    await backend.service.pull_plan(name, worker="w1")
-    await backend.service.pull_plan(name, worker="w2")
+    await backend.service.pull_plan(name, caller=Caller.of("w1"))
+    await backend.service.complete_plan(name, "done", caller=Caller.of("w1"))
+    await backend.service.pull_plan(name, caller=Caller.of("w1"))
+    await backend.service.discard_plan(name, "not needed", caller=Caller.of("w1"))
+    await backend.service.pull_plan(name, caller=Caller.of("w1"))
+    await backend.service.pull_plan(name, caller=Caller.of("w2"))
     return name
 
 

@@ -15,6 +15,7 @@ from nineplan_adapters.entrypoints.console import main
 from nineplan_adapters.storage.memory.primer import MemoryPrimer
 from nineplan_adapters.storage.postgres.primer import find_postgres
 from nineplan_adapters.storage.sqlite.primer import SqlitePrimer, find_sqlite, last_activity
+from nineplan_core.callers import Caller
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
 from nineplan_core.results import OtherSession, PrimedPlan, PrimedSession
@@ -290,7 +291,7 @@ async def test_the_session_holding_an_active_plan_is_chosen_and_the_others_named
         await service.add_plan(newer, **PLAN)
         await service.create_session(workspace=workspace)  # no work
         backend.clock.advance(60)
-        await service.add_plan(older, **PLAN, actor="person")
+        await service.add_plan(older, **PLAN, caller=Caller.of(actor="person"))
         found = (
             MemoryPrimer(backend.catalog, STUCK_DEFERS)  # type: ignore[arg-type]
             if kind == "memory"

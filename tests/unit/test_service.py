@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from nineplan_core.callers import Caller
 from nineplan_core.errors import (
     InvalidInputError,
     NoActivePlanError,
@@ -20,9 +21,17 @@ from nineplan_core.plan_file import parse, render
 from tests.fakes import PLAN, Backend, open_backend
 
 
-async def add(backend: Backend, name: str, goal: str, position: str = "back", **extra: Any):
+async def add(
+    backend: Backend,
+    name: str,
+    goal: str,
+    position: str = "back",
+    request_id: str | None = None,
+    **extra: Any,
+):
+    caller = Caller.of(request_id=request_id)  # checked where the call is read
     return await backend.service.add_plan(
-        name, **{**PLAN, "goal": goal, **extra}, position=position
+        name, **{**PLAN, "goal": goal, **extra}, position=position, caller=caller
     )
 
 
@@ -459,8 +468,8 @@ async def test_plan_file_text_serves_live_plans_only(backend: Backend):
 async def test_a_retried_add_applies_once(backend: Backend):
     """The same request_id returns the first result and adds nothing more."""
     name = await backend.session()
-    first = await backend.service.add_plan(name, **PLAN, request_id="req-1")
-    again = await backend.service.add_plan(name, **PLAN, request_id="req-1")
+    first = await backend.service.add_plan(name, **PLAN, caller=Caller.of(request_id="req-1"))
+    again = await backend.service.add_plan(name, **PLAN, caller=Caller.of(request_id="req-1"))
     assert again == first
     assert len((await backend.service.session_state(name)).queue) == 1
 
@@ -471,19 +480,32 @@ async def test_a_retried_complete_returns_the_first_completion(backend: Backend)
     name = await backend.session()
     await add(backend, name, "a")
     await add(backend, name, "b")
-    pulled = await backend.service.pull_plan(name, request_id="pull-1")
-    assert await backend.service.pull_plan(name, request_id="pull-1") == pulled
-    done = await backend.service.complete_plan(name, "made it", request_id="done-1")
-    assert await backend.service.complete_plan(name, "made it", request_id="done-1") == done
+    pulled = await backend.service.pull_plan(name, caller=Caller.of(request_id="pull-1"))
+    assert await backend.service.pull_plan(name, caller=Caller.of(request_id="pull-1")) == pulled
+    done = await backend.service.complete_plan(
+        name, "made it", caller=Caller.of(request_id="done-1")
+    )
+    assert (
+        await backend.service.complete_plan(name, "made it", caller=Caller.of(request_id="done-1"))
+        == done
+    )
     assert (await backend.service.session_state(name)).completed_count == 1
     await backend.service.pull_plan(name)
-    deferred = await backend.service.defer_plan(name, "later", "front", request_id="defer-1")
+    deferred = await backend.service.defer_plan(
+        name, "later", "front", caller=Caller.of(request_id="defer-1")
+    )
     assert (
-        await backend.service.defer_plan(name, "later", "front", request_id="defer-1") == deferred
+        await backend.service.defer_plan(
+            name, "later", "front", caller=Caller.of(request_id="defer-1")
+        )
+        == deferred
     )
     await backend.service.pull_plan(name)
-    gone = await backend.service.discard_plan(name, "no", request_id="drop-1")
-    assert await backend.service.discard_plan(name, "no", request_id="drop-1") == gone
+    gone = await backend.service.discard_plan(name, "no", caller=Caller.of(request_id="drop-1"))
+    assert (
+        await backend.service.discard_plan(name, "no", caller=Caller.of(request_id="drop-1"))
+        == gone
+    )
 
 
 async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend):
@@ -495,7 +517,7 @@ async def test_a_request_id_reused_for_another_call_is_refused(backend: Backend)
         await add(backend, name, "b", request_id="same")
     assert caught.value.field == "request_id"
     with pytest.raises(InvalidInputError) as caught:
-        await backend.service.pull_plan(name, request_id="same")
+        await backend.service.pull_plan(name, caller=Caller.of(request_id="same"))
     assert caught.value.field == "request_id"
 
 
@@ -511,12 +533,12 @@ async def test_request_ids_are_validated(backend: Backend, request_id: str):
 async def test_a_retried_create_returns_the_same_session(backend: Backend):
     """A create retried with its request_id returns the same session and creates one; other
     arguments with that id are refused."""
-    first = await backend.service.create_session("t", request_id="make-1")
-    again = await backend.service.create_session("t", request_id="make-1")
+    first = await backend.service.create_session("t", caller=Caller.of(request_id="make-1"))
+    again = await backend.service.create_session("t", caller=Caller.of(request_id="make-1"))
     assert again.session.name == first.session.name
     assert len(await backend.service.list_sessions()) == 1
     with pytest.raises(InvalidInputError):
-        await backend.service.create_session("other", request_id="make-1")
+        await backend.service.create_session("other", caller=Caller.of(request_id="make-1"))
 
 
 async def test_only_recent_request_ids_are_kept(backend_kind: str, tmp_path: Path):

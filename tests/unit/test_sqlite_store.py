@@ -14,6 +14,7 @@ from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
 from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, HOURLY_COUNTS
+from nineplan_core.callers import Caller
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
 from nineplan_core.service import NinePlan
@@ -477,11 +478,11 @@ async def test_migrating_twice_to_workers_keeps_one_set_of_columns(tmp_path: Pat
     async with open_backend("sqlite", tmp_path) as backend:
         name = await backend.session()
         await backend.service.add_plan(name, **PLAN)
-        await backend.service.pull_plan(name, worker="w1")
+        await backend.service.pull_plan(name, caller=Caller.of("w1"))
     with raw(tmp_path / name / "session.db") as db:
         db.execute("PRAGMA user_version = 6")
     async with open_backend("sqlite", tmp_path) as backend:
-        state = await backend.service.session_state(name, worker="w1")
+        state = await backend.service.session_state(name, caller=Caller.of("w1"))
         assert state.active_plan is not None
     with raw(tmp_path / name / "session.db") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

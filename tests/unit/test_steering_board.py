@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nineplan_core.callers import Caller
 from nineplan_core.errors import (
     InvalidInputError,
     PlanChangedError,
@@ -48,7 +49,9 @@ async def test_move_before_puts_the_plan_just_ahead_and_is_pulled_in_that_order(
     assert (last.kind, last.plan_id, last.actor.value) == (EventKind.PLAN_MOVED, ids["C"], "person")
     assert (last.detail["before"], last.detail["rank"]) == (ids["B"], 2)
     assert (await backend.service.validate_session(name)).journal_matches_state
-    pulled = [(await backend.service.pull_plan(name, worker=w)).plan.goal for w in "wxyz"]
+    pulled = [
+        (await backend.service.pull_plan(name, caller=Caller.of(w))).plan.goal for w in "wxyz"
+    ]
     assert pulled == ["A", "C", "B", "D"]
 
 
@@ -88,8 +91,8 @@ async def test_refused_moves_change_nothing(backend: Backend):
     and the journal as they were."""
     name, ids = await session_with(backend, "A", "B", "C", "D")
     await backend.service.pull_plan(name)  # A is active
-    await backend.service.pull_plan(name, worker="w2")  # B too
-    await backend.service.complete_plan(name, "done", worker="w2")
+    await backend.service.pull_plan(name, caller=Caller.of("w2"))  # B too
+    await backend.service.complete_plan(name, "done", caller=Caller.of("w2"))
     journal = await backend.service.journal(name)
     for call, error, match in [
         ({"plan_id": ids["C"], "before": ids["C"]}, InvalidInputError, "before"),

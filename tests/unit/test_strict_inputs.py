@@ -7,6 +7,7 @@ import pytest
 
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
+from nineplan_core.callers import Caller
 from nineplan_core.errors import (
     DatabaseError,
     InvalidTransitionError,
@@ -54,7 +55,7 @@ def test_an_unknown_keyword_to_open_nineplan_is_a_type_error_naming_it(tmp_path:
     [
         ({"context": 123}, "context"),
         ({"position": 1}, "position"),
-        ({"request_id": 5}, "request_id"),
+        ({"caller": "alice"}, "caller"),  # a worker name where its Caller belongs
     ],
 )
 async def test_wrong_types_through_the_library_are_validation_errors(
@@ -64,9 +65,16 @@ async def test_wrong_types_through_the_library_are_validation_errors(
     async with open_nineplan(tmp_path, storage="memory") as nineplan:
         name = (await nineplan.create_session()).session.name
         with pytest.raises(NinePlanError) as caught:
-            await nineplan.add_plan(name, **{**PLAN, **call})  # type: ignore[arg-type]
+            await nineplan.add_plan(name, **{**PLAN, **call})
         assert caught.value.category == "VALIDATION_ERROR"
         assert caught.value.message.startswith(f"{field}: ")
+
+
+def test_a_request_id_that_is_not_text_is_refused_where_the_call_is_read():
+    """Caller.of(request_id=5): a VALIDATION_ERROR naming request_id, before any use case."""
+    with pytest.raises(NinePlanError) as caught:
+        Caller.of(request_id=5)  # type: ignore[arg-type]
+    assert caught.value.message.startswith("request_id: ")
 
 
 async def test_max_results_true_and_a_number_for_a_name_are_refused(tmp_path: Path):

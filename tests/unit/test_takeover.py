@@ -10,6 +10,7 @@ import pytest
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.clock import FixedClock
+from nineplan_core.callers import Caller
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -40,15 +41,15 @@ async def test_a_stale_plan_is_taken_over_with_its_file_as_it_was(backend: Backe
     it, w1's notes are in the plan."""
     service = backend.service
     name, (a, _) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     written = (await backend.plan_text(name, a) or "") + "\nw1 found the index is missing\n"
     await backend.write_plan_text(name, a, written)
     backend.clock.advance(LAPSED)
-    taken = await service.pull_plan(name, worker="w2", take_over=a)
+    taken = await service.pull_plan(name, take_over=a, caller=Caller.of("w2"))
     assert (taken.plan.id, taken.plan.worker, taken.taken_from) == (a, "w2", "w1")
     assert taken.text == written
     assert await backend.plan_text(name, a) == written
-    state = await service.session_state(name, worker="w2")
+    state = await service.session_state(name, caller=Caller.of("w2"))
     assert state.active_plan is not None
     assert state.active_plan.id == a
     [hold] = state.active_plans
@@ -63,7 +64,7 @@ async def test_a_stale_plan_is_taken_over_with_its_file_as_it_was(backend: Backe
     assert (over.kind, over.plan_id, over.actor.value) == (EventKind.PLAN_TAKEN_OVER, a, "agent")
     detail = {key: value for key, value in over.detail.items() if key != "machine"}
     assert detail == {"from": "w1", "to": "w2", "idle_minutes": round(LAPSED / 60, 1)}
-    done = await service.complete_plan(name, "indexed", worker="w2")
+    done = await service.complete_plan(name, "indexed", caller=Caller.of("w2"))
     assert "w1 found the index is missing" in done.plan.notes
     report = await service.validate_session(name)
     assert report.valid, report.issues
@@ -74,11 +75,11 @@ async def test_a_live_lease_is_refused_saying_who_holds_it_until_when(backend: B
     lease ends; nothing changes."""
     service = backend.service
     name, (a, _) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     pulled = backend.clock()
     backend.clock.advance(60)
     with pytest.raises(LeaseLiveError) as caught:
-        await service.pull_plan(name, worker="w2", take_over=a)
+        await service.pull_plan(name, take_over=a, caller=Caller.of("w2"))
     assert caught.value.category == "PLAN_ALREADY_ACTIVE"
     until = format_timestamp(pulled + dt.timedelta(minutes=LEASE_MINUTES))
     assert caught.value.message == (
@@ -94,15 +95,15 @@ async def test_a_caller_holding_a_plan_cannot_take_another_over(backend: Backend
     its own plan is a VALIDATION_ERROR naming take_over."""
     service = backend.service
     name, (a, b) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
-    await service.pull_plan(name, worker="w2")
+    await service.pull_plan(name, caller=Caller.of("w1"))
+    await service.pull_plan(name, caller=Caller.of("w2"))
     backend.clock.advance(LAPSED)
     with pytest.raises(PlanAlreadyActiveError) as caught:
-        await service.pull_plan(name, worker="w2", take_over=a)
+        await service.pull_plan(name, take_over=a, caller=Caller.of("w2"))
     assert not isinstance(caught.value, LeaseLiveError)
     assert caught.value.plan_id == b
     with pytest.raises(InvalidInputError) as own:
-        await service.pull_plan(name, worker="w2", take_over=b)
+        await service.pull_plan(name, take_over=b, caller=Caller.of("w2"))
     assert own.value.field == "take_over"
     assert own.value.message == f"take_over: plan {b} is yours already"
 
@@ -118,13 +119,13 @@ async def test_only_an_active_plan_can_be_taken_over(backend: Backend):
     await service.discard_plan(name, "no")
     for plan_id, status in ((a, "completed"), (b, "discarded"), (c, "queued")):
         with pytest.raises(InvalidInputError) as caught:
-            await service.pull_plan(name, worker="w2", take_over=plan_id)
+            await service.pull_plan(name, take_over=plan_id, caller=Caller.of("w2"))
         assert caught.value.field == "take_over"
         assert f"plan {plan_id} is {status}" in caught.value.message
     with pytest.raises(PlanNotFoundError):
-        await service.pull_plan(name, worker="w2", take_over="zzzzz")
+        await service.pull_plan(name, take_over="zzzzz", caller=Caller.of("w2"))
     with pytest.raises(InvalidInputError) as bad:
-        await service.pull_plan(name, worker="w2", take_over="NOT-AN-ID")
+        await service.pull_plan(name, take_over="NOT-AN-ID", caller=Caller.of("w2"))
     assert bad.value.field == "take_over"
     assert (await service.session_state(name)).queue[0].id == c
 
@@ -134,24 +135,24 @@ async def test_the_old_worker_is_told_who_took_its_plan_and_when(backend: Backen
     saying which worker took the plan and when; once it pulls again it is told nothing of it."""
     service = backend.service
     name, (a, b) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     backend.clock.advance(LAPSED)
-    await service.pull_plan(name, worker="w2", take_over=a)
+    await service.pull_plan(name, take_over=a, caller=Caller.of("w2"))
     when = format_timestamp(backend.clock())
     for call in (
-        service.defer_plan(name, "later", worker="w1"),
-        service.complete_plan(name, "done", worker="w1"),
-        service.discard_plan(name, "no", worker="w1"),
+        service.defer_plan(name, "later", caller=Caller.of("w1")),
+        service.complete_plan(name, "done", caller=Caller.of("w1")),
+        service.discard_plan(name, "no", caller=Caller.of("w1")),
     ):
         with pytest.raises(NoActivePlanError) as caught:
             await call
         assert caught.value.message == (
             f"No plan is active for worker w1: plan {a} was taken over by worker w2 at {when}."
         )
-    assert (await service.pull_plan(name, worker="w1")).plan.id == b
-    await service.complete_plan(name, "done", worker="w1")
+    assert (await service.pull_plan(name, caller=Caller.of("w1"))).plan.id == b
+    await service.complete_plan(name, "done", caller=Caller.of("w1"))
     with pytest.raises(NoActivePlanError) as later:
-        await service.complete_plan(name, "again", worker="w1")
+        await service.complete_plan(name, "again", caller=Caller.of("w1"))
     assert later.value.message == "No plan is active for worker w1."
 
 
@@ -161,7 +162,7 @@ async def test_main_taken_over_is_told_in_its_own_words(backend: Backend):
     name, (a,) = await queue_of(backend, 1)
     await service.pull_plan(name)
     backend.clock.advance(LAPSED)
-    await service.pull_plan(name, worker="rescue", take_over=a)
+    await service.pull_plan(name, take_over=a, caller=Caller.of("rescue"))
     with pytest.raises(NoActivePlanError) as caught:
         await service.complete_plan(name, "done")
     assert caught.value.message.startswith(
@@ -177,7 +178,7 @@ async def test_a_person_releases_an_active_plan_to_the_front(backend: Backend):
     replays to the state."""
     service = backend.service
     name, (a, b) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     written = (await backend.plan_text(name, a) or "") + "\nhalf done: the table exists\n"
     await backend.write_plan_text(name, a, written)
     placed = await service.release_plan(name, a)
@@ -191,12 +192,12 @@ async def test_a_person_releases_an_active_plan_to_the_front(backend: Backend):
     assert (last.kind, last.plan_id, last.actor.value) == (EventKind.PLAN_RELEASED, a, "person")
     assert last.detail == {"worker": "w1", "position": "front", "rank": 1}
     with pytest.raises(NoActivePlanError) as caught:
-        await service.complete_plan(name, "done", worker="w1")
+        await service.complete_plan(name, "done", caller=Caller.of("w1"))
     assert caught.value.message == (
         f"No plan is active for worker w1: plan {a} was released back to the queue by a "
         f"person at {format_timestamp(backend.clock())}."
     )
-    again = await service.pull_plan(name, worker="w2")
+    again = await service.pull_plan(name, caller=Caller.of("w2"))
     assert again.plan.id == a
     assert "half done: the table exists" in again.plan.notes
     report = await service.validate_session(name)
@@ -270,10 +271,10 @@ async def test_a_take_over_repeated_with_its_request_id_returns_the_first_answer
     holds one take-over."""
     service = backend.service
     name, (a, _) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     backend.clock.advance(LAPSED)
-    first = await service.pull_plan(name, worker="w2", take_over=a, request_id="take-1")
-    again = await service.pull_plan(name, worker="w2", take_over=a, request_id="take-1")
+    first = await service.pull_plan(name, take_over=a, caller=Caller.of("w2", request_id="take-1"))
+    again = await service.pull_plan(name, take_over=a, caller=Caller.of("w2", request_id="take-1"))
     assert (again.plan.id, again.plan.worker, again.taken_from) == (a, "w2", "w1")
     assert again.text == first.text
     kinds = [e.kind for e in await service.journal(name) if isinstance(e, Event)]
@@ -295,11 +296,11 @@ async def test_a_take_over_on_another_machine_gives_that_machine_the_file(tmp_pa
         ]
         name = (await a.create_session("two machines")).session.name
         plan = (await a.add_plan(name, **PLAN)).plan
-        pulled = await a.pull_plan(name, worker="w1")
+        pulled = await a.pull_plan(name, caller=Caller.of("w1"))
         mine = Path(pulled.path)
         mine.write_text(mine.read_text() + "\nw1 on machine a\n")
         clock.advance(LAPSED)
-        taken = await b.pull_plan(name, worker="w2", take_over=plan.id)
+        taken = await b.pull_plan(name, take_over=plan.id, caller=Caller.of("w2"))
         assert Path(taken.path) != mine
         assert Path(taken.path).read_text() == taken.text
         assert PLAN["goal"] in taken.text

@@ -18,6 +18,7 @@ from nineplan_adapters.entrypoints.web.pages import Pages, SessionView
 from nineplan_adapters.entrypoints.web.reads import JOURNAL_LIMIT, PAGE_SIZE, JournalPage, QueuePage
 from nineplan_adapters.entrypoints.web.rendering import ago, duration, first_line, held_for, marked
 from nineplan_adapters.entrypoints.web.security import WebSecurity, allowed
+from nineplan_core.callers import Caller
 from nineplan_core.journal import Actor, Event, EventKind
 from nineplan_core.results import SNIPPET_MARKS
 from tests.fakes import PLAN, Backend
@@ -485,9 +486,9 @@ async def test_the_live_stream_wakes_when_the_earliest_live_lease_lapses(backend
     nothing = await backend.service.session_state(name)
     for goal in ("one", "two"):
         await backend.service.add_plan(name, **{**PLAN, "goal": goal})
-    await backend.service.pull_plan(name, worker="w1")
+    await backend.service.pull_plan(name, caller=Caller.of("w1"))
     backend.clock.advance(60)
-    await backend.service.pull_plan(name, worker="w2")
+    await backend.service.pull_plan(name, caller=Caller.of("w2"))
     state = await backend.service.session_state(name)
     lease = backend.service.lease_minutes * 60
     now = backend.clock.now

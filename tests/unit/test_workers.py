@@ -9,6 +9,7 @@ import pytest
 
 from nineplan_adapters.config import ConfigError, Settings
 from nineplan_adapters.storage.clock import FixedClock
+from nineplan_core.callers import Caller
 from nineplan_core.errors import (
     DatabaseError,
     InvalidInputError,
@@ -44,10 +45,10 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
     service = backend.service
     name, (a, b, c) = await queue_of(backend, 3)
     assert (await service.pull_plan(name)).plan.id == a
-    pulled = await service.pull_plan(name, worker="tests")
+    pulled = await service.pull_plan(name, caller=Caller.of("tests"))
     assert (pulled.plan.id, pulled.plan.worker) == (b, "tests")
     with pytest.raises(PlanAlreadyActiveError) as caught:
-        await service.pull_plan(name, worker="tests")
+        await service.pull_plan(name, caller=Caller.of("tests"))
     assert caught.value.message == (
         f"Plan {b} is already active; worker tests works on one plan at a time."
     )
@@ -56,7 +57,7 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
     assert main_caught.value.message == (
         f"Plan {a} is already active; only one plan is worked on at a time."
     )
-    state = await service.session_state(name, worker="tests")
+    state = await service.session_state(name, caller=Caller.of("tests"))
     assert state.active_plan is not None
     assert state.active_plan.id == b
     assert [(hold.plan.id, hold.worker) for hold in state.active_plans] == [
@@ -64,8 +65,8 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
         (b, "tests"),
     ]
     assert (await service.session_state(name)).active_plan.id == a  # type: ignore[union-attr]
-    assert (await service.complete_plan(name, "done", worker="tests")).plan.id == b
-    assert (await service.pull_plan(name, worker="tests")).plan.id == c
+    assert (await service.complete_plan(name, "done", caller=Caller.of("tests"))).plan.id == b
+    assert (await service.pull_plan(name, caller=Caller.of("tests"))).plan.id == c
     report = await service.validate_session(name)
     assert report.valid, report.issues
 
@@ -77,9 +78,9 @@ async def test_a_worker_without_a_plan_is_told_so_by_name(backend: Backend):
     name, _ = await queue_of(backend, 2)
     await service.pull_plan(name)
     for call in (
-        service.defer_plan(name, "later", worker="docs"),
-        service.complete_plan(name, "done", worker="docs"),
-        service.discard_plan(name, "no", worker="docs"),
+        service.defer_plan(name, "later", caller=Caller.of("docs")),
+        service.complete_plan(name, "done", caller=Caller.of("docs")),
+        service.discard_plan(name, "no", caller=Caller.of("docs")),
     ):
         with pytest.raises(NoActivePlanError) as caught:
             await call
@@ -93,19 +94,14 @@ async def test_a_worker_without_a_plan_is_told_so_by_name(backend: Backend):
 @pytest.mark.parametrize(
     "worker", ["", "Tests", "-tests", ".x", "a" * 41, "tests/1", "tést", "a b", 7]
 )
-async def test_a_bad_worker_name_is_refused(backend: Backend, worker: object):
+def test_a_bad_worker_name_is_refused_where_the_call_is_read(worker: object):
     """A worker name outside [a-z0-9._-], not starting with a letter or digit, empty, longer
-    than 40 characters or not text is a VALIDATION_ERROR naming `worker`; nothing changes."""
-    name, _ = await queue_of(backend, 1)
-    for call in (
-        backend.service.pull_plan(name, worker=worker),  # type: ignore[arg-type]
-        backend.service.session_state(name, worker=worker),  # type: ignore[arg-type]
-        backend.service.complete_plan(name, "done", worker=worker),  # type: ignore[arg-type]
-    ):
-        with pytest.raises(InvalidInputError) as caught:
-            await call
-        assert caught.value.field == "worker"
-    assert len((await backend.service.session_state(name)).queue) == 1
+    than 40 characters or not text is a VALIDATION_ERROR naming `worker`, raised where a way
+    in reads the call (`Caller.of`), so no use case ever sees it (the MCP tools' refusal:
+    tests/integration/test_workers.py)."""
+    with pytest.raises(InvalidInputError) as caught:
+        Caller.of(worker)  # type: ignore[arg-type]
+    assert caught.value.field == "worker"
 
 
 async def test_the_reminder_is_about_the_calling_workers_own_plan(backend: Backend):
@@ -116,17 +112,19 @@ async def test_the_reminder_is_about_the_calling_workers_own_plan(backend: Backe
     name, (a, b, _) = await queue_of(backend, 3)
     await service.pull_plan(name)
     backend.clock.advance(600)
-    await service.pull_plan(name, worker="alice")
+    await service.pull_plan(name, caller=Caller.of("alice"))
     backend.clock.advance(120)
     goal = PLAN["goal"]
-    assert await service.reminder(name, worker="alice") == (
+    assert await service.reminder(name, caller=Caller.of("alice")) == (
         f"Active plan: {b} {goal} (pulled 2 min ago)"
     )
-    assert await service.reminder(name, worker=None) == (
+    assert await service.reminder(name, caller=Caller.of(None)) == (
         f"Active plan: {a} {goal} (pulled 12 min ago)"
     )
-    assert await service.reminder(name, worker="main") == await service.reminder(name, worker=None)
-    assert await service.reminder(name, worker="bob") is None
+    assert await service.reminder(name, caller=Caller.of("main")) == await service.reminder(
+        name, caller=Caller.of(None)
+    )
+    assert await service.reminder(name, caller=Caller.of("bob")) is None
     seen = {
         hold.worker: hold.plan.last_seen
         for hold in (await service.session_state(name)).active_plans
@@ -137,20 +135,13 @@ async def test_the_reminder_is_about_the_calling_workers_own_plan(backend: Backe
     }
 
 
-@pytest.mark.parametrize("worker", ["", "Tests", "a" * 41, 7])
-async def test_a_bad_worker_name_for_the_reminder_is_refused(backend: Backend, worker: object):
-    """The reminder checks its worker as every use case does: VALIDATION_ERROR naming it."""
-    name, _ = await queue_of(backend, 1)
-    with pytest.raises(InvalidInputError) as caught:
-        await backend.service.reminder(name, worker=worker)  # type: ignore[arg-type]
-    assert caught.value.field == "worker"
-
-
 async def test_forty_characters_of_the_alphabet_are_a_worker(backend: Backend):
     """The longest name and every character of the alphabet are accepted."""
     name, _ = await queue_of(backend, 2)
     for worker in ("a" * 40, "0a._-z9"):
-        assert (await backend.service.pull_plan(name, worker=worker)).plan.worker == worker
+        assert (
+            await backend.service.pull_plan(name, caller=Caller.of(worker))
+        ).plan.worker == worker
 
 
 async def test_a_request_id_is_remembered_per_worker(backend: Backend):
@@ -158,13 +149,13 @@ async def test_a_request_id_is_remembered_per_worker(backend: Backend):
     them gets its own first result back."""
     service = backend.service
     name, (a, b, _) = await queue_of(backend, 3)
-    first = await service.pull_plan(name, worker="one", request_id="pull-1")
-    second = await service.pull_plan(name, worker="two", request_id="pull-1")
+    first = await service.pull_plan(name, caller=Caller.of("one", request_id="pull-1"))
+    second = await service.pull_plan(name, caller=Caller.of("two", request_id="pull-1"))
     assert (first.plan.id, second.plan.id) == (a, b)
-    again = await service.pull_plan(name, worker="one", request_id="pull-1")
+    again = await service.pull_plan(name, caller=Caller.of("one", request_id="pull-1"))
     assert again.plan.id == a
     with pytest.raises(PlanAlreadyActiveError):  # a new id: worker one holds a plan
-        await service.pull_plan(name, worker="one", request_id="pull-2")
+        await service.pull_plan(name, caller=Caller.of("one", request_id="pull-2"))
 
 
 async def test_the_journal_names_the_worker(backend: Backend):
@@ -172,10 +163,10 @@ async def test_the_journal_names_the_worker(backend: Backend):
     events carry none, as before workers; the journal replays who holds what."""
     service = backend.service
     name, _ = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="w1")
-    await service.defer_plan(name, "later", worker="w1")
-    await service.pull_plan(name, worker="w1")
-    await service.complete_plan(name, "done", worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
+    await service.defer_plan(name, "later", caller=Caller.of("w1"))
+    await service.pull_plan(name, caller=Caller.of("w1"))
+    await service.complete_plan(name, "done", caller=Caller.of("w1"))
     await service.pull_plan(name)
     await service.discard_plan(name, "no")
     events = [e for e in await service.journal(name) if isinstance(e, Event)]
@@ -201,13 +192,13 @@ async def test_last_seen_is_the_workers_last_call(backend: Backend):
     service = backend.service
     name, _ = await queue_of(backend, 2)
     pulled_at = backend.clock()
-    await service.pull_plan(name, worker="w1")
+    await service.pull_plan(name, caller=Caller.of("w1"))
     backend.clock.advance(60)
-    await service.session_state(name, worker="w2")
+    await service.session_state(name, caller=Caller.of("w2"))
     [hold] = (await service.session_state(name)).active_plans
     assert hold.plan.last_seen == pulled_at
     backend.clock.advance(60)
-    await service.resume_session(name, worker="w1")
+    await service.resume_session(name, caller=Caller.of("w1"))
     [hold] = (await service.session_state(name)).active_plans
     assert hold.plan.last_seen == backend.clock()
     assert hold.pulled_at == pulled_at
@@ -233,8 +224,8 @@ async def test_the_database_refuses_two_active_plans_for_one_worker(tmp_path: Pa
     worker), while two workers' active plans are stored side by side."""
     async with open_backend("sqlite", tmp_path) as backend:
         name, _ = await queue_of(backend, 3)
-        await backend.service.pull_plan(name, worker="w1")
-        await backend.service.pull_plan(name, worker="w2")
+        await backend.service.pull_plan(name, caller=Caller.of("w1"))
+        await backend.service.pull_plan(name, caller=Caller.of("w2"))
     with (
         sqlite3.connect(tmp_path / name / "session.db") as db,
         pytest.raises(sqlite3.IntegrityError),
@@ -282,7 +273,7 @@ async def test_a_plan_goes_stale_when_its_worker_falls_silent(tmp_path: Path):
     async with open_backend("memory", tmp_path) as backend:
         service = backend.service
         name, (a, _) = await queue_of(backend, 2)
-        await service.pull_plan(name, worker="w1")
+        await service.pull_plan(name, caller=Caller.of("w1"))
 
         async def stale() -> list[tuple[str, str, bool]]:
             state = await service.session_state(name)
@@ -293,7 +284,7 @@ async def test_a_plan_goes_stale_when_its_worker_falls_silent(tmp_path: Path):
         backend.clock.advance(1)
         assert await stale() == [(a, "w1", True)]
         assert len((await service.session_state(name)).queue) == 1
-        await service.session_state(name, worker="w1")
+        await service.session_state(name, caller=Caller.of("w1"))
         assert await stale() == [(a, "w1", False)]
 
 
@@ -312,8 +303,8 @@ async def test_an_empty_queue_names_the_plans_other_workers_hold(backend: Backen
     of calling the task complete; once none is held, the text is as it always was."""
     service = backend.service
     name, (a, b) = await queue_of(backend, 2)
-    await service.pull_plan(name, worker="tests")
-    await service.pull_plan(name, worker="docs")
+    await service.pull_plan(name, caller=Caller.of("tests"))
+    await service.pull_plan(name, caller=Caller.of("docs"))
     with pytest.raises(QueueEmptyError) as caught:
         await service.pull_plan(name)
     assert caught.value.message == (
@@ -321,10 +312,10 @@ async def test_an_empty_queue_names_the_plans_other_workers_hold(backend: Backen
         if a < b
         else f"The queue is empty; 2 plan(s) are still active: {b} (docs), {a} (tests)."
     )
-    await service.complete_plan(name, "done", worker="tests")
-    await service.complete_plan(name, "done", worker="docs")
+    await service.complete_plan(name, "done", caller=Caller.of("tests"))
+    await service.complete_plan(name, "done", caller=Caller.of("docs"))
     with pytest.raises(QueueEmptyError) as done:
-        await service.pull_plan(name, worker="tests")
+        await service.pull_plan(name, caller=Caller.of("tests"))
     assert done.value.message == "The queue is empty and 2 plan(s) are completed. Task complete!"
 
 
@@ -339,8 +330,8 @@ async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
     alone = (await service.add_plan(lone, **PLAN)).plan.id
     await service.pull_plan(lone)
     assert not (await service.session_state(name)).session.workers_named
-    assert (await service.pull_plan(name, worker="tests")).plan.id == a
-    await service.complete_plan(name, "done", worker="tests")
+    assert (await service.pull_plan(name, caller=Caller.of("tests"))).plan.id == a
+    await service.complete_plan(name, "done", caller=Caller.of("tests"))
     assert (await service.pull_plan(name)).plan.id == b
     backend.clock.advance(31 * 60)
     state = await service.session_state(name)
@@ -349,7 +340,7 @@ async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
     quiet = await service.session_state(lone)
     assert [hold.stale for hold in quiet.active_plans] == [True]
     assert (quiet.session.workers_named, quiet.stale_plans) == (False, [])
-    await service.session_state(lone, worker="look")
+    await service.session_state(lone, caller=Caller.of("look"))
     named = await service.session_state(lone)
     assert named.session.workers_named
     assert [hold.plan.id for hold in named.stale_plans] == [alone]

@@ -10,7 +10,6 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.history import search_terms
-from nineplan_core.journal import Actor
 from nineplan_core.model import SECTION_FIELDS, Limits, check_text, check_type
 from nineplan_core.plan_file import MAX_NOTES_CHARS, PlanText
 
@@ -18,18 +17,6 @@ from nineplan_core.plan_file import MAX_NOTES_CHARS, PlanText
 MAX_WORKSPACE_CHARS = 4096
 #: The sections a plan may leave empty.
 OPTIONAL_SECTIONS = ("inputs", "outputs")
-
-
-def check_actor(actor: Actor | str) -> Actor:
-    """Who makes a change: `agent`, `person` or `system`.
-
-    Raises:
-        InvalidInputError: anything else.
-    """
-    try:
-        return Actor(actor)
-    except ValueError:
-        raise InvalidInputError("actor", "must be 'agent', 'person' or 'system'") from None
 
 
 def check_notes(notes: str | None) -> None:

@@ -5,14 +5,13 @@ import logging
 
 import attrs
 
-from nineplan_core.callers import Caller
+from nineplan_core.callers import AGENT, Caller, check_caller
 from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import (
     QueueFullError,
 )
 from nineplan_core.journal import (
-    Actor,
     EventKind,
     excerpt,
     plan_event,
@@ -34,13 +33,12 @@ from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionStat
 from nineplan_core.retries import request
 from nineplan_core.service.checks import (
     MAX_WORKSPACE_CHARS,
-    check_actor,
     check_notes,
     check_sections,
     check_task_description,
 )
 from nineplan_core.service.envelope import Applied, Envelope
-from nineplan_core.workers import MAIN, check_worker, worker_name
+from nineplan_core.workers import MAIN
 
 log = logging.getLogger("nineplan.service")
 
@@ -54,9 +52,8 @@ class Commands(Envelope):
         self,
         task_description: str | None = None,
         *,
-        request_id: str | None = None,
+        caller: Caller = AGENT,
         workspace: str | None = None,
-        actor: Actor | str = Actor.AGENT,
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
@@ -69,31 +66,33 @@ class Commands(Envelope):
                 request_id reused.
             StorageError: the session could not be created.
         """
-        who = check_actor(actor)
+        caller = check_caller(caller)
         if workspace is not None:
             check_text("workspace", workspace, max_chars=MAX_WORKSPACE_CHARS)
         task_description = check_task_description(task_description, self.limits)
-        call = request(request_id, str, "create_session", task_description=task_description)
+        call = request(
+            caller.request_id, str, "create_session", worker=MAIN, task_description=task_description
+        )  # a session is created for every worker: the id alone is the key
         if call is not None and (created := await self._created(call)) is not None:
             return await self._state(await self.catalog.open(check_session_name(created)), MAIN)
-        store = await self._new_session(task_description, workspace, who)
+        store = await self._new_session(task_description, workspace, caller.actor)
         if call is not None:
             await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
         log.info("session created", extra={"session": store.name})
         return await self._state(store, MAIN)
 
-    async def resume_session(self, name: str, *, worker: str | None = None) -> SessionState:
-        """The state of a session an agent picks back up, with `worker`'s active plan (a
+    async def resume_session(self, name: str, *, caller: Caller = AGENT) -> SessionState:
+        """The state of a session an agent picks back up, with the caller's active plan (a
         worker named is heard from: its plan's `last_seen`); the first resume in a process
         reconciles its files (re-renders missing or empty ones, moves strays aside).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        session = check_session_name(name)
-        who = worker_name(check_worker(worker))
+        caller = check_caller(caller)
+        session, who = check_session_name(name), caller.holder
         store = await self.catalog.open(session)
-        if worker is not None:
+        if caller.named:
             await self._heard_from(store, who)
         if session in self._reconciled and not store.files_mirror:
             return await self._state(store, who)
@@ -118,8 +117,7 @@ class Commands(Envelope):
         inputs: str = "",
         outputs: str = "",
         position: Position | str = Position.BACK,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
+        caller: Caller = AGENT,
     ) -> PlacedPlan:
         """Add a plan at the front or the back of the queue and write its file.
 
@@ -127,6 +125,7 @@ class Commands(Envelope):
             QueueFullError: the queue holds as many plans as it may.
             InvalidInputError, SessionNotFoundError, StorageError.
         """
+        caller = check_caller(caller)
         texts = {
             "context": context,
             "goal": goal,
@@ -137,9 +136,14 @@ class Commands(Envelope):
         where = check_position(position)
         content = PlanContent(**texts, inputs=inputs, outputs=outputs)
         call = request(
-            request_id, PlacedPlan, "add_plan", content=attrs.asdict(content), position=where
+            caller.request_id,
+            PlacedPlan,
+            "add_plan",
+            worker=caller.holder,
+            content=attrs.asdict(content),
+            position=where,
         )
-        who = check_actor(actor)
+        who = caller.actor
 
         async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             tally = await tx.tally()
@@ -167,21 +171,20 @@ class Commands(Envelope):
         position: Position | str = Position.BACK,
         *,
         notes: str | None = None,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
+        caller: Caller = AGENT,
     ) -> PlacedPlan:
-        """Put `worker`'s active plan back in the queue, noting why; file edits kept, notes after.
+        """Put the caller's active plan back in the queue, noting why; file edits kept, notes after.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
+        caller = check_caller(caller)
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        holder = worker_name(named := check_worker(worker))
+        holder = caller.holder
         call = request(
-            request_id,
+            caller.request_id,
             PlacedPlan,
             "defer_plan",
             worker=holder,
@@ -189,7 +192,6 @@ class Commands(Envelope):
             position=where,
             notes=notes,
         )
-        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)
@@ -227,23 +229,26 @@ class Commands(Envelope):
         outcome: str,
         *,
         notes: str | None = None,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
+        caller: Caller = AGENT,
     ) -> Completion:
-        """Finish `worker`'s active plan: its outcome goes into searchable history, its file goes away
+        """Finish the caller's active plan: its outcome goes into searchable history, its file goes away
         (its edits read back first, `notes` appended after them).
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
+        caller = check_caller(caller)
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = worker_name(named := check_worker(worker))
+        holder = caller.holder
         call = request(
-            request_id, Completion, "complete_plan", worker=holder, outcome=outcome, notes=notes
+            caller.request_id,
+            Completion,
+            "complete_plan",
+            worker=holder,
+            outcome=outcome,
+            notes=notes,
         )
-        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)
@@ -274,22 +279,20 @@ class Commands(Envelope):
         reason: str,
         *,
         notes: str | None = None,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
+        caller: Caller = AGENT,
     ) -> Discarded:
-        """Abandon `worker`'s active plan; it is kept (file edits and `notes` too) but never searchable.
+        """Abandon the caller's active plan; it is kept (file edits and `notes` too) but never searchable.
 
         Raises:
             NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
         """
+        caller = check_caller(caller)
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = worker_name(named := check_worker(worker))
+        holder = caller.holder
         call = request(
-            request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
+            caller.request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
         )
-        caller = Caller(worker=named, actor=check_actor(actor), request_id=request_id)
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller)

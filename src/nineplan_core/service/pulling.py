@@ -6,7 +6,7 @@ import logging
 
 import attrs
 
-from nineplan_core.callers import Caller
+from nineplan_core.callers import AGENT, Caller, check_caller
 from nineplan_core.copies import refreshed_copy
 from nineplan_core.edits import queued_with_edits
 from nineplan_core.journal import (
@@ -27,9 +27,6 @@ from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.pulls import Pull, Refusal, decide_pull, held_by, read_pull
 from nineplan_core.results import PlacedPlan
 from nineplan_core.retries import request
-from nineplan_core.service.checks import (
-    check_actor,
-)
 from nineplan_core.service.envelope import Applied, Envelope, Refused
 from nineplan_core.workers import MAIN, check_worker, worker_name
 
@@ -42,16 +39,10 @@ class Pulling(Envelope):
     __slots__ = ()
 
     async def pull_plan(
-        self,
-        name: str,
-        *,
-        request_id: str | None = None,
-        actor: Actor | str = Actor.AGENT,
-        worker: str | None = None,
-        take_over: str | None = None,
+        self, name: str, *, caller: Caller = AGENT, take_over: str | None = None
     ) -> PlacedPlan:
-        """Make the front of the queue `worker`'s active plan (`main` when none is named); with
-        `take_over`, that stale plan of another worker instead. One decision
+        """Make the front of the queue the caller's active plan (`main`'s when it named no
+        worker); with `take_over`, that stale plan of another worker instead. One decision
         (`pulls.decide_pull`) over one snapshot read in the pull's transaction; a refusal
         commits what it keeps (the caller's lease renewed, the workers mark), then is raised.
 
@@ -60,12 +51,10 @@ class Pulling(Envelope):
             QueueEmptyError: nothing is queued (the task is complete).
             PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
         """
-        caller = Caller(
-            worker=check_worker(worker), actor=check_actor(actor), request_id=request_id
-        )
+        caller = check_caller(caller)
         taking = None if take_over is None else check_plan_id(take_over, "take_over")
         chosen = {} if taking is None else {"take_over": taking}  # as before take-overs
-        call = request(request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
+        call = request(caller.request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan] | Refused:
             snapshot = await read_pull(tx, self.clock(), taking)

@@ -9,6 +9,7 @@ import logging
 
 import attrs
 
+from nineplan_core.callers import AGENT, Caller, check_caller
 from nineplan_core.errors import (
     NinePlanError,
     PlanDiscardedError,
@@ -45,7 +46,7 @@ from nineplan_core.results import (
 )
 from nineplan_core.service.checks import check_search
 from nineplan_core.service.envelope import Envelope
-from nineplan_core.workers import MAIN, check_worker, worker_name
+from nineplan_core.workers import MAIN
 
 log = logging.getLogger("nineplan.service")
 
@@ -55,17 +56,17 @@ class Queries(Envelope):
 
     __slots__ = ()
 
-    async def session_state(self, name: str, *, worker: str | None = None) -> SessionState:
-        """The queue, `worker`'s active plan, every active plan and the counts of a session;
+    async def session_state(self, name: str, *, caller: Caller = AGENT) -> SessionState:
+        """The queue, the caller's active plan, every active plan and the counts of a session;
         never repairs (a worker named is heard from: its plan's `last_seen`).
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        session = check_session_name(name)
-        who = worker_name(check_worker(worker))
+        caller = check_caller(caller)
+        session, who = check_session_name(name), caller.holder
         store = await self.catalog.open(session)
-        if worker is not None:
+        if caller.named:
             await self._heard_from(store, who)
         return await self._state(store, who)
 
@@ -310,19 +311,18 @@ class Queries(Envelope):
                 finished_elsewhere=finished,
             )
 
-    async def reminder(self, name: str, *, worker: str | None) -> str | None:
-        """`Active plan: {id} {goal} (pulled N min ago)` while `worker` (None: `main`) holds
+    async def reminder(self, name: str, *, caller: Caller) -> str | None:
+        """`Active plan: {id} {goal} (pulled N min ago)` while the caller's worker holds
         a plan, else None; never about another worker's plan (docs/agents.md, "The
         reminders"). A read: the worker's lease is not renewed.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        session = check_session_name(name)
-        who = check_worker(worker)
-        store = await self.catalog.open(session)
+        caller = check_caller(caller)
+        store = await self.catalog.open(check_session_name(name))
         async with store.reading(snapshot=False) as reader:
-            if (active := await held_by(reader, worker_name(who))) is None:
+            if (active := await held_by(reader, caller.holder)) is None:
                 return None
             pulled = pulled_at(await reader.events(last_pull(active.id)), active.id)
         return reminder_line(active.id, active.goal, pulled, self.clock())

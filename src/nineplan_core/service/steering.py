@@ -7,6 +7,7 @@ from typing import cast
 
 import attrs
 
+from nineplan_core.callers import check_actor
 from nineplan_core.edits import with_edits
 from nineplan_core.errors import (
     InvalidInputError,
@@ -32,7 +33,7 @@ from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.queue import insert_position, insert_rank, make_room, position_between
 from nineplan_core.results import Discarded, PlacedPlan, Repair
 from nineplan_core.revisions import changed_since, check_revision
-from nineplan_core.service.checks import check_actor, check_changes, check_imported
+from nineplan_core.service.checks import check_changes, check_imported
 from nineplan_core.service.envelope import Applied, Envelope
 from nineplan_core.workers import stored_worker
 

@@ -11,6 +11,7 @@ from typing import Any
 from nineplan_adapters.entrypoints.cli.bundle import END_OF_QUEUE, join_plans, split_plans
 from nineplan_adapters.entrypoints.journal_views import journal_entry
 from nineplan_adapters.entrypoints.text import one_line, terminal_safe
+from nineplan_core.callers import PERSON
 from nineplan_core.errors import InvalidInputError, PlanFileFormatError
 from nineplan_core.model import SECTION_FIELDS, Plan, format_timestamp
 from nineplan_core.plan_file import PlanText
@@ -99,7 +100,7 @@ async def _add(service: NinePlan, args: argparse.Namespace) -> int:
         args.name,
         **{field: getattr(args, field) for field in (*TEXTS, "inputs", "outputs")},
         position="front" if args.front else "back",
-        actor="person",
+        caller=PERSON,
     )
     _emit(args, views.plan_added(placed), _told(f"{placed.plan.id}  rank {placed.rank}", placed))
     return 0

@@ -15,6 +15,7 @@ from nineplan_adapters.entrypoints.mcp.leases import LeaseKeeper
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_adapters.entrypoints.workspace import WorkspaceSources
+from nineplan_core.callers import AGENT, Caller
 from nineplan_core.errors import NinePlanError, SessionNameRequiredError, SessionNotFoundError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -93,11 +94,26 @@ class ToolCall:
     deps: ToolDeps
     explicit: str | None
     headers: Mapping[str, str] | None
+    #: Who calls: the tool's `worker` and `request_id` arguments, read once, here.
+    caller: Caller = AGENT
 
     @classmethod
-    def of(cls, ctx: ToolContext, explicit: str | None = None) -> Self:
-        """The call `ctx` belongs to; `explicit` is its `session_name` argument."""
-        return cls(ctx.request_context.lifespan_context, explicit, ctx.headers)
+    def of(
+        cls,
+        ctx: ToolContext,
+        explicit: str | None = None,
+        *,
+        worker: str | None = None,
+        request_id: str | None = None,
+    ) -> Self:
+        """The call `ctx` belongs to; `explicit` is its `session_name` argument, `worker` and
+        `request_id` its arguments of those names (checked here, once).
+
+        Raises:
+            InvalidInputError: a worker or request id of the wrong shape.
+        """
+        caller = Caller.of(worker, request_id=request_id)
+        return cls(ctx.request_context.lifespan_context, explicit, ctx.headers, caller)
 
     @property
     def service(self) -> NinePlan:

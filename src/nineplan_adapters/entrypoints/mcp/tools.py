@@ -175,10 +175,10 @@ async def session_create(
 ) -> Annotated[CallToolResult, views.SessionCreated]:
     """Start a session (a three-word name) and make it current. Save the name: it resumes the work
     after compaction. Next: {queue_add}."""
-    call = ToolCall.of(ctx)
+    call = ToolCall.of(ctx, request_id=request_id)
     state = await call.service.create_session(
         task_description,
-        request_id=request_id,
+        caller=call.caller,
         workspace=await session_workspace(ctx, call.deps.workspace),
     )
     call.make_current(state.session.name)
@@ -197,10 +197,8 @@ async def session_resume(
 ) -> Annotated[CallToolResult, views.SessionStateView]:
     """Resume a session by name and make it current: its queue, active plan and counts. Use after
     a new conversation or compaction."""
-    call = ToolCall.of(ctx, session_name)
-    # A call naming no worker is the call it was before workers (main's).
-    named = {"worker": worker} if worker is not None else {}
-    state = await call.service.resume_session(call.session, **named)
+    call = ToolCall.of(ctx, session_name, worker=worker)
+    state = await call.service.resume_session(call.session, caller=call.caller)
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
@@ -225,7 +223,7 @@ async def queue_add(
 ) -> Annotated[CallToolResult, views.PlanAdded]:
     """Queue a self-contained plan: front for blocking work, back (default) for later. A, B, C
     added at front give C, B, A."""
-    call = ToolCall.of(ctx, session_name)
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     placed = await call.service.add_plan(
         call.session,
         context=context,
@@ -235,7 +233,7 @@ async def queue_add(
         inputs=inputs or "",
         outputs=outputs or "",
         position=position,
-        request_id=request_id,
+        caller=call.caller,
     )
     return call.succeed(
         _with_reminder(
@@ -243,7 +241,7 @@ async def queue_add(
                 f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
                 placed.salvage,
             ),
-            await call.service.reminder(call.session, worker=worker),
+            await call.service.reminder(call.session, caller=call.caller),
         ),
         views.plan_added(placed),
     )
@@ -258,10 +256,8 @@ async def queue_pull(
 ) -> Annotated[CallToolResult, views.PlanPulled]:
     """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
     file or pass notes, then complete, defer or discard it."""
-    call = ToolCall.of(ctx, session_name)
-    placed = await call.service.pull_plan(
-        call.session, request_id=request_id, worker=worker, take_over=take_over
-    )
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
+    placed = await call.service.pull_plan(call.session, caller=call.caller, take_over=take_over)
     if call.deps.leases is not None:  # its file's edits renew the worker's lease
         held_by = stored_worker(placed.plan.worker)
         call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path)
@@ -302,9 +298,9 @@ async def plan_defer(
 ) -> Annotated[CallToolResult, views.PlanDeferred]:
     """Return the active plan to the queue with a reason: front when blocked, back (default) after
     splitting it. File edits are kept."""
-    call = ToolCall.of(ctx, session_name)
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     placed = await call.service.defer_plan(
-        call.session, reason, position, notes=notes, request_id=request_id, worker=worker
+        call.session, reason, position, notes=notes, caller=call.caller
     )
     return call.succeed(
         _with_salvage(
@@ -324,10 +320,8 @@ async def plan_complete(
 ) -> Annotated[CallToolResult, views.PlanCompleted]:
     """Finish the active plan. The outcome (what was produced, where) and notes become searchable
     history. Returns what remains."""
-    call = ToolCall.of(ctx, session_name)
-    done = await call.service.complete_plan(
-        call.session, outcome, notes=notes, request_id=request_id, worker=worker
-    )
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
+    done = await call.service.complete_plan(call.session, outcome, notes=notes, caller=call.caller)
     follow = _next(call.names, done.next_goal, "The queue is empty. Task complete!")
     return call.succeed(
         _with_salvage(
@@ -349,10 +343,8 @@ async def plan_discard(
 ) -> Annotated[CallToolResult, views.PlanDiscarded]:
     """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
     {plan_defer} if the work is still needed."""
-    call = ToolCall.of(ctx, session_name)
-    gone = await call.service.discard_plan(
-        call.session, reason, notes=notes, request_id=request_id, worker=worker
-    )
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
+    gone = await call.service.discard_plan(call.session, reason, notes=notes, caller=call.caller)
     follow = _next(call.names, gone.next_goal, "The queue is empty: add plans with {queue_add}.")
     return call.succeed(
         _with_salvage(
@@ -371,7 +363,7 @@ async def history_search(
 ) -> Annotated[CallToolResult, views.SearchResults]:
     """Search completed plans (all sections, outcome, notes) by words, best first, to find what
     earlier plans produced. Plain text, any language."""
-    call = ToolCall.of(ctx, session_name)
+    call = ToolCall.of(ctx, session_name, worker=worker)
     matches = await call.service.search_history(call.session, query, max_results)
     lines = [
         f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}" for m in matches
@@ -382,7 +374,7 @@ async def history_search(
         else f"No completed plan matches {query!r}."
     )
     return call.succeed(
-        _with_reminder(found, await call.service.reminder(call.session, worker=worker)),
+        _with_reminder(found, await call.service.reminder(call.session, caller=call.caller)),
         views.search_results(matches),
     )
 
@@ -394,13 +386,13 @@ async def history_get(
     worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.CompletedPlan]:
     """A completed plan in full by id: all sections, notes, outcome, times."""
-    call = ToolCall.of(ctx, session_name)
+    call = ToolCall.of(ctx, session_name, worker=worker)
     view = views.completed_plan(await call.service.get_history(call.session, plan_id))
     body = "\n".join(indented(key, value) for key, value in view.items())
     return call.succeed(
         _with_reminder(
             f"Completed plan {plan_id}:\n{body}",
-            await call.service.reminder(call.session, worker=worker),
+            await call.service.reminder(call.session, caller=call.caller),
         ),
         view,
     )
@@ -455,8 +447,8 @@ async def admin_state(
 ) -> Annotated[CallToolResult, views.AdminState]:
     """The session's queue, active plan, counts, plan files on disk and whether they match the
     database. Changes nothing but a named worker's lease (renewed)."""
-    call = ToolCall.of(ctx, session_name)
-    state = await call.service.session_state(call.session, worker=worker)
+    call = ToolCall.of(ctx, session_name, worker=worker)
+    state = await call.service.session_state(call.session, caller=call.caller)
     return call.succeed(
         f"{state_text(state, 'State of', call.service.clock(), call.names)}\n"
         f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"

@@ -8,6 +8,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from nineplan_adapters.entrypoints.web.forms import ADD_FIELDS, AddForm, EditForm, MoveForm, text_of
 from nineplan_adapters.entrypoints.web.pages import STATUS_CODES, Pages
 from nineplan_adapters.entrypoints.web.suggestions import for_people
+from nineplan_core.callers import PERSON
 from nineplan_core.errors import (
     InvalidInputError,
     NinePlanError,
@@ -38,7 +39,7 @@ class Steering:
                 name,
                 **{field: values[field] for field in ADD_FIELDS},
                 position=values["position"] or "back",
-                actor="person",
+                caller=PERSON,
             )
         except InvalidInputError as exc:
             refused = AddForm(values, exc.field, exc.message, for_people(exc.suggestion))
