@@ -20,7 +20,6 @@ from nineplan_core.model import Plan, PlanId, QueueEntry, file_name, plan_id_of
 from nineplan_core.plan_file import render
 from nineplan_core.ports import Clock, SessionReader, SessionStore, SessionTx
 from nineplan_core.results import ActivePlan, Repair, SessionState
-from nineplan_core.workers import MAIN
 
 log = logging.getLogger("nineplan.service")
 
@@ -46,7 +45,6 @@ async def reconcile(
         names = set(await tx.files.names())
         queue = await tx.queue()
         held = await tx.active_plans()
-        active = next((plan for plan in held if plan.worker == MAIN), None)
         live = {file_name(entry.id): entry.id for entry in queue}
         held_files = {file_name(plan.id): plan.id for plan in held}
         rendered_for = live if spare_active else live | held_files
@@ -62,7 +60,7 @@ async def reconcile(
         if journalled := _journalled(repairs, mirror=store.files_mirror):
             await tx.append(_repaired(journalled, clock))
         state = await state_of(
-            store, tx, queue=queue, active=active, plan_files=files, stuck=stuck_defers, held=held
+            store, tx, queue=queue, plan_files=files, stuck=stuck_defers, held=held
         )
     for repair in repairs:
         log.log(
@@ -85,13 +83,12 @@ async def state_of(
     reader: SessionReader,
     *,
     queue: list[QueueEntry],
-    active: Plan | None,
     plan_files: set[str],
     stuck: int,
     held: list[Plan] | None = None,
 ) -> SessionState:
-    """The state from the queue, active plan (the caller's), every active plan (`held`,
-    when read) and files already read, plus the counts and what the journal adds (recent
+    """The state (as `main` sees it) from the queue, every active plan (`held`, when read)
+    and files already read, plus the counts and what the journal adds (recent
     events, defer counts, when each active plan was pulled)."""
     held = held if held is not None else await reader.active_plans()
     live = {entry.id for entry in queue} | {plan.id for plan in held}
@@ -109,13 +106,10 @@ async def state_of(
         session=await reader.session(),
         path=store.path,
         queue=queue,
-        active_plan=active,
-        active_plan_path=store.plan_path(active.id) if active else None,
         completed_count=(await reader.tally()).completed,
         plan_files=sorted(plan_files),
         recent=await reader.events(RECENT_EVENTS),
         defer_counts=dict(counts),
-        pulled_at=pulls.get(active.id) if active else None,
         stuck_defers=stuck,
     )
 

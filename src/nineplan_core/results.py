@@ -17,7 +17,7 @@ from nineplan_core.model import (
     file_name,
     is_stuck,
 )
-from nineplan_core.workers import Hold, stored_worker
+from nineplan_core.workers import MAIN, Hold, Worker, stored_worker
 
 __all__ = [
     "SNIPPET_MARKS",
@@ -88,20 +88,19 @@ class SessionState:
     session: Session
     path: str
     queue: list[QueueEntry]
-    active_plan: Plan | None
-    active_plan_path: str | None
     completed_count: int
     plan_files: list[str]
     #: The last few journal events, oldest first.
     recent: list[Event | UnreadableEvent] = attrs.field(factory=list)
     #: How often each queued or active plan was deferred (absent: never).
     defer_counts: dict[str, int] = attrs.field(factory=dict)
-    #: When the active plan was pulled (its current activation).
-    pulled_at: dt.datetime | None = None
     #: A plan deferred this many times or more is stuck.
     stuck_defers: int = STUCK_DEFERS
-    #: Every active plan of the session, whoever holds it, the one pulled longest ago first.
+    #: Every active plan of the session, whoever holds it, the one pulled longest ago first:
+    #: the one list of holds; `active_plan` and its kin are the view of worker `mine`.
     active_plans: list[ActivePlan] = attrs.field(factory=list)
+    #: Whose state this is: the worker of the call that read it (`main` for a lone agent).
+    mine: Worker = MAIN
     #: One line per plan file that opening moved to recovered/ because it held lines the
     #: database lacks (a plan finished on another machine, say).
     #: It tells of the call, not of the state: two states that differ only here are equal.
@@ -111,6 +110,26 @@ class SessionState:
     #: A worker other than `main` takes part (docs/architecture.md, "Workers and leases"): the texts mark stale plans; a
     #: lone agent's texts stay as they are.
     many_workers: bool = attrs.field(default=False, eq=False)
+
+    @property
+    def my_hold(self) -> ActivePlan | None:
+        """The active plan `mine` holds, if any."""
+        return next((hold for hold in self.active_plans if hold.worker == self.mine), None)
+
+    @property
+    def active_plan(self) -> Plan | None:
+        """The caller's active plan (worker `mine`'s), if it holds one."""
+        return None if (hold := self.my_hold) is None else hold.plan
+
+    @property
+    def active_plan_path(self) -> str | None:
+        """Where the caller's active plan's file is."""
+        return None if (hold := self.my_hold) is None else hold.path
+
+    @property
+    def pulled_at(self) -> dt.datetime | None:
+        """When the caller's active plan was pulled (its current activation)."""
+        return None if (hold := self.my_hold) is None else hold.pulled_at
 
     @property
     def stale_plans(self) -> list[ActivePlan]:
@@ -127,8 +146,6 @@ class SessionState:
     def file_db_match(self) -> bool:
         expected = {file_name(entry.id) for entry in self.queue}
         expected |= {file_name(hold.plan.id) for hold in self.active_plans}
-        if self.active_plan is not None:
-            expected.add(file_name(self.active_plan.id))
         return expected == set(self.plan_files)
 
 

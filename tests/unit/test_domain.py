@@ -25,7 +25,7 @@ from nineplan_core.model import (
     format_timestamp,
 )
 from nineplan_core.queue import insert_position, insert_rank, ranks
-from nineplan_core.results import SessionState
+from nineplan_core.results import ActivePlan, SessionState
 from nineplan_core.workers import MAIN
 
 AT = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
@@ -256,8 +256,7 @@ def test_state_knows_whether_files_match():
         session=session,
         path="p",
         queue=[QueueEntry(PlanId("zzzzz"), "g", 1)],
-        active_plan=active,
-        active_plan_path="p/abcde.txt",
+        active_plans=[ActivePlan(plan=active, path="p/abcde.txt")],
         completed_count=0,
         plan_files=["abcde.txt", "zzzzz.txt"],
     )
@@ -266,8 +265,6 @@ def test_state_knows_whether_files_match():
         session=session,
         path="p",
         queue=[],
-        active_plan=None,
-        active_plan_path=None,
         completed_count=0,
         plan_files=["x.txt"],
     )

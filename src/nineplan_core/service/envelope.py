@@ -188,7 +188,6 @@ class Envelope:
             store,
             reader,
             queue=queue,
-            active=next((plan for plan in held if plan.worker == MAIN), None),
             plan_files=files,
             stuck=self.stuck_defers,
             held=held,
@@ -269,15 +268,7 @@ class Envelope:
 
 def for_worker(state: SessionState, worker: Worker) -> SessionState:
     """`state` as `worker` sees it: its own active plan as `active_plan` (or none)."""
-    if worker == MAIN:
-        return state
-    hold = next((hold for hold in state.active_plans if hold.worker == worker), None)
-    return attrs.evolve(
-        state,
-        active_plan=hold.plan if hold else None,
-        active_plan_path=hold.path if hold else None,
-        pulled_at=hold.pulled_at if hold else None,
-    )
+    return attrs.evolve(state, mine=worker)
 
 
 def _told(result: T, kept: list[str]) -> T:
