@@ -39,6 +39,16 @@ class _Replay:
                 f"plan {plan_id} is held by {held_by}"
             )
 
+    def hold(self, event: Event, plan_id: str, worker: str, verb: str) -> None:
+        """`plan_id` becomes `worker`'s; a worker holds one plan at a time (`verb` says how
+        the event handed it over, for the issue line: "pulls {plan} for")."""
+        if worker in self.holders.values():
+            self.issues.append(
+                f"journal event {event.seq} {verb.format(plan=plan_id)} worker {worker}, "
+                "who holds a plan already"
+            )
+        self.holders[plan_id] = worker
+
     def enqueue(self, plan_id: str, position: object) -> None:
         if plan_id in self.queue:
             self.queue.remove(plan_id)
@@ -81,13 +91,7 @@ class _Replay:
                 )
             self.queue.remove(plan_id)
             self.statuses[plan_id] = PlanStatus.ACTIVE
-            worker = event_worker(event)
-            if worker in self.holders.values():
-                self.issues.append(
-                    f"journal event {event.seq} pulls {plan_id} for worker {worker}, "
-                    "who holds a plan already"
-                )
-            self.holders[plan_id] = worker
+            self.hold(event, plan_id, event_worker(event), "pulls {plan} for")
 
     def requeue(self, event: Event, plan_id: str) -> None:
         was = PlanStatus.ACTIVE if event.kind is EventKind.PLAN_DEFERRED else PlanStatus.QUEUED
@@ -132,13 +136,7 @@ class _Replay:
     def take_over(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
             self.release(event, plan_id, named_worker(event, "from"))
-            worker = named_worker(event, "to")
-            if worker in self.holders.values():
-                self.issues.append(
-                    f"journal event {event.seq} gives {plan_id} to worker {worker}, "
-                    "who holds a plan already"
-                )
-            self.holders[plan_id] = worker
+            self.hold(event, plan_id, named_worker(event, "to"), "gives {plan} to")
 
     def person_releases(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
