@@ -87,15 +87,22 @@ class PlanFileChanges(PlanFileView, Protocol):
 class RequestLog(Protocol):
     """The requests applied with a client-chosen `request_id`, newest kept, oldest forgotten."""
 
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
-        """The fingerprint and result recorded for `request_id`, or None if it was never applied.
+    async def recall(
+        self, worker: str, request_id: str, kind: type[T]
+    ) -> tuple[str, T | None] | None:
+        """The fingerprint and result recorded for `worker`'s `request_id`, or None if it was
+        never applied (each worker's ids are its own; a session's creation is everyone's,
+        recorded as `main`'s).
 
         The result is None when the record cannot be read back as `kind`. Raises StorageError.
         """
         ...
 
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
-        """Record an applied request; the oldest beyond the bound are dropped. Raises StorageError."""
+    async def remember(
+        self, worker: str, request_id: str, fingerprint: str, result: object
+    ) -> None:
+        """Record a request `worker` applied; the oldest beyond the bound are dropped. Raises
+        StorageError."""
         ...
 
 

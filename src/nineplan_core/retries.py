@@ -58,8 +58,8 @@ class Request(Generic[T]):
     id: str
     fingerprint: str
     kind: type[T]
-    #: Where the request is recorded: its id, or the worker's key for it (`worker_key`).
-    key: str = attrs.field(default=attrs.Factory(lambda self: self.id, takes_self=True))
+    #: The worker whose request it is: a request id is remembered per worker.
+    worker: str = MAIN
 
 
 def request(
@@ -72,9 +72,8 @@ def request(
 ) -> Request[T] | None:
     """The retry record of a call, or None when the caller chose no request id.
 
-    A request id is remembered per worker: a worker other than `main` records it under a key
-    no caller's request id can be (`worker_key`), so two workers choosing one id never get
-    each other's result.
+    A request id is remembered per worker (a column of the retry log), so two workers choosing
+    one id never get each other's result.
 
     Raises:
         InvalidInputError: a request id of the wrong shape.
@@ -82,19 +81,7 @@ def request(
     if request_id is None:
         return None
     checked = check_request_id(request_id)
-    return Request(
-        checked, fingerprint(operation, **arguments), kind, key=worker_key(checked, worker)
-    )
-
-
-def worker_key(request_id: str, worker: str) -> str:
-    """Where `worker`'s `request_id` is recorded: the id itself for `main` (as before
-    workers); for another worker the id, a unit separator and the worker, padded with unit
-    separators past MAX_REQUEST_ID characters, so that it equals no id a caller can send and
-    no other worker's key (a worker name holds no separator and does not end in one)."""
-    if worker == MAIN:
-        return request_id
-    return f"{request_id}\x1f{worker}".ljust(MAX_REQUEST_ID + 1, "\x1f")
+    return Request(checked, fingerprint(operation, **arguments), kind, worker=worker)
 
 
 async def replayed(requests: RequestLog, request: Request[T] | None) -> T | None:
@@ -104,7 +91,10 @@ async def replayed(requests: RequestLog, request: Request[T] | None) -> T | None
         InvalidInputError: the request id was used for a different call.
         DatabaseError: the recorded result cannot be read back.
     """
-    if request is None or (recorded := await requests.recall(request.key, request.kind)) is None:
+    if (
+        request is None
+        or (recorded := await requests.recall(request.worker, request.id, request.kind)) is None
+    ):
         return None
     check_replay(request.id, recorded[0], request.fingerprint)
     if recorded[1] is None:

@@ -589,14 +589,15 @@ async def test_a_rolled_back_transaction_keeps_its_request_unrecorded(backend: B
 
     async def remember_then_fail() -> None:
         async with store.transaction() as tx:
-            await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+            await tx.requests.remember("main", "r-1", "fingerprint", Tally(queued=1))
             raise RuntimeError("fail before commit")
 
     with pytest.raises(RuntimeError):
         await remember_then_fail()
     async with store.transaction() as tx:
-        assert await tx.requests.recall("r-1", Tally) is None
-        await tx.requests.remember("r-1", "fingerprint", Tally(queued=1))
+        assert await tx.requests.recall("main", "r-1", Tally) is None
+        await tx.requests.remember("main", "r-1", "fingerprint", Tally(queued=1))
     async with store.transaction() as tx:
-        assert await tx.requests.recall("r-1", Tally) == ("fingerprint", Tally(queued=1))
-        assert await tx.requests.recall("r-1", PlanContent) == ("fingerprint", None)
+        assert await tx.requests.recall("main", "r-1", Tally) == ("fingerprint", Tally(queued=1))
+        assert await tx.requests.recall("main", "r-1", PlanContent) == ("fingerprint", None)
+        assert await tx.requests.recall("alice", "r-1", Tally) is None  # each worker's own

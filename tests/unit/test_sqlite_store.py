@@ -507,3 +507,41 @@ async def test_the_v9_migration_remembers_workers_the_journal_names(tmp_path: Pa
         assert not (await backend.service.session_state(lone)).session.workers_named
     with raw(tmp_path / named / "session.db") as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+async def test_the_v10_migration_gives_each_request_id_its_worker(tmp_path: Path):
+    """A retry log written before version 10 (another worker's ids recorded under keys padded
+    with unit separators past the longest id) is split into a worker and an id column: after
+    the upgrade a retry gets its first result back, for `main` and for `alice` alike, though
+    both chose one id, and an id holding a separator itself comes through whole."""
+    odd = "r\x1fz-9"  # a separator and name characters inside the id itself
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+        for _ in range(3):
+            await backend.service.add_plan(name, **PLAN)
+        first = {
+            ("main", "r1"): await backend.service.pull_plan(name, caller=Caller.of(request_id="r1")),
+            ("alice", "r1"): await backend.service.pull_plan(name, caller=Caller.of("alice", request_id="r1")),
+            ("bob", odd): await backend.service.pull_plan(name, caller=Caller.of("bob", request_id=odd)),
+        }  # fmt: skip
+    with raw(tmp_path / name / "session.db") as db:
+        rows = db.execute("SELECT seq, worker, request_id, fingerprint, result FROM requests")
+        old = [
+            (seq, rid if who == "main" else f"{rid}\x1f{who}".ljust(129, "\x1f"), fp, result)
+            for seq, who, rid, fp, result in rows.fetchall()
+        ]
+        db.execute("DROP TABLE requests")
+        db.execute(
+            "CREATE TABLE requests (seq INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE, "
+            "fingerprint TEXT NOT NULL, result TEXT NOT NULL) STRICT"
+        )
+        db.executemany("INSERT INTO requests VALUES (?, ?, ?, ?)", old)
+        db.execute("PRAGMA user_version = 9")
+    async with open_backend("sqlite", tmp_path) as backend:
+        for (who, rid), placed in first.items():
+            caller = Caller.of(None if who == "main" else who, request_id=rid)
+            assert (await backend.service.pull_plan(name, caller=caller)).plan.id == placed.plan.id
+    with raw(tmp_path / name / "session.db") as db:
+        stored = db.execute("SELECT worker, request_id FROM requests ORDER BY seq").fetchall()
+        assert stored == [("main", "r1"), ("alice", "r1"), ("bob", odd)]
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)

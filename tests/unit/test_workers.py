@@ -363,9 +363,54 @@ async def test_the_postgres_v8_migration_remembers_workers_the_journal_names(tmp
             await connection.execute(
                 "UPDATE nineplan_journal SET detail = 'not json' WHERE seq = 1"
             )
-            await connection.execute("DELETE FROM nineplan_schema WHERE version = 8")
+            await connection.execute("DELETE FROM nineplan_schema WHERE version >= 8")
         finally:
             await connection.close()
         async with open_service(settings, clock=FixedClock()) as service:
             assert (await service.session_state(named)).session.workers_named
             assert not (await service.session_state(lone)).session.workers_named
+
+
+@pytest.mark.postgres
+async def test_the_postgres_v9_migration_gives_each_request_id_its_worker(tmp_path: Path):
+    """Migrating a version 8 database splits another worker's padded retry keys into a worker
+    and an id: a retry after the upgrade gets its first result back, for `main` and `alice`
+    alike, though both chose one id."""
+    import asyncpg
+
+    async with postgres_schema() as url:
+        settings = Settings(sessions_path=tmp_path, storage="sqlite", database_url=url)
+        async with open_service(settings, clock=FixedClock()) as service:
+            name = (await service.create_session()).session.name
+            for _ in range(2):
+                await service.add_plan(name, **PLAN)
+            mine = await service.pull_plan(name, caller=Caller.of(request_id="r1"))
+            hers = await service.pull_plan(name, caller=Caller.of("alice", request_id="r1"))
+        connection = await asyncpg.connect(url)
+        try:
+            await connection.execute(
+                "UPDATE nineplan_requests SET request_id = rpad(request_id || chr(31) || worker, "
+                "129, chr(31)) WHERE worker <> 'main'"
+            )
+            await connection.execute(
+                "ALTER TABLE nineplan_requests DROP CONSTRAINT nineplan_requests_pkey"
+            )
+            await connection.execute("ALTER TABLE nineplan_requests DROP COLUMN worker")
+            await connection.execute(
+                "ALTER TABLE nineplan_requests ADD PRIMARY KEY (session_name, request_id)"
+            )
+            await connection.execute("DELETE FROM nineplan_schema WHERE version = 9")
+        finally:
+            await connection.close()
+        async with open_service(settings, clock=FixedClock()) as service:
+            again = await service.pull_plan(name, caller=Caller.of(request_id="r1"))
+            hers_again = await service.pull_plan(name, caller=Caller.of("alice", request_id="r1"))
+        assert (again.plan.id, hers_again.plan.id) == (mine.plan.id, hers.plan.id)
+        connection = await asyncpg.connect(url)
+        try:
+            stored = await connection.fetch(
+                "SELECT worker, request_id FROM nineplan_requests ORDER BY seq"
+            )
+        finally:
+            await connection.close()
+        assert [tuple(row) for row in stored] == [("main", "r1"), ("alice", "r1")]

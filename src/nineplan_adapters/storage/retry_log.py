@@ -14,12 +14,14 @@ T = TypeVar("T")
 class RequestRecords(Protocol):
     """Where a backend keeps the records: a table, a folder, a dict."""
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
-        """The fingerprint and result JSON recorded for `request_id`, if any."""
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
+        """The fingerprint and result JSON recorded for `worker`'s `request_id`, if any."""
         ...
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
-        """Record a request, then forget all but the newest `keep`."""
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
+        """Record `worker`'s request, then forget all but the newest `keep`."""
         ...
 
 
@@ -30,26 +32,32 @@ class RetryLog:
     records: RequestRecords
     keep: int
 
-    async def recall(self, request_id: str, kind: type[T]) -> tuple[str, T | None] | None:
-        if (record := await self.records.get(request_id)) is None:
+    async def recall(
+        self, worker: str, request_id: str, kind: type[T]
+    ) -> tuple[str, T | None] | None:
+        if (record := await self.records.get(worker, request_id)) is None:
             return None
         return record[0], load_result(record[1], kind)
 
-    async def remember(self, request_id: str, fingerprint: str, result: object) -> None:
-        await self.records.put(request_id, fingerprint, dump_result(result), self.keep)
+    async def remember(
+        self, worker: str, request_id: str, fingerprint: str, result: object
+    ) -> None:
+        await self.records.put(worker, request_id, fingerprint, dump_result(result), self.keep)
 
 
 @attrs.define
 class MemoryRequestRecords:
     """Records in insertion order, in memory."""
 
-    entries: "OrderedDict[str, tuple[str, str]]" = attrs.field(factory=OrderedDict)
+    entries: "OrderedDict[tuple[str, str], tuple[str, str]]" = attrs.field(factory=OrderedDict)
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
-        return self.entries.get(request_id)
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
+        return self.entries.get((worker, request_id))
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
-        self.entries[request_id] = (fingerprint, result)
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
+        self.entries[worker, request_id] = (fingerprint, result)
         while len(self.entries) > keep:
             self.entries.popitem(last=False)
 

@@ -77,7 +77,9 @@ class Commands(Envelope):
             return await self._state(await self.catalog.open(check_session_name(created)), MAIN)
         store = await self._new_session(task_description, workspace, caller.actor)
         if call is not None:
-            await self.catalog.creations.remember(call.id, call.fingerprint, store.name)
+            await self.catalog.creations.remember(
+                call.worker, call.id, call.fingerprint, store.name
+            )
         log.info("session created", extra={"session": store.name})
         return await self._state(store, MAIN)
 

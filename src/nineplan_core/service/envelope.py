@@ -126,7 +126,9 @@ class Envelope:
                 for event in applied.events:
                     await tx.append(event)
                 if retry is not None:
-                    await tx.requests.remember(retry.key, retry.fingerprint, applied.result)
+                    await tx.requests.remember(
+                        retry.worker, retry.id, retry.fingerprint, applied.result
+                    )
         if isinstance(applied, Refused):
             raise applied.error
         log.info(applied.said, extra={"session": session, **applied.about})
@@ -218,7 +220,7 @@ class Envelope:
 
     async def _created(self, call: Request[str]) -> str | None:
         """The session a repeated create made, or None to create one."""
-        recorded = await self.catalog.creations.recall(call.id, str)
+        recorded = await self.catalog.creations.recall(call.worker, call.id, str)
         if recorded is None:
             return None
         check_replay(call.id, recorded[0], call.fingerprint)

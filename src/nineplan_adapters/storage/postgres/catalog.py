@@ -40,7 +40,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in range(1, 9)
+    for number in range(1, 10)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 
@@ -244,7 +244,8 @@ class PostgresCreations:
 
     pool: asyncpg.Pool
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
+        del worker  # a session is created for every worker: the id alone is the key
         with database_errors("look up a request"):
             record = await self.pool.fetchrow(
                 "SELECT fingerprint, session_name FROM nineplan_creations WHERE request_id = $1",
@@ -252,7 +253,10 @@ class PostgresCreations:
             )
         return None if record is None else (record[0], json.dumps(record[1]))
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
+        del worker  # as in get
         with database_errors("record a request"):
             await self.pool.execute(
                 "INSERT INTO nineplan_creations (request_id, fingerprint, session_name) VALUES ($1, $2, $3) "

@@ -398,18 +398,24 @@ class PostgresRequestRecords:
     session_name: str
     connection: asyncpg.Connection
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
         record = await self.connection.fetchrow(
-            "SELECT fingerprint, result FROM nineplan_requests WHERE session_name = $1 AND request_id = $2",
+            "SELECT fingerprint, result FROM nineplan_requests "
+            "WHERE session_name = $1 AND worker = $2 AND request_id = $3",
             self.session_name,
+            worker,
             request_id,
         )
         return None if record is None else (record[0], record[1])
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
         await self.connection.execute(
-            "INSERT INTO nineplan_requests (session_name, request_id, fingerprint, result) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO nineplan_requests (session_name, worker, request_id, fingerprint, result) "
+            "VALUES ($1, $2, $3, $4, $5)",
             self.session_name,
+            worker,
             request_id,
             fingerprint,
             result,

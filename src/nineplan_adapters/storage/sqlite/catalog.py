@@ -263,7 +263,8 @@ class CreationFiles:
     def _record(self, request_id: str) -> Path:
         return self.folder / f"{hashlib.sha256(request_id.encode()).hexdigest()}.json"
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
+        del worker  # a session is created for every worker: the id alone is the key
         try:
             record = json.loads(self._record(request_id).read_text("utf-8"))
             if "result" not in record:  # written before the shared log: the bare name
@@ -275,7 +276,10 @@ class CreationFiles:
             log.warning("unreadable session-creation record; treating the request as new")
             return None
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
+        del worker  # as in get
         record = self._record(request_id)
         temp = self.folder / f".{record.name}.{secrets.token_hex(4)}.tmp"
         try:

@@ -359,16 +359,19 @@ class SqliteRequestRecords:
 
     db: SessionConnection
 
-    async def get(self, request_id: str) -> tuple[str, str] | None:
+    async def get(self, worker: str, request_id: str) -> tuple[str, str] | None:
         rows = await self.db.run(
-            "SELECT fingerprint, result FROM requests WHERE request_id = ?", (request_id,)
+            "SELECT fingerprint, result FROM requests WHERE worker = ? AND request_id = ?",
+            (worker, request_id),
         )
         return (rows[0][0], rows[0][1]) if rows else None
 
-    async def put(self, request_id: str, fingerprint: str, result: str, keep: int) -> None:
+    async def put(
+        self, worker: str, request_id: str, fingerprint: str, result: str, keep: int
+    ) -> None:
         await self.db.run(
-            "INSERT INTO requests (request_id, fingerprint, result) VALUES (?, ?, ?)",
-            (request_id, fingerprint, result),
+            "INSERT INTO requests (worker, request_id, fingerprint, result) VALUES (?, ?, ?, ?)",
+            (worker, request_id, fingerprint, result),
         )
         await self.db.run(
             "DELETE FROM requests WHERE seq <= (SELECT max(seq) FROM requests) - ?", (keep,)
