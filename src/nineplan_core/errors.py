@@ -153,6 +153,13 @@ class LeaseLiveError(PlanAlreadyActiveError):
         self.until = until
 
 
+def still_active(held: Sequence[tuple[str, str]]) -> str:
+    """What an empty queue means while workers still hold plans (each `(plan id, worker)`):
+    not that the task is complete."""
+    plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in held)
+    return f"The queue is empty; {len(held)} plan(s) are still active: {plans}."
+
+
 class QueueEmptyError(NinePlanError):
     """Nothing is queued: the task is complete, or no plan was ever added."""
 
@@ -160,8 +167,7 @@ class QueueEmptyError(NinePlanError):
 
     def __init__(self, *, completed_count: int = 0, held: Sequence[tuple[str, str]] = ()) -> None:
         if held:  # other workers still hold plans (docs/architecture.md, "Workers and leases"): the task is not complete
-            plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in held)
-            message = f"The queue is empty; {len(held)} plan(s) are still active: {plans}."
+            message = still_active(held)
             suggestion = Suggestion(Action.ADD_MORE_PLANS)
         elif completed_count:
             message = (

@@ -213,6 +213,9 @@ class Finished:
     tally: Tally
     #: One line saying what had to be salvaged from the agent's plan file, if anything.
     salvage: str | None = None
+    #: The plans still active after it, `(plan id, worker)`, oldest id first: while there are
+    #: any, an empty queue does not mean the task is complete.
+    held: tuple[tuple[str, str], ...] = ()
 
     @property
     def queue_length(self) -> int:

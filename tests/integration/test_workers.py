@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from tests.fakes import postgres_schema
-from tests.integration.servers import PROJECT, run_nineplan, stdio_server
+from tests.integration.servers import PROJECT, memory_client, run_nineplan, stdio_server
 from tests.mcp_helpers import error, ok, text
 from tests.reliability.race import postgres_race, sqlite_race
 
@@ -328,3 +328,36 @@ def test_the_torture_race_prints_its_table_and_exits_0():
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| sqlite | 2 | 1 | 6 | 6 | 0 | 0 | 1/1 |" in done.stdout
+
+
+async def test_a_finish_says_task_complete_only_when_nothing_is_active(tmp_path: Path):
+    """Two workers empty the queue: the first to complete is told which plan the other still
+    holds (not "Task complete!"), and so is a discard beside it (not "add plans"); the last
+    one to finish is told the task is complete, as a lone agent is."""
+    async with memory_client(tmp_path / "sessions") as client:
+        name, _ = await _session_with(client, 3)
+        for worker in ("one", "two"):
+            await ok(client, "9plan_queue_pull", session_name=name, worker=worker)
+        held = await ok(client, "9plan_admin_state", session_name=name, worker="two")
+        theirs = held["active_plan"]["id"]
+        done = await client.call_tool(
+            "9plan_plan_complete", {"session_name": name, "worker": "one", "outcome": "ok"}
+        )
+        assert "Task complete!" not in text(done)
+        assert "Next: Plan 2" in text(done)  # the queue is not empty yet
+        still = f"The queue is empty; 1 plan(s) are still active: {theirs} (two)."
+        await ok(client, "9plan_queue_pull", session_name=name, worker="one")
+        emptied = await client.call_tool(
+            "9plan_plan_complete", {"session_name": name, "worker": "one", "outcome": "ok"}
+        )
+        assert text(emptied).endswith(still)
+        await ok(client, "9plan_queue_add", session_name=name, goal="Plan 3", **PLAN)
+        await ok(client, "9plan_queue_pull", session_name=name, worker="one")
+        gone = await client.call_tool(
+            "9plan_plan_discard", {"session_name": name, "worker": "one", "reason": "moot"}
+        )
+        assert text(gone).endswith(still)
+        last = await client.call_tool(
+            "9plan_plan_complete", {"session_name": name, "worker": "two", "outcome": "ok"}
+        )
+        assert text(last).endswith("The queue is empty. Task complete!")

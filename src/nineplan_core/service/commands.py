@@ -38,7 +38,7 @@ from nineplan_core.service.checks import (
     check_task_description,
 )
 from nineplan_core.service.envelope import Applied, Envelope
-from nineplan_core.workers import MAIN
+from nineplan_core.workers import MAIN, stored_worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -267,7 +267,9 @@ class Commands(Envelope):
                 **worker_detail(holder),
             )
             return Applied(
-                result=Completion(plan=plan, tally=await tx.tally(), salvage=salvage),
+                result=Completion(
+                    plan=plan, tally=await tx.tally(), salvage=salvage, held=await _held(tx)
+                ),
                 events=[completed],
                 said="plan completed",
                 about={"plan_id": plan.id},
@@ -310,7 +312,9 @@ class Commands(Envelope):
                 **worker_detail(holder),
             )
             return Applied(
-                result=Discarded(plan=plan, tally=await tx.tally(), salvage=salvage),
+                result=Discarded(
+                    plan=plan, tally=await tx.tally(), salvage=salvage, held=await _held(tx)
+                ),
                 events=[discarded],
                 said="plan discarded",
                 about={"plan_id": plan.id},
@@ -333,3 +337,8 @@ class Commands(Envelope):
             max_section_chars=self.limits.max_text_chars,
             worker=caller.holder,
         )
+
+
+async def _held(tx: SessionTx) -> tuple[tuple[str, str], ...]:
+    """The plans still active in `tx` (after a finish saved), each with its worker."""
+    return tuple((plan.id, stored_worker(plan.worker)) for plan in await tx.active_plans())

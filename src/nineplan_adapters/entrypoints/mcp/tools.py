@@ -24,8 +24,9 @@ from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_core.errors import still_active
 from nineplan_core.journal import reminder_line
-from nineplan_core.results import SessionState
+from nineplan_core.results import Finished, SessionState
 from nineplan_core.workers import stored_worker
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -85,6 +86,12 @@ QUEUE_LINES = 20  # the text shows this many queued plans; structured content ha
 def _next(names: ToolNames, goal: str | None, empty: str) -> str:
     """What to do next: pull `goal`, or (the queue is empty) `empty`, a template."""
     return f"Next: {one_line(goal)} ({names['queue_pull']})." if goal else names.fill(empty)
+
+
+def _empty(finished: Finished, otherwise: str) -> str:
+    """What an empty queue after a finish means: `otherwise` (a template) once nothing is
+    active either; while other workers hold plans, which (the task is not complete)."""
+    return still_active(finished.held) if finished.held else otherwise
 
 
 def stuck_text(plan_id: str, defer_count: int, names: ToolNames) -> str:
@@ -322,7 +329,7 @@ async def plan_complete(
     history. Returns what remains."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     done = await call.service.complete_plan(call.session, outcome, notes=notes, caller=call.caller)
-    follow = _next(call.names, done.next_goal, "The queue is empty. Task complete!")
+    follow = _next(call.names, done.next_goal, _empty(done, "The queue is empty. Task complete!"))
     return call.succeed(
         _with_salvage(
             f"Completed plan {done.plan.id}. {done.completed_count} completed, "
@@ -345,7 +352,8 @@ async def plan_discard(
     {plan_defer} if the work is still needed."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     gone = await call.service.discard_plan(call.session, reason, notes=notes, caller=call.caller)
-    follow = _next(call.names, gone.next_goal, "The queue is empty: add plans with {queue_add}.")
+    empty = _empty(gone, "The queue is empty: add plans with {queue_add}.")
+    follow = _next(call.names, gone.next_goal, empty)
     return call.succeed(
         _with_salvage(
             f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}", gone.salvage
