@@ -161,7 +161,7 @@ async def test_a_pull_of_an_edited_front_plan_reads_its_file_and_row_once(
     assert placed.plan.id == front
     assert "- a person's note" in placed.plan.notes.split("\n")
     assert (counts.file_reads, counts.row_reads, counts.transactions) == (1, 1, 1), counts
-    assert len(counts.statements) <= 8, counts.statements
+    assert len(counts.statements) <= 9, counts.statements
 
 
 async def test_a_refused_pull_renews_the_lease_in_its_one_transaction(
@@ -172,14 +172,16 @@ async def test_a_refused_pull_renews_the_lease_in_its_one_transaction(
     name, front = await _edited_front(sqlite)
     await sqlite.service.pull_plan(name, worker="w1")
     sqlite.clock.advance(60)
-    with counting(probe, sqlite, name, front, active=True) as seen:
-        with pytest.raises(PlanAlreadyActiveError):
-            await sqlite.service.pull_plan(name, worker="w1")
+    with (
+        counting(probe, sqlite, name, front, active=True) as seen,
+        pytest.raises(PlanAlreadyActiveError),
+    ):
+        await sqlite.service.pull_plan(name, worker="w1")
     (counts,) = seen
     held = (await sqlite.service.session_state(name)).active_plans[0]
     assert held.plan.last_seen == sqlite.clock()
     assert (counts.file_reads, counts.row_reads, counts.transactions) == (0, 1, 1), counts
-    assert len(counts.statements) <= 4, counts.statements
+    assert len(counts.statements) <= 5, counts.statements
 
 
 async def test_a_take_over_refused_for_a_live_lease_reads_the_plan_once(
@@ -189,12 +191,14 @@ async def test_a_take_over_refused_for_a_live_lease_reads_the_plan_once(
     transaction that reads the plan's row once and its file not at all."""
     name, front = await _edited_front(sqlite)
     await sqlite.service.pull_plan(name, worker="w1")
-    with counting(probe, sqlite, name, front, active=True) as seen:
-        with pytest.raises(LeaseLiveError):
-            await sqlite.service.pull_plan(name, worker="w2", take_over=front)
+    with (
+        counting(probe, sqlite, name, front, active=True) as seen,
+        pytest.raises(LeaseLiveError),
+    ):
+        await sqlite.service.pull_plan(name, worker="w2", take_over=front)
     (counts,) = seen
     assert (counts.file_reads, counts.row_reads, counts.transactions) == (0, 1, 1), counts
-    assert len(counts.statements) <= 3, counts.statements
+    assert len(counts.statements) <= 4, counts.statements
 
 
 async def test_a_take_over_of_a_stale_plan_reads_its_file_and_row_once(
@@ -209,5 +213,5 @@ async def test_a_take_over_of_a_stale_plan_reads_its_file_and_row_once(
         taken = await sqlite.service.pull_plan(name, worker="w2", take_over=front)
     (counts,) = seen
     assert taken.plan.worker == "w2"
-    assert "- a person's note" in taken.text
+    assert "- a person's note" in (taken.text or "")
     assert (counts.file_reads, counts.row_reads, counts.transactions) == (1, 1, 1), counts

@@ -94,11 +94,13 @@ class Pulling(Envelope):
         # A file this machine wrote before the database changed elsewhere is brought up to
         # it, then its edits read back (stored sections win where it cannot tell).
         queued = decided.plan
-        refreshed, merged = await refreshed_copy(tx, queued, who, clock)
+        data = await tx.files.read(queued.id)  # the one read: what follows takes these bytes
+        refreshed, data, merged = await refreshed_copy(tx, queued, data, who, clock)
         edited, text, salvage = await queued_with_edits(
             tx,
             store.name,
             refreshed,
+            data,
             who,
             clock=clock,
             max_section_chars=self.limits.max_text_chars,
