@@ -11,17 +11,29 @@ import os
 import sqlite3
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+from nineplan_adapters.config import Settings
+from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, BY_ID, FRONT
-from nineplan_core.errors import LeaseLiveError, PlanAlreadyActiveError
-from nineplan_core.model import LEASE_MINUTES, PlanId
-from tests.fakes import PLAN, Backend, open_backend
+from nineplan_core.errors import LeaseLiveError, NinePlanError, PlanAlreadyActiveError
+from nineplan_core.journal import NewEvent
+from nineplan_core.model import LEASE_MINUTES, PlanId, Session, SessionName
+from nineplan_core.ports import (
+    RequestLog,
+    SessionCatalog,
+    SessionReader,
+    SessionStore,
+    SessionTx,
+    SessionWatch,
+)
+from nineplan_core.results import SessionSummary
+from tests.fakes import PLAN, Backend, make_service, open_backend, open_service, postgres_schema
 
 _WRITES = ("INSERT", "UPDATE", "DELETE")
 
@@ -34,6 +46,8 @@ class Probe:
     connections: list[tuple[str, sqlite3.Connection]] = attrs.field(factory=list)
     watched: str | None = None
     reads: int = 0
+    #: How often the watched file's folder was listed (what a reconcile of the files does).
+    listings: int = 0
     traced: list[str] = attrs.field(factory=list)
     _opening: list[str] = attrs.field(factory=list)
 
@@ -42,11 +56,24 @@ class Probe:
             self._opening.append(str(args[0]))
         elif event == "sqlite3.connect/handle" and self._opening:
             self.connections.append((self._opening.pop(), args[0]))
-        elif event == "open" and self.watched is not None and str(args[0]) == self.watched:
+        elif self.watched is None:
+            return
+        elif event == "open" and str(args[0]) == self.watched:
             flags = args[2] if isinstance(args[2], int) else 0
             mode = args[1] if isinstance(args[1], str) else ""
             writing = flags & (os.O_WRONLY | os.O_RDWR) or any(c in mode for c in "wax+")
             self.reads += not writing
+        elif event == "os.listdir" and str(args[0]) == str(Path(self.watched).parent):
+            self.listings += 1
+
+    @contextmanager
+    def watching(self, path: str) -> Iterator[None]:
+        """Count the block's reads of the file at `path` and listings of its folder."""
+        self.watched, self.reads, self.listings = path, 0, 0
+        try:
+            yield
+        finally:
+            self.watched = None
 
     def session_connection(self) -> sqlite3.Connection:
         """The store's connection to the session database (the newest one opened)."""
@@ -118,14 +145,14 @@ def counting(
     """Count what the block does about `plan_id` (its file, its row), on session `name`."""
     path = str(Path(backend.root) / name / "plans" / f"{plan_id}.txt")
     db = probe.session_connection()
-    probe.watched, probe.reads, probe.traced = path, 0, []
+    probe.traced = []
     db.set_trace_callback(probe.traced.append)
     seen: list[Counts] = []
     try:
-        yield seen
+        with probe.watching(path):
+            yield seen
     finally:
         db.set_trace_callback(None)
-        probe.watched = None
         own = _own_statements(probe.traced)
         seen.append(Counts(probe.reads, _row_reads(own, plan_id, active=active), own))
 
@@ -215,3 +242,150 @@ async def test_a_take_over_of_a_stale_plan_reads_its_file_and_row_once(
     assert taken.plan.worker == "w2"
     assert "- a person's note" in (taken.text or "")
     assert (counts.file_reads, counts.row_reads, counts.transactions) == (1, 1, 1), counts
+
+
+@attrs.define
+class UnitsOfWork:
+    """The read views and transactions opened on every store of a catalog, in order."""
+
+    opened: list[str] = attrs.field(factory=list)
+
+
+@attrs.define
+class CountingStore:
+    """A SessionStore that notes each read view and transaction opened on it."""
+
+    store: SessionStore
+    units: UnitsOfWork
+    files_mirror: bool = attrs.field(init=False)
+    machine: str | None = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.files_mirror, self.machine = self.store.files_mirror, self.store.machine
+
+    @property
+    def name(self) -> SessionName:
+        return self.store.name
+
+    @property
+    def path(self) -> str:
+        return self.store.path
+
+    def plan_path(self, plan_id: PlanId) -> str:
+        return self.store.plan_path(plan_id)
+
+    def reading(self, *, snapshot: bool = True) -> AbstractAsyncContextManager[SessionReader]:
+        self.units.opened.append("reading")
+        return self.store.reading(snapshot=snapshot)
+
+    def transaction(self) -> AbstractAsyncContextManager[SessionTx]:
+        self.units.opened.append("transaction")
+        return self.store.transaction()
+
+
+@attrs.define
+class CountingCatalog:
+    """A SessionCatalog whose stores note their units of work (every call handed on)."""
+
+    catalog: SessionCatalog
+    units: UnitsOfWork
+
+    async def create(self, session: Session, first: NewEvent) -> SessionStore:
+        return CountingStore(await self.catalog.create(session, first), self.units)
+
+    async def open(self, name: SessionName) -> SessionStore:
+        return CountingStore(await self.catalog.open(name), self.units)
+
+    async def names(self) -> list[SessionName]:
+        return await self.catalog.names()
+
+    async def summaries(self, names: list[SessionName]) -> list[SessionSummary | NinePlanError]:
+        return await self.catalog.summaries(names)
+
+    async def archived(self) -> frozenset[SessionName]:
+        return await self.catalog.archived()
+
+    async def set_archived(self, name: SessionName, *, archived: bool) -> None:
+        await self.catalog.set_archived(name, archived=archived)
+
+    async def delete(self, name: SessionName) -> bool:
+        return await self.catalog.delete(name)
+
+    @property
+    def creations(self) -> RequestLog:
+        return self.catalog.creations
+
+    def watch(self) -> SessionWatch:
+        return self.catalog.watch()
+
+
+def counted(backend: Backend, units: UnitsOfWork) -> Backend:
+    """`backend` with use cases of their own (a process of its own) over a catalog whose
+    units of work are noted in `units`."""
+    service = make_service(CountingCatalog(backend.catalog, units), backend.clock)
+    return attrs.evolve(backend, service=service)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def files_backend(probe: Probe, tmp_path: Path, request: pytest.FixtureRequest):
+    """The SQLite store, and a PostgreSQL one (whose plan files are a machine's copy)."""
+    async with open_backend(request.param, tmp_path) as opened:
+        yield opened
+
+
+async def test_a_pull_and_a_refused_pull_are_one_transaction_on_each_store(
+    files_backend: Backend, probe: Probe
+):
+    """On a session this process has open, whether its files are the session's own (SQLite)
+    or a machine's copy of a shared database (PostgreSQL): a pull of an edited front plan is
+    one transaction that reads the file once and does not list the plan folder (the copy is
+    known to be current since the process reconciled it), and a refused pull is one
+    transaction too (its lease renewed in it) that reads no file."""
+    units = UnitsOfWork()
+    backend = counted(files_backend, units)
+    name, front = await _edited_front(backend)
+    path = (await backend.catalog.open(SessionName(name))).plan_path(front)
+    units.opened.clear()
+    with probe.watching(path):
+        placed = await backend.service.pull_plan(name, worker="w1")
+    assert "- a person's note" in placed.plan.notes.split("\n")
+    assert (units.opened, probe.reads, probe.listings) == (["transaction"], 1, 0)
+    units.opened.clear()
+    backend.clock.advance(60)
+    with probe.watching(path), pytest.raises(PlanAlreadyActiveError):
+        await backend.service.pull_plan(name, worker="w1")
+    assert (units.opened, probe.reads, probe.listings) == (["transaction"], 0, 0)
+
+
+@pytest.mark.postgres
+async def test_a_plan_added_on_another_machine_gets_its_file_here_in_the_pulls_transaction(
+    probe: Probe, tmp_path: Path
+):
+    """Machine A has reconciled its copy of a shared session; machine B adds a plan. A's next
+    pull brings A's copy up to the database in its own one transaction (the new plan's file is
+    rendered in A's folder); the pull after that finds the copy current and lists nothing."""
+    clock = FixedClock()
+    async with (
+        postgres_schema() as url,
+        open_service(Settings(sessions_path=tmp_path / "a", database_url=url), clock=clock) as a,
+        open_service(Settings(sessions_path=tmp_path / "b", database_url=url), clock=clock) as b,
+    ):
+        units = UnitsOfWork()
+        machine_a = make_service(CountingCatalog(a.catalog, units), clock)
+        name = (await machine_a.create_session()).session.name
+        for goal in ("First", "Third"):
+            await machine_a.add_plan(name, **{**PLAN, "goal": goal})
+        await machine_a.resume_session(name)
+        added = await b.add_plan(name, **{**PLAN, "goal": "Second"})
+        store = await a.catalog.open(SessionName(name))
+        here = Path(store.plan_path(added.plan.id))
+        assert not here.exists()
+        units.opened.clear()
+        with probe.watching(str(here)):
+            await machine_a.pull_plan(name, worker="w1")
+        assert (units.opened, probe.listings) == (["transaction"], 1)
+        assert here.exists()
+        units.opened.clear()
+        with probe.watching(str(here)):
+            await machine_a.pull_plan(name, worker="w2")
+        assert (units.opened, probe.listings) == (["transaction"], 0)
