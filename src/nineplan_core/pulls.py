@@ -18,7 +18,7 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.model import Plan, PlanId, format_timestamp
-from nineplan_core.ports import SessionReader
+from nineplan_core.ports import SessionReader, SessionTx
 from nineplan_core.workers import MAIN, Hold, Worker
 
 
@@ -158,6 +158,15 @@ async def read_pull(
 async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:
     """The active plan `worker` holds, if any (read with every active plan: there are few)."""
     return next((plan for plan in await reader.active_plans() if _holder(plan) == worker), None)
+
+
+async def hear_from(tx: SessionTx, worker: Worker, now: dt.datetime) -> None:
+    """A worker's call, in `tx`: its active plan's `last_seen` is `now`, and a worker other
+    than `main` is remembered as named."""
+    if worker != MAIN:
+        await tx.name_workers()
+    if (active := await held_by(tx, worker)) is not None:
+        await tx.save(active.seen(now))
 
 
 def _holder(plan: Plan) -> Worker:

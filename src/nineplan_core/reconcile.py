@@ -22,8 +22,9 @@ from nineplan_core.journal import (
 from nineplan_core.model import Plan, PlanId, QueueEntry, SessionName, file_name, plan_id_of
 from nineplan_core.plan_file import render
 from nineplan_core.ports import Clock, SessionReader, SessionStore, SessionTx
+from nineplan_core.pulls import hear_from
 from nineplan_core.results import ActivePlan, Repair, SessionState
-from nineplan_core.workers import MAIN
+from nineplan_core.workers import MAIN, Worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -36,6 +37,7 @@ async def reconcile(
     level: int = logging.WARNING,
     thorough: bool = False,
     spare_active: bool = False,
+    heard: Worker | None = None,
 ) -> tuple[list[Repair], SessionState]:
     """Make the plan files match the live plans; return the repairs and the state read.
 
@@ -44,8 +46,11 @@ async def reconcile(
     live plan's empty file is re-rendered too, not only the active plan's. With
     `spare_active`, the active plan's file is left as it is, missing or empty: the call
     about to run (a defer, a complete, a discard) reads it back and says what it found.
+    With `heard`, that worker's call is heard from in the same transaction (`hear_from`).
     """
     async with store.transaction() as tx:
+        if heard is not None:
+            await hear_from(tx, heard, clock())
         mended = await _mend(store, tx, clock, thorough=thorough, spare_active=spare_active)
         state = await state_of(
             store,

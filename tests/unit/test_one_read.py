@@ -389,3 +389,26 @@ async def test_a_plan_added_on_another_machine_gets_its_file_here_in_the_pulls_t
         with probe.watching(str(here)):
             await machine_a.pull_plan(name, worker="w2")
         assert (units.opened, probe.listings) == (["transaction"], 0)
+
+
+async def test_a_resume_that_reconciles_hears_from_its_worker_in_that_transaction(
+    files_backend: Backend,
+):
+    """A worker resuming a session in a process that has not opened it yet (or on a copy of a
+    shared session, which every resume refreshes): one transaction reconciles the files,
+    renews the worker's lease and reads the state. On a session the process has open (its
+    own files), the renewal is a write of its own and the state a read view: a read holds
+    no writer's lock while it reads the queue."""
+    name, _ = await _edited_front(files_backend)
+    await files_backend.service.pull_plan(name, worker="w1")
+    files_backend.clock.advance(60)
+    units = UnitsOfWork()
+    backend = counted(files_backend, units)
+    state = await backend.service.resume_session(name, worker="w1")
+    assert units.opened == ["transaction"]
+    assert state.active_plan is not None
+    assert state.active_plan.last_seen == backend.clock()
+    units.opened.clear()
+    await backend.service.resume_session(name, worker="w1")
+    mirror = files_backend.kind == "postgres"
+    assert units.opened == (["transaction"] if mirror else ["transaction", "reading"])

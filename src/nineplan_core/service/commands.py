@@ -93,12 +93,14 @@ class Commands(Envelope):
         session = check_session_name(name)
         who = worker_name(check_worker(worker))
         store = await self.catalog.open(session)
-        if worker is not None:
-            await self._heard_from(store, who)
+        heard = None if worker is None else who
         if session in self._reconciled and not store.files_mirror:
+            if heard is not None:  # a bookkeeping write; the state is read in a snapshot
+                await self._heard_from(store, heard)
             return await self._state(store, who)
-        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        repairs, state = await self._reconcile(store, level=reconcile_level(store))
+        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way,
+        # hearing from the worker in that one transaction.
+        repairs, state = await self._reconcile(store, level=reconcile_level(store), heard=heard)
         self._reconciled.add(session)
         state = self._for_worker(state, who)
         return attrs.evolve(

@@ -36,7 +36,7 @@ from nineplan_core.ports import (
     SessionStore,
     SessionTx,
 )
-from nineplan_core.pulls import held_by
+from nineplan_core.pulls import hear_from
 from nineplan_core.reconcile import (
     MirrorMarks,
     last_seq,
@@ -187,6 +187,7 @@ class Envelope:
         *,
         thorough: bool = False,
         spare_active: bool = False,
+        heard: Worker | None = None,
     ) -> tuple[list[Repair], SessionState]:
         repairs, state = await reconcile(
             store,
@@ -195,6 +196,7 @@ class Envelope:
             level=level,
             thorough=thorough,
             spare_active=spare_active,
+            heard=heard,
         )
         if store.files_mirror:  # the state is kept: it says how far the copy is current
             self._mirrors.committed(store.name, newest_seq(state), [])
@@ -241,10 +243,7 @@ class Envelope:
         """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
         worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
-            if worker != MAIN:
-                await tx.name_workers()
-            if (active := await held_by(tx, worker)) is not None:
-                await tx.save(active.seen(self.clock()))
+            await hear_from(tx, worker, self.clock())
 
     async def _created(self, call: Request[str]) -> str | None:
         """The session a repeated create made, or None to create one."""
