@@ -96,31 +96,32 @@ def kept_lines(repairs: list[Repair]) -> list[str]:
 
 
 async def refreshed_copy(
-    tx: SessionTx, plan: Plan, actor: Actor, clock: Clock
-) -> tuple[Plan, str | None]:
-    """A plan being pulled, with its file brought up to the database when this machine wrote
-    the file and the database changed since: an unedited file is re-rendered; an edited one
-    keeps the database's sections, its own other lines go to the notes and the original to
-    recovered/, and the line returned says so (None when nothing had to be said).
+    tx: SessionTx, plan: Plan, data: bytes | None, actor: Actor, clock: Clock
+) -> tuple[Plan, bytes | None, str | None]:
+    """A plan being pulled, with its file (`data`, as the pull read it) brought up to the
+    database when this machine wrote the file and the database changed since: an unedited
+    file is re-rendered; an edited one keeps the database's sections, its own other lines go
+    to the notes and the original to recovered/, and the line returned says so (None when
+    nothing had to be said). The bytes returned are what the file holds now.
 
     Raises:
-        StorageError: the file, its record or the journal cannot be read or written.
+        StorageError: the file, its record or the journal cannot be written.
     """
     if (recorded := await tx.files.written(plan.id)) is None:
-        return plan, None  # never written here (or no record kept: the files are the session's)
+        return plan, data, None  # never written here (or no record: the files are the session's)
     rendered = render(plan.content, plan.notes)
     if digest(rendered.encode("utf-8")) == recorded:
-        return plan, None  # the database is as this machine wrote it
-    data = await tx.files.read(plan.id)
+        return plan, data, None  # the database is as this machine wrote it
     if data is None or not data.strip():
-        return plan, None  # the pull renders a missing or empty file itself
+        return plan, data, None  # the pull renders a missing or empty file itself
     lost = [] if digest(data) == recorded else unsaved_lines(data, plan)
     if not lost:
         await tx.files.write(plan.id, rendered)
-        return plan, None
+        return plan, rendered.encode("utf-8"), None
     copy = await tx.files.keep_recovered(plan.id, data)
     merged = plan.with_edits(plan.content, joined_notes(plan.notes, "\n".join(lost)))
-    await tx.files.write(plan.id, render(merged.content, merged.notes))
+    text = render(merged.content, merged.notes)
+    await tx.files.write(plan.id, text)
     line = (
         f"Plan file {file_name(plan.id)} was edited here while the plan changed elsewhere: "
         f"the database's sections are kept, {len(lost)} line(s) of the file were added to "
@@ -130,7 +131,7 @@ async def refreshed_copy(
     await tx.append(
         plan_event(clock(), actor, EventKind.EDITS_SALVAGED, merged, salvaged=line, recovered=copy)
     )
-    return merged, line
+    return merged, text.encode("utf-8"), line
 
 
 async def render_if_never_here(tx: SessionTx, worker: Worker) -> None:

@@ -84,7 +84,26 @@ async def with_edits(
     Raises:
         StorageError: the file or the journal cannot be read or written.
     """
-    got, copy, moved = await _read_file(tx, live, max_section_chars)
+    data = await tx.files.read(live.id)
+    return await _with_read_edits(
+        tx, session, live, data, notes, actor, clock=clock, max_section_chars=max_section_chars
+    )
+
+
+async def _with_read_edits(
+    tx: SessionTx,
+    session: str,
+    live: Plan,
+    data: bytes | None,
+    notes: str | None,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+) -> tuple[Plan, str | None]:
+    """`with_edits` over `data`, the file's bytes as this transaction read them (None: no
+    regular file there)."""
+    got, copy, moved = await _read_file(tx, live, data, max_section_chars)
     plan = live.with_edits(got.text.content, joined_notes(got.text.notes, notes))
     line = await _journal_salvage(tx, session, plan, got, copy, moved, actor, clock)
     if notes and notes.strip():
@@ -95,16 +114,15 @@ async def with_edits(
 
 
 async def _read_file(
-    tx: SessionTx, live: Plan, max_section_chars: int
+    tx: SessionTx, live: Plan, data: bytes | None, max_section_chars: int
 ) -> tuple[ReadBack, str | None, str | None]:
-    """The plan's file read back; the recovered/ copy made of it (when not all of it could
-    be read), and where a directory standing in its place was moved.
+    """The plan's file, `data` as read, read back; the recovered/ copy made of it (when not
+    all of it could be read), and where a directory standing in its place was moved.
 
     Raises:
-        StorageError: the file cannot be read, copied or moved.
+        StorageError: the file cannot be copied or moved.
     """
     stored = PlanText(live.content, live.notes)
-    data = await tx.files.read(live.id)
     if data is None:  # no regular file: say what stood there; a directory goes aside
         kind, moved = await tx.files.set_aside(live.id)
         return read_absent(kind, moved, stored), None, moved
@@ -126,6 +144,7 @@ async def queued_with_edits(
     tx: SessionTx,
     session: str,
     queued: Plan,
+    data: bytes | None,
     actor: Actor,
     *,
     clock: Clock,
@@ -133,14 +152,22 @@ async def queued_with_edits(
     stale: bool,
 ) -> tuple[Plan, str, str | None]:
     """The queued plan about to be pulled, with what a person or an agent wrote in its file
-    (`_take_file`); its file's text, now the plan's render (what pull hands the agent); and
-    one line saying what had to be salvaged (None when nothing).
+    (`_take_file`; `data`, the file as the pull read it, None when no regular file is there);
+    its file's text, now the plan's render (what pull hands the agent); and one line saying
+    what had to be salvaged (None when nothing).
 
     Raises:
         StorageError: the file or the journal cannot be read or written.
     """
     plan, line, current = await _take_file(
-        tx, session, queued, actor, clock=clock, max_section_chars=max_section_chars, stale=stale
+        tx,
+        session,
+        queued,
+        data,
+        actor,
+        clock=clock,
+        max_section_chars=max_section_chars,
+        stale=stale,
     )
     text = render(plan.content, plan.notes)
     if not current:
@@ -152,6 +179,7 @@ async def _take_file(
     tx: SessionTx,
     session: str,
     queued: Plan,
+    data: bytes | None,
     actor: Actor,
     *,
     clock: Clock,
@@ -172,7 +200,6 @@ async def _take_file(
     Raises:
         StorageError: the file or the journal cannot be read or written.
     """
-    data = await tx.files.read(queued.id)
     stored = PlanText(queued.content, queued.notes)
     if data is None:
         kind, moved = await tx.files.set_aside(queued.id)
@@ -192,8 +219,15 @@ async def _take_file(
     if stale:
         plan, line = await _stored_wins(tx, session, queued, data, text, actor, clock)
     else:
-        plan, line = await with_edits(
-            tx, session, queued, None, actor, clock=clock, max_section_chars=max_section_chars
+        plan, line = await _with_read_edits(
+            tx,
+            session,
+            queued,
+            data,
+            None,
+            actor,
+            clock=clock,
+            max_section_chars=max_section_chars,
         )
     return plan, line, False
 

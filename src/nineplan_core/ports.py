@@ -219,8 +219,8 @@ class SessionTx(SessionReader, Protocol):
 class SessionStore(Protocol):
     """One session's storage. Writers are serialised, across processes too."""
 
-    #: True when the plan files are only this machine's copy of a shared database: resume, pull
-    #: and validate then refresh them first.
+    #: True when the plan files are only this machine's copy of a shared database: resume
+    #: refreshes them first, a pull in its own transaction when the session changed since.
     files_mirror: bool
     #: This machine's id when the files are a mirror (a pull records it), else None.
     machine: str | None

@@ -18,7 +18,7 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.model import Plan, PlanId, format_timestamp
-from nineplan_core.ports import SessionReader
+from nineplan_core.ports import SessionReader, SessionTx
 from nineplan_core.workers import MAIN, Hold, Worker
 
 
@@ -31,9 +31,11 @@ class PullSnapshot:
     now: dt.datetime
     #: Every active plan of the session, whoever holds it, by id.
     active: tuple[Plan, ...]
-    #: The front of the queue (None: empty, or not read because a take-over was asked for).
+    #: The front of the queue (None: empty, or not read because a take-over was asked for or
+    #: the caller holds a plan already).
     front: Plan | None = None
-    #: The plan asked to be taken over, whatever its status (None: no such plan, or none asked).
+    #: The plan asked to be taken over, whatever its status (None: no such plan, none asked,
+    #: or not read because the caller holds a plan already).
     target: Plan | None = None
     #: How many plans are completed (read when the queue is empty: the refusal says it).
     completed: int = 0
@@ -134,14 +136,20 @@ def decide_pull(
 
 
 async def read_pull(
-    reader: SessionReader, now: dt.datetime, take_over: PlanId | None
+    reader: SessionReader, now: dt.datetime, take_over: PlanId | None, holder: Worker
 ) -> PullSnapshot:
-    """The snapshot a pull decides on, read through `reader` (the pull's transaction): the
-    active plans, then the plan to take over or the front of the queue (and, when that is
-    empty, the completed count)."""
+    """The snapshot a pull by `holder` decides on, read through `reader` (the pull's
+    transaction): the active plans, then the plan to take over (found among them when it is
+    active) or the front of the queue (and, when that is empty, the completed count). A
+    caller that holds a plan is refused whatever the rest holds: nothing more is read."""
     active = tuple(await reader.active_plans())
+    if any(_holder(plan) == holder for plan in active):
+        return PullSnapshot(now=now, active=active)
     if take_over is not None:
-        return PullSnapshot(now=now, active=active, target=await reader.plan(take_over))
+        target = next((plan for plan in active if plan.id == take_over), None)
+        if target is None:
+            target = await reader.plan(take_over)
+        return PullSnapshot(now=now, active=active, target=target)
     front = await reader.front_of_queue()
     completed = (await reader.tally()).completed if front is None else 0
     return PullSnapshot(now=now, active=active, front=front, completed=completed)
@@ -150,6 +158,15 @@ async def read_pull(
 async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:
     """The active plan `worker` holds, if any (read with every active plan: there are few)."""
     return next((plan for plan in await reader.active_plans() if _holder(plan) == worker), None)
+
+
+async def hear_from(tx: SessionTx, worker: Worker, now: dt.datetime) -> None:
+    """A worker's call, in `tx`: its active plan's `last_seen` is `now`, and a worker other
+    than `main` is remembered as named."""
+    if worker != MAIN:
+        await tx.name_workers()
+    if (active := await held_by(tx, worker)) is not None:
+        await tx.save(active.seen(now))
 
 
 def _holder(plan: Plan) -> Worker:

@@ -45,3 +45,28 @@ async def test_a_watch_yields_a_file_and_its_hash_only_when_its_content_changes(
     assert (first, rest) == ((watched, expected), [])
     assert digest(watched) == expected
     assert digest(tmp_path / "gone.md") is None
+
+
+async def test_a_watch_starts_from_a_known_hash_without_reading_the_file(tmp_path: Path):
+    """Given the hash of what a file held when it was handed over, a watch starts from it:
+    the file edited before the watch began yields its new content at the next event there,
+    even a rewrite of the same bytes."""
+    watched = tmp_path / "a1b2c.md"
+    watched.write_text("# Plan\n\nedited before the watch\n", encoding="utf-8")
+    handed = hashlib.sha256(b"# Plan\n").hexdigest()
+    stop = anyio.Event()
+    sent, seen = anyio.create_memory_object_stream[tuple[Path, str]](10)
+
+    async def collect() -> None:
+        async with sent:
+            async for change in content_changes([watched], stop, {watched: handed}):
+                await sent.send(change)
+
+    async with seen, anyio.create_task_group() as tasks:
+        tasks.start_soon(collect)
+        await anyio.sleep(0.3)  # the watch is set up
+        _replace(watched, "# Plan\n\nedited before the watch\n")
+        with anyio.fail_after(5):
+            first = await seen.receive()
+        stop.set()
+    assert first == (watched, hashlib.sha256(b"# Plan\n\nedited before the watch\n").hexdigest())

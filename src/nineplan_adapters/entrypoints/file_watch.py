@@ -7,7 +7,7 @@ changed, so a touch or a rewrite of the same bytes is no change.
 """
 
 import hashlib
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Mapping
 from pathlib import Path
 
 import anyio
@@ -26,19 +26,22 @@ def digest(path: Path) -> str | None:
 
 
 async def content_changes(
-    paths: Collection[Path], stop: anyio.Event
+    paths: Collection[Path], stop: anyio.Event, known: Mapping[Path, str] | None = None
 ) -> AsyncIterator[tuple[Path, str]]:
     """Each time one of `paths` (files of one folder) holds new content: that file and its
     content's hash, until `stop` is set (the watch's thread sees it within a step).
 
-    The content each file has when the watch starts is the first that is not new; a file that
-    goes away yields nothing, and yields again when it comes back with other content.
+    The content each file has when the watch starts is the first that is not new, unless
+    `known` gives its hash already (the content the caller just wrote or read: the file is
+    not read again, and what changed it since is new); a file that goes away yields nothing,
+    and yields again when it comes back with other content.
     """
     by_name = {path.name: path for path in paths}
     folders = {path.parent for path in paths}
     if len(folders) != 1:
         raise ValueError("the files of one watch share one folder")
-    last = {name: digest(path) for name, path in by_name.items()}
+    given = known or {}
+    last = {name: given[path] if path in given else digest(path) for name, path in by_name.items()}
 
     def these_files(_: Change, changed: str) -> bool:
         return Path(changed).name in by_name

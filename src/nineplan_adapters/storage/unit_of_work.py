@@ -29,7 +29,9 @@ class FileChanges:
 
     Writes happen at once (before the commit, so a failed write aborts the transaction)
     and remember what they replaced; `undo` puts that back. Removals and recoveries wait
-    in `later` for the commit, so a rolled-back transaction never loses a file. `record`
+    in `later` for the commit, so a rolled-back transaction never loses a file. A file read
+    in the transaction is not read again to be undone: its write remembers the bytes read
+    (`_seen`), what the transaction's decisions were made on. `record`
     (what this machine last wrote into each file) changes only after the commit: a process
     killed between a write and the commit leaves no undo, and a record naming those bytes
     would pass off a file the database never took (edits read back into it) as a render.
@@ -39,11 +41,14 @@ class FileChanges:
     record: WriteRecord = NO_RECORD
     later: list[Action] = attrs.field(factory=list, init=False)
     _undo: list[tuple[PlanId, bytes | None]] = attrs.field(factory=list, init=False)
+    #: What each file held when this transaction last read or wrote it.
+    _seen: dict[PlanId, bytes | None] = attrs.field(factory=dict, init=False)
     #: The record as this transaction leaves it, applied after the commit.
     _recorded: dict[PlanId, str | None] = attrs.field(factory=dict, init=False)
 
     async def read(self, plan_id: PlanId) -> bytes | None:
-        return await self.files.read(plan_id)
+        data = self._seen[plan_id] = await self.files.read(plan_id)
+        return data
 
     async def names(self) -> list[str]:
         return await self.files.names()
@@ -64,10 +69,14 @@ class FileChanges:
         self.later.append(put)
 
     async def write(self, plan_id: PlanId, text: str) -> None:
-        previous = await self.files.read(plan_id)
+        if plan_id in self._seen:
+            previous = self._seen[plan_id]
+        else:
+            previous = await self.files.read(plan_id)
         self._undo.append((plan_id, previous))
         data = text.encode("utf-8")
         await self.files.write(plan_id, data)
+        self._seen[plan_id] = data
         self._record_after_commit(plan_id, digest(data))
 
     async def keep_recovered(self, plan_id: PlanId, data: bytes) -> str:
@@ -77,7 +86,12 @@ class FileChanges:
         return kept if kept is not None else await self.files.keep(file_name(plan_id), data)
 
     async def set_aside(self, plan_id: PlanId) -> tuple[str, str | None]:
-        return await self.files.set_aside(plan_id)
+        kind, moved = await self.files.set_aside(plan_id)
+        if kind in ("missing", "directory"):
+            self._seen[plan_id] = None  # nothing stands there now
+        else:
+            self._seen.pop(plan_id, None)  # a link, or a file that appeared since: look again
+        return kind, moved
 
     def remove_after_commit(self, plan_id: PlanId) -> None:
         async def remove() -> None:
@@ -98,6 +112,7 @@ class FileChanges:
         """Restore every file this transaction wrote, newest first (the record was not
         changed: that waits for the commit)."""
         self._recorded.clear()
+        self._seen.clear()
         for plan_id, previous in reversed(self._undo):
             if previous is None:
                 await self.files.remove(plan_id)

@@ -94,12 +94,14 @@ class Commands(Envelope):
         caller = check_caller(caller)
         session, who = check_session_name(name), caller.holder
         store = await self.catalog.open(session)
-        if caller.named:
-            await self._heard_from(store, who)
+        heard = who if caller.named else None
         if session in self._reconciled and not store.files_mirror:
+            if heard is not None:  # a bookkeeping write; the state is read in a snapshot
+                await self._heard_from(store, heard)
             return await self._state(store, who)
-        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way.
-        repairs, state = await self._reconcile(store, level=reconcile_level(store))
+        # A first resume (or a mirror to refresh) reconciles, and reads the state on the way,
+        # hearing from the worker in that one transaction.
+        repairs, state = await self._reconcile(store, level=reconcile_level(store), heard=heard)
         self._reconciled.add(session)
         state = self._for_worker(state, who)
         return attrs.evolve(

@@ -36,8 +36,16 @@ from nineplan_core.ports import (
     SessionStore,
     SessionTx,
 )
-from nineplan_core.pulls import held_by
-from nineplan_core.reconcile import reconcile, state_of
+from nineplan_core.pulls import hear_from
+from nineplan_core.reconcile import (
+    MirrorMarks,
+    last_seq,
+    log_repairs,
+    newest_seq,
+    reconcile,
+    refresh_mirror,
+    state_of,
+)
 from nineplan_core.results import Finished, PlacedPlan, Repair, SessionState
 from nineplan_core.retries import Request, check_replay, replayed
 from nineplan_core.workers import MAIN, Worker
@@ -86,6 +94,8 @@ class Envelope:
     #: A worker's lease on its active plan, in minutes (NINEPLAN_LEASE_MINUTES).
     lease_minutes: float = LEASE_MINUTES
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
+    #: How far each shared session's file mirror is known to be current (reconcile's state).
+    _mirrors: MirrorMarks = attrs.field(factory=MirrorMarks, init=False)
 
     @property
     def lease(self) -> dt.timedelta:
@@ -103,10 +113,11 @@ class Envelope:
     ) -> T:
         """Run `change` in the envelope every change shares.
 
-        Check the name, open the session (reconciled once per process; with `refresh`, a
-        mirror's files brought up to date), return the first result of a repeated request,
-        else run the change in one transaction with its journal events, remembering its
-        result for a retry, and log it. A result with a `salvage` line also carries the lines
+        Check the name, open the session (reconciled once per process), return the first
+        result of a repeated request, else run the change in one transaction with its journal
+        events, remembering its result for a retry, and log it. With `refresh`, a machine's
+        copy of a shared session is brought up to the database in that same transaction,
+        when the session changed since this process last knew the copy current. A result with a `salvage` line also carries the lines
         saying what opening the session moved to recovered/ (`copies.kept_lines`). A change
         that `reads_file` (the active plan's, to take the agent's edits) finds that file as
         the agent left it, even on the first open: reconcile does not render it first, so the
@@ -117,28 +128,36 @@ class Envelope:
             InvalidInputError, SessionNotFoundError, StorageError, and what `change` raises.
         """
         session = check_session_name(name)
-        store, kept = await self._opened(session, refresh=refresh, spare_active=reads_file)
+        store, kept = await self._opened(session, spare_active=reads_file)
+        seen: int | None = None
+        repairs: list[Repair] = []
+        appended: list[int] = []
         async with store.transaction() as tx:
+            if refresh and store.files_mirror:
+                seen, repairs = await self._refreshed(store, tx)
             if retry is not None and (first := await replayed(tx.requests, retry)) is not None:
                 return first
             applied = await change(store, tx)
             if not isinstance(applied, Refused):
-                for event in applied.events:
-                    await tx.append(event)
+                appended = [(await tx.append(event)).seq for event in applied.events]
                 if retry is not None:
                     await tx.requests.remember(
                         retry.worker, retry.id, retry.fingerprint, applied.result
                     )
+        if store.files_mirror:
+            self._mirrors.committed(session, seen, appended)
+            log_repairs(store, repairs, logging.INFO)
+            kept += kept_lines(repairs)
         if isinstance(applied, Refused):
             raise applied.error
         log.info(applied.said, extra={"session": session, **applied.about})
         return _told(applied.result, kept)
 
     async def _opened(
-        self, name: SessionName, *, refresh: bool = False, spare_active: bool = False
+        self, name: SessionName, *, spare_active: bool = False
     ) -> tuple[SessionStore, list[str]]:
-        """Open a session, reconciling it the first time this process opens it (and, with
-        `refresh`, a mirror's files each time); with the lines saying what was kept.
+        """Open a session, reconciling it the first time this process opens it; with the
+        lines saying what was kept.
 
         With `spare_active` the active plan's file is not rendered, and the session is not
         counted as reconciled (the next call renders that file if the change did not). A
@@ -152,9 +171,16 @@ class Envelope:
             repairs, _ = await self._reconcile(store, spare_active=spare_active)
             if not spare_active:
                 self._reconciled.add(name)
-        elif refresh and store.files_mirror:
-            repairs, _ = await self._reconcile(store, level=logging.INFO)
         return store, kept_lines(repairs)
+
+    async def _refreshed(self, store: SessionStore, tx: SessionTx) -> tuple[int, list[Repair]]:
+        """In a change's transaction on a machine's copy of a shared session: the journal's
+        newest seq, and the repairs that brought the copy up to the database, when the
+        session changed since this process last knew the copy current (none when not)."""
+        seq = await last_seq(tx)
+        if self._mirrors.current(store.name, seq):
+            return seq, []
+        return seq, await refresh_mirror(store, tx, clock=self.clock)
 
     async def _reconcile(
         self,
@@ -163,15 +189,20 @@ class Envelope:
         *,
         thorough: bool = False,
         spare_active: bool = False,
+        heard: Worker | None = None,
     ) -> tuple[list[Repair], SessionState]:
-        return await reconcile(
+        repairs, state = await reconcile(
             store,
             clock=self.clock,
             stuck_defers=self.stuck_defers,
             level=level,
             thorough=thorough,
             spare_active=spare_active,
+            heard=heard,
         )
+        if store.files_mirror:  # the state is kept: it says how far the copy is current
+            self._mirrors.committed(store.name, newest_seq(state), [])
+        return repairs, state
 
     async def _state(self, store: SessionStore, worker: Worker) -> SessionState:
         """The queue, `worker`'s active plan, every active plan and the counts of an open
@@ -213,10 +244,7 @@ class Envelope:
         """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
         worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
-            if worker != MAIN:
-                await tx.name_workers()
-            if (active := await held_by(tx, worker)) is not None:
-                await tx.save(active.seen(self.clock()))
+            await hear_from(tx, worker, self.clock())
 
     async def _created(self, call: Request[str]) -> str | None:
         """The session a repeated create made, or None to create one."""

@@ -57,7 +57,7 @@ class Pulling(Envelope):
         call = request(caller.request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan] | Refused:
-            snapshot = await read_pull(tx, self.clock(), taking)
+            snapshot = await read_pull(tx, self.clock(), taking, caller.holder)
             decided = decide_pull(snapshot, caller, taking, self.lease)
             if decided.name_workers:
                 await tx.name_workers()
@@ -83,11 +83,13 @@ class Pulling(Envelope):
         # A file this machine wrote before the database changed elsewhere is brought up to
         # it, then its edits read back (stored sections win where it cannot tell).
         queued = decided.plan
-        refreshed, merged = await refreshed_copy(tx, queued, who, clock)
+        data = await tx.files.read(queued.id)  # the one read: what follows takes these bytes
+        refreshed, data, merged = await refreshed_copy(tx, queued, data, who, clock)
         edited, text, salvage = await queued_with_edits(
             tx,
             store.name,
             refreshed,
+            data,
             who,
             clock=clock,
             max_section_chars=self.limits.max_text_chars,

@@ -8,6 +8,7 @@ the two spacings). Only while this server runs; a watch ends when the plan is no
 worker's, when the worker pulls again through this server, or when the server stops.
 """
 
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -51,23 +52,34 @@ class LeaseKeeper:
                 self._tasks = None
                 tasks.cancel_scope.cancel()
 
-    def follow(self, session: str, worker: str, plan_id: str, path: str) -> None:
-        """Renew `worker`'s lease on `plan_id` whenever the file at `path` changes."""
+    def follow(
+        self, session: str, worker: str, plan_id: str, path: str, text: str | None = None
+    ) -> None:
+        """Renew `worker`'s lease on `plan_id` whenever the file at `path` changes; `text`,
+        when given, is what the file held when the plan was handed over (the pull wrote or
+        read it), so the watch need not read the file to know where it starts."""
         key = (session, worker)
         if (stop := self._stops.pop(key, None)) is not None:
             stop.set()
         if self._tasks is None or not Path(path).parent.is_dir():
             return
         self._stops[key] = stop = anyio.Event()
-        self._tasks.start_soon(self._watch, key, plan_id, Path(path), stop)
+        known = None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self._tasks.start_soon(self._watch, key, plan_id, Path(path), stop, known)
 
     async def _watch(
-        self, key: tuple[str, str], plan_id: str, path: Path, stop: anyio.Event
+        self,
+        key: tuple[str, str],
+        plan_id: str,
+        path: Path,
+        stop: anyio.Event,
+        known: str | None,
     ) -> None:
         pending = _Pending()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._renew, key, plan_id, pending, stop)
-            async for _ in content_changes([path], stop):
+            start = {} if known is None else {path: known}
+            async for _ in content_changes([path], stop, start):
                 pending.mark()
             tasks.cancel_scope.cancel()
         if self._stops.get(key) is stop:

@@ -267,7 +267,10 @@ async def queue_pull(
     placed = await call.service.pull_plan(call.session, caller=call.caller, take_over=take_over)
     if call.deps.leases is not None:  # its file's edits renew the worker's lease
         held_by = stored_worker(placed.plan.worker)
-        call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path)
+        # A pull from the queue leaves its text in the file; a take-over leaves the file as
+        # it was (its text is a decoding of it), so the watch reads where it starts.
+        known = None if placed.taken_from else placed.text
+        call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path, known)
     stuck = (
         f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
     )
