@@ -23,7 +23,7 @@ from nineplan_core.plan_file import (
 )
 from nineplan_core.ports import Clock, SessionReader, SessionTx
 from nineplan_core.pulls import held_by
-from nineplan_core.workers import Worker
+from nineplan_core.workers import Worker, stored_worker
 
 log = logging.getLogger("nineplan.service")
 
@@ -58,14 +58,15 @@ async def active_with_edits(
 async def no_active_plan(tx: SessionReader, worker: str) -> NoActivePlanError:
     """`worker` holds no plan: the error, saying who took its last plan and when, if so."""
     lost = lost_plan(await tx.events(HOLDS), worker)
+    others = [(plan.id, stored_worker(plan.worker)) for plan in await tx.active_plans()]
     if lost is None:
-        return NoActivePlanError(worker)
+        return NoActivePlanError(worker, others=others)
     when = format_timestamp(lost.at)
     if lost.kind is EventKind.PLAN_RELEASED:
         said = f"plan {lost.plan_id} was released back to the queue by a person at {when}"
     else:
         said = f"plan {lost.plan_id} was taken over by worker {lost.detail.get('to')} at {when}"
-    return NoActivePlanError(worker, lost=said)
+    return NoActivePlanError(worker, lost=said, others=others)
 
 
 async def with_edits(

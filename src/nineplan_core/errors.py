@@ -105,13 +105,17 @@ class NoActivePlanError(NinePlanError):
 
     category = "NO_ACTIVE_PLAN"
 
-    def __init__(self, worker: str = "main", *, lost: str | None = None) -> None:
-        """`lost` says what became of the worker's last plan (taken over, released), if so."""
-        whose = "in this session" if worker == "main" else f"for worker {worker}"
-        super().__init__(
-            f"No plan is active {whose}: {lost}." if lost else f"No plan is active {whose}.",
-            suggestion=Suggestion(Action.PULL_PLAN),
-        )
+    def __init__(
+        self, worker: str, *, lost: str | None = None, others: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """`lost` says what became of the worker's last plan (taken over, released), if so;
+        `others` are the plans other workers hold, `(plan id, worker)`: while there are any,
+        "no plan is active in this session" would be false, so the worker is named."""
+        whose = "in this session" if worker == "main" and not others else f"for worker {worker}"
+        said = f"No plan is active {whose}: {lost}." if lost else f"No plan is active {whose}."
+        if others:
+            said += f" {_held_by_others(others)}"
+        super().__init__(said, suggestion=Suggestion(Action.PULL_PLAN))
         self.worker = worker
         self.lost = lost
 
@@ -121,16 +125,21 @@ class PlanAlreadyActiveError(NinePlanError):
 
     category = "PLAN_ALREADY_ACTIVE"
 
-    def __init__(self, plan_id: str, worker: str = "main") -> None:
-        rule = (
-            "only one plan is worked on at a time"
-            if worker == "main"
-            else f"worker {worker} works on one plan at a time"
-        )
-        super().__init__(
-            f"Plan {plan_id} is already active; {rule}.",
-            suggestion=Suggestion(Action.FINISH_ACTIVE_PLAN),
-        )
+    def __init__(
+        self, plan_id: str, worker: str, *, others: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """`others` are the plans other workers hold, `(plan id, worker)`: while there are
+        any, several plans are worked on at once, and the text says whose this one is."""
+        if worker == "main" and not others:
+            said = f"Plan {plan_id} is already active; only one plan is worked on at a time."
+        else:
+            said = (
+                f"Plan {plan_id} is already active for worker {worker}; "
+                "each worker works on one plan at a time."
+            )
+        if others:
+            said += f" {_held_by_others(others)}"
+        super().__init__(said, suggestion=Suggestion(Action.FINISH_ACTIVE_PLAN))
         self.plan_id = plan_id
         self.worker = worker
 
@@ -151,6 +160,11 @@ class LeaseLiveError(PlanAlreadyActiveError):
         self.plan_id = plan_id
         self.worker = holder
         self.until = until
+
+
+def _held_by_others(others: Sequence[tuple[str, str]]) -> str:
+    plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in others)
+    return f"Other workers hold {len(others)} plan(s): {plans}."
 
 
 def still_active(held: Sequence[tuple[str, str]]) -> str:

@@ -97,7 +97,11 @@ def decide_pull(
                 error=InvalidInputError("take_over", f"plan {take_over} is yours already")
             )
         return Refusal(
-            error=PlanAlreadyActiveError(mine.id, holder),
+            error=PlanAlreadyActiveError(
+                mine.id,
+                holder,
+                others=[(p.id, _holder(p)) for p in snapshot.active if p.id != mine.id],
+            ),
             renewed=mine.seen(now),
             name_workers=named,
         )

@@ -49,7 +49,8 @@ async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path
         assert (pulled["plan_id"], pulled["worker"]) == (b, "tests")
         kind, body = await error(client, "9plan_queue_pull", session_name=name, worker="tests")
         assert kind == "PLAN_ALREADY_ACTIVE"
-        assert f"Plan {b} is already active; worker tests works on one plan" in body
+        assert f"Plan {b} is already active for worker tests; each worker works on one" in body
+        assert f"Other workers hold 1 plan(s): {a} (main)." in body
         state = await ok(client, "9plan_admin_state", session_name=name, worker="tests")
         assert state["active_plan"]["id"] == b
         assert [(p["id"], p["worker"], p["stale"]) for p in state["active_plans"]] == [
@@ -69,7 +70,8 @@ async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path
         kind, body = await error(
             client, "9plan_plan_defer", session_name=name, worker="tests", reason="later"
         )
-        assert (kind, "No plan is active for worker tests." in body) == ("NO_ACTIVE_PLAN", True)
+        said = f"No plan is active for worker tests. Other workers hold 1 plan(s): {a} (main)."
+        assert (kind, said in body) == ("NO_ACTIVE_PLAN", True)
         assert (await ok(client, "9plan_queue_pull", worker="tests"))["plan_id"] == c
         listed = await ok(client, "9plan_admin_sessions")
         assert [s["active_count"] for s in listed["sessions"]] == [2]

@@ -129,9 +129,9 @@ AGENTS_READ = [
         PlanNotFoundError("a", kind=""),
         "Use 9plan_session_resume to see the queued and active plans.",
     ),
-    (NoActivePlanError(), "Pull the next plan with 9plan_queue_pull."),
+    (NoActivePlanError("main"), "Pull the next plan with 9plan_queue_pull."),
     (
-        PlanAlreadyActiveError("a"),
+        PlanAlreadyActiveError("a", "main"),
         (
             "Finish it with 9plan_plan_complete, or use 9plan_plan_defer or 9plan_plan_discard, "
             "then pull again."

@@ -147,13 +147,16 @@ async def test_the_old_worker_is_told_who_took_its_plan_and_when(backend: Backen
         with pytest.raises(NoActivePlanError) as caught:
             await call
         assert caught.value.message == (
-            f"No plan is active for worker w1: plan {a} was taken over by worker w2 at {when}."
+            f"No plan is active for worker w1: plan {a} was taken over by worker w2 at {when}. "
+            f"Other workers hold 1 plan(s): {a} (w2)."
         )
     assert (await service.pull_plan(name, caller=Caller.of("w1"))).plan.id == b
     await service.complete_plan(name, "done", caller=Caller.of("w1"))
     with pytest.raises(NoActivePlanError) as later:
         await service.complete_plan(name, "again", caller=Caller.of("w1"))
-    assert later.value.message == "No plan is active for worker w1."
+    assert later.value.message == (  # w2 still holds the plan it took
+        f"No plan is active for worker w1. Other workers hold 1 plan(s): {a} (w2)."
+    )
 
 
 async def test_main_taken_over_is_told_in_its_own_words(backend: Backend):
@@ -165,9 +168,10 @@ async def test_main_taken_over_is_told_in_its_own_words(backend: Backend):
     await service.pull_plan(name, take_over=a, caller=Caller.of("rescue"))
     with pytest.raises(NoActivePlanError) as caught:
         await service.complete_plan(name, "done")
-    assert caught.value.message.startswith(
-        f"No plan is active in this session: plan {a} was taken over by worker rescue at "
+    assert caught.value.message.startswith(  # another worker holds it: main is named
+        f"No plan is active for worker main: plan {a} was taken over by worker rescue at "
     )
+    assert caught.value.message.endswith(f"Other workers hold 1 plan(s): {a} (rescue).")
     assert (await service.validate_session(name)).journal_matches_state
 
 

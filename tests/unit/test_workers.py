@@ -49,13 +49,15 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
     assert (pulled.plan.id, pulled.plan.worker) == (b, "tests")
     with pytest.raises(PlanAlreadyActiveError) as caught:
         await service.pull_plan(name, caller=Caller.of("tests"))
-    assert caught.value.message == (
-        f"Plan {b} is already active; worker tests works on one plan at a time."
+    assert caught.value.message == (  # several plans are worked on at once: whose is said
+        f"Plan {b} is already active for worker tests; each worker works on one plan at a "
+        f"time. Other workers hold 1 plan(s): {a} (main)."
     )
     with pytest.raises(PlanAlreadyActiveError) as main_caught:
         await service.pull_plan(name)
     assert main_caught.value.message == (
-        f"Plan {a} is already active; only one plan is worked on at a time."
+        f"Plan {a} is already active for worker main; each worker works on one plan at a "
+        f"time. Other workers hold 1 plan(s): {b} (tests)."
     )
     state = await service.session_state(name, caller=Caller.of("tests"))
     assert state.active_plan is not None
@@ -73,9 +75,9 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
 
 async def test_a_worker_without_a_plan_is_told_so_by_name(backend: Backend):
     """Defer, complete and discard by a worker that holds no plan are NO_ACTIVE_PLAN naming
-    the worker, even while `main` holds one; for `main` the text is as it always was."""
+    the worker and the plans others hold; for a lone `main` the text is as it always was."""
     service = backend.service
-    name, _ = await queue_of(backend, 2)
+    name, (a, _) = await queue_of(backend, 2)
     await service.pull_plan(name)
     for call in (
         service.defer_plan(name, "later", caller=Caller.of("docs")),
@@ -84,7 +86,9 @@ async def test_a_worker_without_a_plan_is_told_so_by_name(backend: Backend):
     ):
         with pytest.raises(NoActivePlanError) as caught:
             await call
-        assert caught.value.message == "No plan is active for worker docs."
+        assert caught.value.message == (
+            f"No plan is active for worker docs. Other workers hold 1 plan(s): {a} (main)."
+        )
     await service.complete_plan(name, "done")
     with pytest.raises(NoActivePlanError) as main_caught:
         await service.complete_plan(name, "again")
