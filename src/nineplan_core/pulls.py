@@ -116,6 +116,15 @@ def decide_pull(
             stale_beside=_stale_beside(snapshot, snapshot.front.id, lease),
             name_workers=named,
         )
+    return _decide_take_over(snapshot, holder, take_over, lease)
+
+
+def _decide_take_over(
+    snapshot: PullSnapshot, holder: Worker, take_over: PlanId, lease: dt.timedelta
+) -> Pull | Refusal:
+    """`holder`, holding no plan, asks to take `take_over` over: refused unless it is an
+    active plan whose lease has lapsed."""
+    now, named = snapshot.now, holder != MAIN
     target = snapshot.target
     if target is None or target.id != take_over:
         return Refusal(error=PlanNotFoundError(take_over, kind=""))
