@@ -46,15 +46,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The suite runs in two phases: every test but the timing-bound ones on both cores (pytest-xdist;
-# each worker has its own PostgreSQL database and temporary folders, tests/conftest.py), then the
-# `serial` ones (races, kills, torture rounds, live checks with short deadlines) one at a time.
-# Coverage is combined over both; the 20 slowest tests of the whole run print at the end.
-PYTEST_WORKERS ?= 2
+# The suite runs in two phases: every test but the timing-bound ones on three pytest-xdist workers
+# (two cores: a test waiting on a server, a browser or a lease leaves a core to another;
+# worksteal hands a long test's neighbours to an idle worker; each worker has its own PostgreSQL
+# database and temporary folders, tests/conftest.py), then the `serial` ones (races, kills,
+# torture rounds, live checks with short deadlines) one at a time, without coverage's tracer,
+# which would double their CPU and move their deadlines. Coverage is measured over the first
+# phase and every process it starts; the 20 slowest tests of the whole run print at the end.
+PYTEST_WORKERS ?= 3
 test: lint typecheck wheel-check
 	rm -f .coverage .coverage.* build/junit-*.xml
-	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) -m "not serial" --junitxml=build/junit-parallel.xml
-	$(BIN)/coverage run -m pytest -p no:xdist -m serial --junitxml=build/junit-serial.xml
+	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) --dist worksteal -m "not serial" --junitxml=build/junit-parallel.xml
+	$(BIN)/pytest -p no:xdist -m serial --junitxml=build/junit-serial.xml
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
 	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')
@@ -67,7 +70,7 @@ test-deep: soak torture
 # The inner loop: unit and property tests (fewer hypothesis examples), no process started, no
 # browser, no PostgreSQL.
 test-fast: $(STAMP)
-	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) -m "not slow and not browser and not postgres" tests
+	NINEPLAN_FAST=1 $(BIN)/pytest -q -p no:cacheprovider -n 2 -m "not slow and not browser and not postgres" tests
 
 # The web view's screenshots in docs/img/ (docs/ui.md shows them): a demo sessions folder in a
 # temporary directory, `nineplan ui` on it, Debian's Chromium at desktop and phone width, dark.
