@@ -52,6 +52,23 @@ class Caller:
         return not isinstance(self.worker, Unnamed)
 
 
+#: Why a call that names no worker is refused once a session has several (docs/agents.md).
+SEVERAL_WORKERS: Final = (
+    'this session has several workers: pass your worker name; the lead agent may pass worker="main"'
+)
+
+
+def unnamed_among_several(caller: Caller, *, workers_named: bool) -> InvalidInputError | None:
+    """The refusal of a pull, defer, complete or discard by `caller` when the session has had
+    a worker other than `main` named (`workers_named`) and the call names none: two agents on
+    one connection that both leave `worker` out are one worker, and would finish each other's
+    plans. None when the call may go on (it named a worker, `main` included, or the session
+    has only ever had one)."""
+    if workers_named and not caller.named:
+        return InvalidInputError("worker", SEVERAL_WORKERS)
+    return None
+
+
 #: An agent's call that named no worker and chose no request id: a lone agent's, or an
 #: embedding program's that needs neither.
 AGENT: Final = Caller()

@@ -7,9 +7,9 @@ that cannot be read whole is first copied to recovered/ (docs/storage.md).
 
 import logging
 
-from nineplan_core.errors import NoActivePlanError
+from nineplan_core.errors import NinePlanError, NoActivePlanError, PlanNotFoundError
 from nineplan_core.journal import HOLDS, Actor, EventKind, excerpt, lost_plan, plan_event
-from nineplan_core.model import Plan, format_timestamp
+from nineplan_core.model import Plan, PlanId, format_timestamp
 from nineplan_core.plan_file import (
     PlanText,
     ReadBack,
@@ -37,22 +37,38 @@ async def active_with_edits(
     clock: Clock,
     max_section_chars: int,
     worker: Worker,
+    plan_id: PlanId | None = None,
 ) -> tuple[Plan, str | None]:
-    """`worker`'s active plan with what the agent wrote in its file, then `notes`, and one line
-    saying what had to be salvaged (None when the file read as a clean plan).
+    """`worker`'s active plan (which must be `plan_id`, when given) with what the agent wrote
+    in its file, then `notes`, and one line saying what had to be salvaged (None when the
+    file read as a clean plan).
 
     The journal gets `edits_salvaged` (when the file was messy) and then `notes_added` (when
     notes came), before the caller's own event.
 
     Raises:
-        NoActivePlanError: `worker` holds no plan.
+        NoActivePlanError: `worker` holds no plan, or holds another than `plan_id`.
+        PlanNotFoundError: `plan_id` is no plan of the session.
         StorageError: the file or the journal cannot be read or written.
     """
-    if (active := await held_by(tx, worker)) is None:
+    active = await held_by(tx, worker)
+    if plan_id is not None and (active is None or active.id != plan_id):
+        raise await not_held(tx, worker, plan_id)
+    if active is None:
         raise await no_active_plan(tx, worker)
     return await with_edits(
         tx, session, active, notes, actor, clock=clock, max_section_chars=max_section_chars
     )
+
+
+async def not_held(tx: SessionReader, worker: str, plan_id: PlanId) -> NinePlanError:
+    """The call named `plan_id`, which `worker` does not hold: the error says what it is."""
+    plan = await tx.plan(plan_id)
+    if plan is None:
+        return PlanNotFoundError(plan_id, kind="")
+    hold = plan.hold
+    instead = f"it is {plan.status.value}" if hold is None else f"worker {hold.worker} holds it"
+    return NoActivePlanError(worker, named=(plan_id, instead))
 
 
 async def no_active_plan(tx: SessionReader, worker: str) -> NoActivePlanError:

@@ -106,13 +106,21 @@ class NoActivePlanError(NinePlanError):
     category = "NO_ACTIVE_PLAN"
 
     def __init__(
-        self, worker: str, *, lost: str | None = None, others: Sequence[tuple[str, str]] = ()
+        self,
+        worker: str,
+        *,
+        lost: str | None = None,
+        others: Sequence[tuple[str, str]] = (),
+        named: tuple[str, str] | None = None,
     ) -> None:
         """`lost` says what became of the worker's last plan (taken over, released), if so;
         `others` are the plans other workers hold, `(plan id, worker)`: while there are any,
-        "no plan is active in this session" would be false, so the worker is named."""
+        "no plan is active in this session" would be false, so the worker is named. `named`
+        is `(plan id, what it is instead)` when the call named a plan the worker does not hold."""
         whose = "in this session" if worker == "main" and not others else f"for worker {worker}"
         said = f"No plan is active {whose}: {lost}." if lost else f"No plan is active {whose}."
+        if named is not None:
+            said = f"Plan {named[0]} is not the active plan of worker {worker}: {named[1]}."
         if others:
             said += f" {_held_by_others(others)}"
         super().__init__(said, suggestion=Suggestion(Action.PULL_PLAN))

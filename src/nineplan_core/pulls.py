@@ -8,7 +8,7 @@ import datetime as dt
 
 import attrs
 
-from nineplan_core.callers import Caller
+from nineplan_core.callers import Caller, unnamed_among_several
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -39,6 +39,9 @@ class PullSnapshot:
     target: Plan | None = None
     #: How many plans are completed (read when the queue is empty: the refusal says it).
     completed: int = 0
+    #: Whether a worker other than `main` has been named in the session (read only for a
+    #: caller that named no worker: it is refused when so, and nothing else is read).
+    workers_named: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -86,8 +89,12 @@ def decide_pull(
     plan is PlanNotFoundError; of a plan not active, InvalidInputError; of a live lease,
     LeaseLiveError (saying until when). A pull from an empty queue is QueueEmptyError naming
     the plans others still hold. A worker other than `main` named is remembered, on a refusal
-    only when it was about a held plan (as a refused pull always kept it).
+    only when it was about a held plan (as a refused pull always kept it). A caller that
+    names no worker in a session that has had others named is refused first
+    (InvalidInputError naming `worker`).
     """
+    if (unnamed := unnamed_among_several(caller, workers_named=snapshot.workers_named)) is not None:
+        return Refusal(error=unnamed)
     now, holder = snapshot.now, caller.holder
     named = holder != MAIN
     mine = next((plan for plan in snapshot.active if _holder(plan) == holder), None)
@@ -149,12 +156,16 @@ def _decide_take_over(
 
 
 async def read_pull(
-    reader: SessionReader, now: dt.datetime, take_over: PlanId | None, holder: Worker
+    reader: SessionReader, now: dt.datetime, take_over: PlanId | None, caller: Caller
 ) -> PullSnapshot:
-    """The snapshot a pull by `holder` decides on, read through `reader` (the pull's
+    """The snapshot a pull by `caller` decides on, read through `reader` (the pull's
     transaction): the active plans, then the plan to take over (found among them when it is
     active) or the front of the queue (and, when that is empty, the completed count). A
-    caller that holds a plan is refused whatever the rest holds: nothing more is read."""
+    caller that holds a plan is refused whatever the rest holds: nothing more is read; nor
+    for a caller that named no worker in a session that has had several."""
+    if not caller.named and (await reader.session()).workers_named:
+        return PullSnapshot(now=now, active=(), workers_named=True)
+    holder = caller.holder
     active = tuple(await reader.active_plans())
     if any(_holder(plan) == holder for plan in active):
         return PullSnapshot(now=now, active=active)
@@ -173,10 +184,10 @@ async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:
     return next((plan for plan in await reader.active_plans() if _holder(plan) == worker), None)
 
 
-async def hear_from(tx: SessionTx, worker: Worker, now: dt.datetime) -> None:
-    """A worker's call, in `tx`: its active plan's `last_seen` is `now`, and a worker other
-    than `main` is remembered as named."""
-    if worker != MAIN:
+async def hear_from(tx: SessionTx, worker: Worker, now: dt.datetime, *, naming: bool) -> None:
+    """A worker's call, in `tx`: its active plan's `last_seen` is `now`, and (`naming`: a
+    resume, not a read-only state call) a worker other than `main` is remembered as named."""
+    if naming and worker != MAIN:
         await tx.name_workers()
     if (active := await held_by(tx, worker)) is not None:
         await tx.save(active.seen(now))

@@ -50,7 +50,7 @@ async def reconcile(
     """
     async with store.transaction() as tx:
         if heard is not None:
-            await hear_from(tx, heard, clock())
+            await hear_from(tx, heard, clock(), naming=True)
         mended = await _mend(store, tx, clock, thorough=thorough, spare_active=spare_active)
         state = await state_of(
             store,

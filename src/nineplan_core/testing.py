@@ -70,6 +70,7 @@ class QueueConformance(ModelChecks):
         self.name = ""
         self.queue: list[str] = []  # plan ids, rank 1 first
         self.workers: list[str] = [MAIN]
+        self.several = False  # a worker other than main has pulled: unnamed calls are refused
         self.held: dict[str, str] = {}  # worker -> its active plan
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
@@ -98,6 +99,20 @@ class QueueConformance(ModelChecks):
             self.run(self.stack.aclose())
         finally:
             self.runner.close()
+
+    def unnamed_refused(self, caller: Caller, call: Coroutine[Any, Any, object]) -> bool:
+        """Whether `call` names no worker in a session that has had several: it is refused
+        (InvalidInputError naming `worker`) and changes nothing, not even a lease."""
+        if caller.named or not self.several:
+            return False
+        self.refused(call, InvalidInputError)
+        return True
+
+    def heard_from(self, worker: str) -> None:
+        """`worker` pulled (or was refused one for the plan it holds): once it is not `main`,
+        the session has several workers."""
+        self.last_seen[worker] = self.clock()
+        self.several = self.several or worker != MAIN
 
     def worker(self, data: st.DataObject) -> tuple[str, Caller]:
         """A worker drawn for a call, and the caller the call is (naming no worker: `main`)."""
@@ -129,17 +144,20 @@ class QueueConformance(ModelChecks):
     @rule(data=st.data())
     def pull(self, data: st.DataObject) -> None:
         worker, caller = self.worker(data)
+        pulling = self.service.pull_plan(self.name, caller=caller)
+        if self.unnamed_refused(caller, pulling):
+            return
         if worker in self.held:
-            self.refused(self.service.pull_plan(self.name, caller=caller), PlanAlreadyActiveError)
-            self.last_seen[worker] = self.clock()  # a worker that asks is alive: its lease renews
+            self.refused(pulling, PlanAlreadyActiveError)
+            self.heard_from(worker)  # a worker that asks is alive: its lease renews
         elif not self.queue:
-            self.refused(self.service.pull_plan(self.name, caller=caller), QueueEmptyError)
+            self.refused(pulling, QueueEmptyError)
         else:
-            placed = self.run(self.service.pull_plan(self.name, caller=caller))
+            placed = self.run(pulling)
             assert placed.plan.id == self.queue.pop(0)
             assert placed.plan.worker == worker
             self.held[worker] = placed.plan.id
-            self.last_seen[worker] = self.clock()
+            self.heard_from(worker)
             self.events.append((EventKind.PLAN_PULLED, placed.plan.id))
 
     @rule(step=st.sampled_from(["quarter", "just_under", "exactly", "just_over", "tick"]))
@@ -170,6 +188,8 @@ class QueueConformance(ModelChecks):
     def defer(self, data: st.DataObject, reason: str, where: Position) -> None:
         worker, caller = self.worker(data)
         deferred = self.service.defer_plan(self.name, reason, where, caller=caller)
+        if self.unnamed_refused(caller, deferred):
+            return
         if worker not in self.held:
             self.refused(deferred, NoActivePlanError)
             return
@@ -185,6 +205,8 @@ class QueueConformance(ModelChecks):
         self.words += 1
         word = f"zq{self.words}x{len(self.completed)}k"
         completed = self.service.complete_plan(self.name, f"{summary} {word}", caller=caller)
+        if self.unnamed_refused(caller, completed):
+            return
         if worker not in self.held:
             self.refused(completed, NoActivePlanError)
             return
@@ -199,6 +221,8 @@ class QueueConformance(ModelChecks):
     def discard(self, data: st.DataObject, reason: str) -> None:
         worker, caller = self.worker(data)
         discarded = self.service.discard_plan(self.name, reason, caller=caller)
+        if self.unnamed_refused(caller, discarded):
+            return
         if worker not in self.held:
             self.refused(discarded, NoActivePlanError)
             return
@@ -274,22 +298,25 @@ class QueueConformance(ModelChecks):
         old, plan_id = data.draw(st.sampled_from(sorted(self.held.items())))
         taker, caller = self.worker(data)
         taking = self.service.pull_plan(self.name, caller=caller, take_over=plan_id)
+        if self.unnamed_refused(caller, taking):
+            return
         if taker == old:
             self.refused(taking, InvalidInputError)
         elif taker in self.held:
             self.refused(taking, PlanAlreadyActiveError)
-            self.last_seen[taker] = self.clock()  # it asked while holding a plan: it is alive
+            self.heard_from(taker)  # it asked while holding a plan: it is alive
         elif not lapse:  # the old worker heard from just now: its lease is live
             self.run(self.service.session_state(self.name, caller=Caller.of(old)))
             self.last_seen[old] = self.clock()
             self.refused(taking, LeaseLiveError)
+            self.several = self.several or taker != MAIN
         else:
             self.clock.advance(round(self.service.lease_minutes * 60_000) + 1)
             placed = self.run(taking)
             assert (placed.plan.id, placed.plan.worker) == (plan_id, taker)
             assert placed.taken_from == old
             self.held[taker] = self.held.pop(old)
-            self.last_seen[taker] = self.clock()
+            self.heard_from(taker)
             self.events.append((EventKind.PLAN_TAKEN_OVER, plan_id))
 
     @precondition(lambda self: bool(self.held))

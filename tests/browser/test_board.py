@@ -154,7 +154,7 @@ async def test_stale_and_stuck_badges(tmp_path: Path, page: Page):
         with anyio.fail_after(30):
             while not (await ok(agent, "9plan_admin_state"))["active_plans"][0]["stale"]:
                 await anyio.sleep(0.2)
-        mine = await ok(agent, "9plan_queue_pull", session_name=name)
+        mine = await ok(agent, "9plan_queue_pull", session_name=name, worker="main")
         await page.goto(f"{ui}/sessions/{name}")
         column = page.locator("[data-testid=column-active]")
         slow = column.locator(f"[data-testid=card][data-plan-id='{theirs['plan_id']}']")

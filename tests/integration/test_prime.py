@@ -462,7 +462,7 @@ async def test_the_texts_mark_main_stale_after_a_worker_came_and_went(
             await ok(client, "9plan_queue_add", **{**PLAN, "goal": goal})
         await ok(client, "9plan_queue_pull", session_name=name, worker="docs")
         await ok(client, "9plan_plan_complete", session_name=name, worker="docs", outcome="ok")
-        mine = (await ok(client, "9plan_queue_pull", session_name=name))["plan_id"]
+        mine = (await ok(client, "9plan_queue_pull", session_name=name, worker="main"))["plan_id"]
         await anyio.sleep(0.05)  # past the 6 ms lease
         resumed = text(await client.call_tool("9plan_session_resume", {"session_name": name}))
         quiet = text(await client.call_tool("9plan_session_resume", {"session_name": lone}))

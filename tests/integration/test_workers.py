@@ -37,6 +37,39 @@ async def _session_with(client: Client, count: int) -> tuple[str, list[str]]:
     return name, ids
 
 
+async def test_on_a_shared_connection_no_agent_finishes_a_plan_it_does_not_hold(tmp_path: Path):
+    """Over a real stdio server, two agents on one connection: once worker `x` has pulled, a
+    pull or complete that names no worker is refused naming `worker` (the lead may pass
+    worker="main"); `y` completing with `plan_id` of x's plan is refused naming x as its
+    holder, an unknown `plan_id` is PLAN_NOT_FOUND; nothing changed, and x completes its own."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, (a, b, _) = await _session_with(client, 3)
+        assert (await ok(client, "9plan_queue_pull", worker="x"))["plan_id"] == a
+        for tool, arguments in (
+            ("9plan_queue_pull", {}),
+            ("9plan_plan_complete", {"outcome": "agent Y's own work"}),
+            ("9plan_plan_defer", {"reason": "later"}),
+            ("9plan_plan_discard", {"reason": "obsolete"}),
+        ):
+            kind, body = await error(client, tool, session_name=name, **arguments)
+            assert kind == "VALIDATION_ERROR", (tool, body)
+            assert "worker: this session has several workers" in body, (tool, body)
+            assert 'worker="main"' in body, (tool, body)
+        kind, body = await error(
+            client, "9plan_plan_complete", outcome="not mine", worker="y", plan_id=a
+        )
+        assert kind == "NO_ACTIVE_PLAN", body
+        assert f"Plan {a} is not the active plan of worker y: worker x holds it." in body
+        kind, body = await error(
+            client, "9plan_plan_complete", outcome="x", worker="x", plan_id="zzzzz"
+        )
+        assert kind == "PLAN_NOT_FOUND", body
+        state = await ok(client, "9plan_admin_state", session_name=name, worker="x")
+        assert (state["active_plan"]["id"], state["completed_count"]) == (a, 0)
+        await ok(client, "9plan_plan_complete", outcome="x's work", worker="x", plan_id=a)
+        assert (await ok(client, "9plan_queue_pull", worker="main"))["plan_id"] == b
+
+
 async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path):
     """Over a real stdio server: the lone agent (main) holds a plan; worker `tests` pulls
     the next one, is refused a second, completes its own; resume and state report each
@@ -209,9 +242,9 @@ async def test_a_lease_is_renewed_by_file_edits_alone(tmp_path: Path):
 
 async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_path: Path):
     """With a 3 s lease: a lone agent's stale plan is `stale` in active_plans but its texts
-    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull (named
-    or not), state and resume each say so in one line naming the worker and how to take it
-    over."""
+    are unchanged; once worker `slow` holds a plan gone stale, another worker's pull (`tests`,
+    and the lead as worker="main"), state and resume each say so in one line naming the
+    worker and how to take it over."""
     params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
     async with Client(params, mode="legacy") as client:
         name, (a, b, _, _) = await _session_with(client, 4)
@@ -236,9 +269,9 @@ async def test_stale_plans_are_marked_in_the_texts_once_a_worker_is_named(tmp_pa
             "9plan_queue_pull", {"session_name": name, "worker": "tests"}
         )
         assert any(re.fullmatch(line, said) for said in text(pulled).splitlines())
-        unnamed = await client.call_tool("9plan_queue_pull", {"session_name": name})
-        assert not unnamed.is_error, text(unnamed)
-        assert any(re.fullmatch(line, said) for said in text(unnamed).splitlines())
+        lead = await client.call_tool("9plan_queue_pull", {"session_name": name, "worker": "main"})
+        assert not lead.is_error, text(lead)
+        assert any(re.fullmatch(line, said) for said in text(lead).splitlines())
         state = await client.call_tool("9plan_admin_state", {"session_name": name})
         assert any(re.fullmatch(line, said) for said in text(state).splitlines())
         resumed = await client.call_tool("9plan_session_resume", {"session_name": name})

@@ -206,3 +206,32 @@ def test_a_plan_never_heard_from_is_never_stale() -> None:
     old = attrs.evolve(held("bbbbb", DOCS), last_seen=None)
     snapshot = PullSnapshot(now=NOW, active=(old,), target=old)
     refused(decide_pull(snapshot, caller(TESTS), PlanId("bbbbb"), LEASE), LeaseLiveError)
+
+
+def test_a_caller_naming_no_worker_is_refused_once_the_session_has_several() -> None:
+    """In a session that has had a worker other than `main` named, a pull or a take-over that
+    names no worker is refused first (InvalidInputError naming `worker`, saying the lead agent
+    may pass worker="main"), keeping nothing: no lease renewed, no mark."""
+    for take_over in (None, PlanId("bbbbb")):
+        snapshot = PullSnapshot(now=NOW, active=(), front=queued("aaaaa"), workers_named=True)
+        decided = refused(decide_pull(snapshot, caller(), take_over, LEASE), InvalidInputError)
+        error = error_of(decided, InvalidInputError)
+        assert error.field == "worker"
+        assert 'worker="main"' in error.problem
+        assert (decided.renewed, decided.name_workers) == (None, False)
+
+
+def test_worker_main_named_still_pulls_in_a_session_of_several() -> None:
+    """worker="main", named, is always valid: it gets the front of the queue as `main`."""
+    snapshot = PullSnapshot(now=NOW, active=(held("ccccc", TESTS),), front=queued("aaaaa"))
+    decided = decide_pull(attrs.evolve(snapshot, workers_named=True), caller(MAIN), None, LEASE)
+    assert isinstance(decided, Pull)
+    assert decided.worker == MAIN
+
+
+def test_a_lone_agent_naming_no_worker_pulls_as_before() -> None:
+    """A session that never had another worker named: a call naming none is `main`'s."""
+    snapshot = PullSnapshot(now=NOW, active=(), front=queued("aaaaa"))
+    decided = decide_pull(snapshot, caller(), None, LEASE)
+    assert isinstance(decided, Pull)
+    assert decided.worker == MAIN

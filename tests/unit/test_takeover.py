@@ -160,14 +160,19 @@ async def test_the_old_worker_is_told_who_took_its_plan_and_when(backend: Backen
 
 
 async def test_main_taken_over_is_told_in_its_own_words(backend: Backend):
-    """The lone agent (main) whose stale plan another worker took is told so too."""
+    """The lone agent (main) whose stale plan another worker took is told so too: naming no
+    worker, it is first told the session now has several workers; as worker="main", that
+    its plan was taken over, by whom and when."""
     service = backend.service
     name, (a,) = await queue_of(backend, 1)
     await service.pull_plan(name)
     backend.clock.advance(LAPSED)
     await service.pull_plan(name, take_over=a, caller=Caller.of("rescue"))
-    with pytest.raises(NoActivePlanError) as caught:
+    with pytest.raises(InvalidInputError) as unnamed:
         await service.complete_plan(name, "done")
+    assert unnamed.value.field == "worker"
+    with pytest.raises(NoActivePlanError) as caught:
+        await service.complete_plan(name, "done", caller=Caller.of("main"))
     assert caught.value.message.startswith(  # another worker holds it: main is named
         f"No plan is active for worker main: plan {a} was taken over by worker rescue at "
     )

@@ -30,6 +30,9 @@ from tests.fakes import (
     worked_with_and_without_workers,
 )
 
+#: The lead agent beside named workers: a call naming no worker is refused there.
+LEAD = Caller.of("main")
+
 K = EventKind
 
 
@@ -54,7 +57,7 @@ async def test_each_worker_holds_its_own_plan(backend: Backend):
         f"time. Other workers hold 1 plan(s): {a} (main)."
     )
     with pytest.raises(PlanAlreadyActiveError) as main_caught:
-        await service.pull_plan(name)
+        await service.pull_plan(name, caller=LEAD)
     assert main_caught.value.message == (
         f"Plan {a} is already active for worker main; each worker works on one plan at a "
         f"time. Other workers hold 1 plan(s): {b} (tests)."
@@ -171,8 +174,8 @@ async def test_the_journal_names_the_worker(backend: Backend):
     await service.defer_plan(name, "later", caller=Caller.of("w1"))
     await service.pull_plan(name, caller=Caller.of("w1"))
     await service.complete_plan(name, "done", caller=Caller.of("w1"))
-    await service.pull_plan(name)
-    await service.discard_plan(name, "no")
+    await service.pull_plan(name, caller=LEAD)
+    await service.discard_plan(name, "no", caller=LEAD)
     events = [e for e in await service.journal(name) if isinstance(e, Event)]
     changes = [
         (e.kind, e.detail.get("worker"))
@@ -310,7 +313,7 @@ async def test_an_empty_queue_names_the_plans_other_workers_hold(backend: Backen
     await service.pull_plan(name, caller=Caller.of("tests"))
     await service.pull_plan(name, caller=Caller.of("docs"))
     with pytest.raises(QueueEmptyError) as caught:
-        await service.pull_plan(name)
+        await service.pull_plan(name, caller=LEAD)
     assert caught.value.message == (
         f"The queue is empty; 2 plan(s) are still active: {a} (tests), {b} (docs)."
         if a < b
@@ -327,7 +330,8 @@ async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
     """Once a worker other than `main` has been named, the texts mark stale plans for good:
     after `tests` came, worked and went, `main`'s own stale plan is marked for a caller that
     names no worker. A session where only `main` ever worked marks nothing (a lone agent's
-    texts unchanged), until a worker is named, even by a state call alone."""
+    texts unchanged), until a worker is named by a resume; a state call naming one, read-only,
+    never marks it."""
     service = backend.service
     name, (a, b) = await queue_of(backend, 2)
     lone = await backend.session()
@@ -336,7 +340,7 @@ async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
     assert not (await service.session_state(name)).session.workers_named
     assert (await service.pull_plan(name, caller=Caller.of("tests"))).plan.id == a
     await service.complete_plan(name, "done", caller=Caller.of("tests"))
-    assert (await service.pull_plan(name)).plan.id == b
+    assert (await service.pull_plan(name, caller=LEAD)).plan.id == b
     backend.clock.advance(31 * 60)
     state = await service.session_state(name)
     assert state.session.workers_named
@@ -345,6 +349,8 @@ async def test_a_session_remembers_that_a_worker_was_named(backend: Backend):
     assert [hold.stale for hold in quiet.active_plans] == [True]
     assert (quiet.session.workers_named, quiet.stale_plans) == (False, [])
     await service.session_state(lone, caller=Caller.of("look"))
+    assert not (await service.session_state(lone)).session.workers_named
+    await service.resume_session(lone, caller=Caller.of("look"))
     named = await service.session_state(lone)
     assert named.session.workers_named
     assert [hold.plan.id for hold in named.stale_plans] == [alone]

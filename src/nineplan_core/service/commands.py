@@ -5,7 +5,7 @@ import logging
 
 import attrs
 
-from nineplan_core.callers import AGENT, Caller, check_caller
+from nineplan_core.callers import AGENT, Caller, check_caller, unnamed_among_several
 from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import (
@@ -20,7 +20,9 @@ from nineplan_core.journal import (
 from nineplan_core.model import (
     Plan,
     PlanContent,
+    PlanId,
     Position,
+    check_plan_id,
     check_position,
     check_session_name,
     check_text,
@@ -97,7 +99,7 @@ class Commands(Envelope):
         heard = who if caller.named else None
         if session in self._reconciled and not store.files_mirror:
             if heard is not None:  # a bookkeeping write; the state is read in a snapshot
-                await self._heard_from(store, heard)
+                await self._heard_from(store, heard, naming=True)
             return await self._state(store, who)
         # A first resume (or a mirror to refresh) reconciles, and reads the state on the way,
         # hearing from the worker in that one transaction.
@@ -176,6 +178,7 @@ class Commands(Envelope):
         *,
         notes: str | None = None,
         caller: Caller = AGENT,
+        plan_id: str | None = None,
     ) -> PlacedPlan:
         """Put the caller's active plan back in the queue, noting why; file edits kept, notes after.
 
@@ -186,7 +189,7 @@ class Commands(Envelope):
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         where = check_position(position)
         check_notes(notes)
-        holder = caller.holder
+        holder, mine = caller.holder, _plan_named(plan_id)
         call = request(
             caller.request_id,
             PlacedPlan,
@@ -195,10 +198,11 @@ class Commands(Envelope):
             reason=reason,
             position=where,
             notes=notes,
+            **_naming(mine),
         )
 
         async def defer(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            active, salvage = await self._active_with_edits(tx, store, notes, caller)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller, mine)
             tally = await tx.tally()
             plan = active.defer(
                 reason=reason.strip(), position=insert_position(tally, where), at=self.clock()
@@ -234,6 +238,7 @@ class Commands(Envelope):
         *,
         notes: str | None = None,
         caller: Caller = AGENT,
+        plan_id: str | None = None,
     ) -> Completion:
         """Finish the caller's active plan: its outcome goes into searchable history, its file goes away
         (its edits read back first, `notes` appended after them).
@@ -244,7 +249,7 @@ class Commands(Envelope):
         caller = check_caller(caller)
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = caller.holder
+        holder, mine = caller.holder, _plan_named(plan_id)
         call = request(
             caller.request_id,
             Completion,
@@ -252,10 +257,11 @@ class Commands(Envelope):
             worker=holder,
             outcome=outcome,
             notes=notes,
+            **_naming(mine),
         )
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
-            active, salvage = await self._active_with_edits(tx, store, notes, caller)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller, mine)
             plan = active.complete(outcome=outcome, at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -286,6 +292,7 @@ class Commands(Envelope):
         *,
         notes: str | None = None,
         caller: Caller = AGENT,
+        plan_id: str | None = None,
     ) -> Discarded:
         """Abandon the caller's active plan; it is kept (file edits and `notes` too) but never searchable.
 
@@ -295,13 +302,19 @@ class Commands(Envelope):
         caller = check_caller(caller)
         check_text("reason", reason, max_chars=self.limits.max_text_chars)
         check_notes(notes)
-        holder = caller.holder
+        holder, mine = caller.holder, _plan_named(plan_id)
         call = request(
-            caller.request_id, Discarded, "discard_plan", worker=holder, reason=reason, notes=notes
+            caller.request_id,
+            Discarded,
+            "discard_plan",
+            worker=holder,
+            reason=reason,
+            notes=notes,
+            **_naming(mine),
         )
 
         async def discard(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            active, salvage = await self._active_with_edits(tx, store, notes, caller)
+            active, salvage = await self._active_with_edits(tx, store, notes, caller, mine)
             plan = active.discard(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -325,9 +338,26 @@ class Commands(Envelope):
         return await self._apply(name, discard, retry=call, reads_file=True)
 
     async def _active_with_edits(
-        self, tx: SessionTx, store: SessionStore, notes: str | None, caller: Caller
+        self,
+        tx: SessionTx,
+        store: SessionStore,
+        notes: str | None,
+        caller: Caller,
+        plan_id: PlanId | None,
     ) -> tuple[Plan, str | None]:
-        """The caller's active plan with the agent's file edits read back, then `notes`."""
+        """The caller's active plan (which must be `plan_id` when the call named one) with the
+        agent's file edits read back, then `notes`.
+
+        Raises:
+            InvalidInputError: the call named no worker in a session that has had several.
+            NoActivePlanError, PlanNotFoundError: the caller holds no plan, or not `plan_id`.
+        """
+        if not caller.named and (
+            refused := unnamed_among_several(
+                caller, workers_named=(await tx.session()).workers_named
+            )
+        ):
+            raise refused
         if store.files_mirror:
             await render_if_never_here(tx, caller.holder)
         return await active_with_edits(
@@ -338,9 +368,25 @@ class Commands(Envelope):
             clock=self.clock,
             max_section_chars=self.limits.max_text_chars,
             worker=caller.holder,
+            plan_id=plan_id,
         )
 
 
 async def _held(tx: SessionTx) -> tuple[tuple[str, str], ...]:
     """The plans still active in `tx` (after a finish saved), each with its worker."""
     return tuple((plan.id, stored_worker(plan.worker)) for plan in await tx.active_plans())
+
+
+def _plan_named(plan_id: str | None) -> PlanId | None:
+    """The plan a defer, complete or discard named (None: the caller's active plan, whichever).
+
+    Raises:
+        InvalidInputError: not a plan id.
+    """
+    return None if plan_id is None else check_plan_id(plan_id, "plan_id")
+
+
+def _naming(plan_id: PlanId | None) -> dict[str, str]:
+    """`plan_id` among a retry's arguments only when given, so a request remembered before the
+    argument existed is still the same request."""
+    return {} if plan_id is None else {"plan_id": plan_id}

@@ -240,11 +240,11 @@ class Envelope:
         )
         return for_worker(attrs.evolve(state, active_plans=holds, many_workers=many), worker)
 
-    async def _heard_from(self, store: SessionStore, worker: Worker) -> None:
-        """A worker's call: its active plan's `last_seen` is now (the Clock port), and a
-        worker other than `main` is remembered as named."""
+    async def _heard_from(self, store: SessionStore, worker: Worker, *, naming: bool) -> None:
+        """A worker's call: its active plan's `last_seen` is now (the Clock port), and (with
+        `naming`) a worker other than `main` is remembered as named."""
         async with store.transaction() as tx:
-            await hear_from(tx, worker, self.clock())
+            await hear_from(tx, worker, self.clock(), naming=naming)
 
     async def _created(self, call: Request[str]) -> str | None:
         """The session a repeated create made, or None to create one."""

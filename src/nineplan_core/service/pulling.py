@@ -57,7 +57,7 @@ class Pulling(Envelope):
         call = request(caller.request_id, PlacedPlan, "pull_plan", worker=caller.holder, **chosen)
 
         async def pull(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan] | Refused:
-            snapshot = await read_pull(tx, self.clock(), taking, caller.holder)
+            snapshot = await read_pull(tx, self.clock(), taking, caller)
             decided = decide_pull(snapshot, caller, taking, self.lease)
             if decided.name_workers:
                 await tx.name_workers()

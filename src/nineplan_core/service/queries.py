@@ -67,7 +67,7 @@ class Queries(Envelope):
         session, who = check_session_name(name), caller.holder
         store = await self.catalog.open(session)
         if caller.named:
-            await self._heard_from(store, who)
+            await self._heard_from(store, who, naming=False)  # read-only: never names
         return await self._state(store, who)
 
     async def session_board(

@@ -142,6 +142,11 @@ _WORKERS = (
     "resume and state, and to add, search and get, whose `Active plan:` reminder is then about",
     "their own plan (never another worker's): each worker holds one active plan, and",
     "`single_active_plan` in `9plan_admin_validate` means at most one active plan per worker.",
+    "Once a worker other than `main` has been named in a session (by a pull, a take-over or a",
+    "resume), a pull, defer, complete or discard that names no worker is a `VALIDATION_ERROR`",
+    'naming `worker` (the lead agent passes `worker="main"`); defer, complete and discard take',
+    "an optional `plan_id`, and refuse one that is not the caller's active plan (`NO_ACTIVE_PLAN`",
+    "saying who holds it, or `PLAN_NOT_FOUND`).",
 )
 
 

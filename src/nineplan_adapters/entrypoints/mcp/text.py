@@ -30,8 +30,10 @@ SESSION RECOVERY:
 - Every response starts with [Session: name]
 - After compaction, resume with {session_resume} and that name
 
-MANY AGENTS: agents working beside others on one session pass their own worker name
-(worker="tests") and the session_name on every call; each worker holds one plan.
+MANY AGENTS: a parent gives each subagent its worker name and the session name in the prompt
+that starts it. Agents beside others pass their worker (worker="tests"), the session_name and,
+to finish, the plan_id on every call; each worker holds one plan. Once a worker is named, a call
+without one is refused: the lead agent passes worker="main".
 """
 
 BOOTSTRAP = """\
@@ -54,7 +56,8 @@ PLAN QUALITY CHECKLIST:
 - Outputs are specific enough to search for
 
 NOTE: Adding A, B, C at 'front' gives [C, B, A] - add in reverse order if needed.
-Agents working beside others on one session pass their own worker name and the session_name.
+A parent gives each subagent its worker name and the session name in the prompt that starts
+it; agents working beside others on one session pass both on every call.
 """
 
 

@@ -43,6 +43,10 @@ WorkerArg = Annotated[
         max_length=40,
     ),
 ]
+HeldArg = Annotated[
+    str | None,
+    Field(description="The plan you finish (checked)", pattern="^[0-9a-z]{5}$"),
+]
 TakeOverArg = Annotated[
     str | None,
     Field(description="A stale plan's id: take it over", pattern="^[0-9a-z]{5}$"),
@@ -305,12 +309,13 @@ async def plan_defer(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
     worker: WorkerArg = None,
+    plan_id: HeldArg = None,
 ) -> Annotated[CallToolResult, views.PlanDeferred]:
     """Return the active plan to the queue with a reason: front when blocked, back (default) after
     splitting it. File edits are kept."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     placed = await call.service.defer_plan(
-        call.session, reason, position, notes=notes, caller=call.caller
+        call.session, reason, position, notes=notes, caller=call.caller, plan_id=plan_id
     )
     return call.succeed(
         _with_salvage(
@@ -327,11 +332,14 @@ async def plan_complete(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
     worker: WorkerArg = None,
+    plan_id: HeldArg = None,
 ) -> Annotated[CallToolResult, views.PlanCompleted]:
     """Finish the active plan. The outcome (what was produced, where) and notes become searchable
     history. Returns what remains."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
-    done = await call.service.complete_plan(call.session, outcome, notes=notes, caller=call.caller)
+    done = await call.service.complete_plan(
+        call.session, outcome, notes=notes, caller=call.caller, plan_id=plan_id
+    )
     follow = _next(call.names, done.next_goal, _empty(done, "The queue is empty. Task complete!"))
     return call.succeed(
         _with_salvage(
@@ -350,11 +358,14 @@ async def plan_discard(
     session_name: SessionArg = None,
     request_id: RequestArg = None,
     worker: WorkerArg = None,
+    plan_id: HeldArg = None,
 ) -> Annotated[CallToolResult, views.PlanDiscarded]:
     """Abandon the active plan (obsolete or misconceived); it is never searchable. Prefer
     {plan_defer} if the work is still needed."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
-    gone = await call.service.discard_plan(call.session, reason, notes=notes, caller=call.caller)
+    gone = await call.service.discard_plan(
+        call.session, reason, notes=notes, caller=call.caller, plan_id=plan_id
+    )
     empty = _empty(gone, "The queue is empty: add plans with {queue_add}.")
     follow = _next(call.names, gone.next_goal, empty)
     return call.succeed(
