@@ -412,8 +412,8 @@ async def test_the_workspace_shows_in_every_view_and_not_over_http(tmp_path: Pat
 async def test_prime_shows_every_workers_plan_and_takes_a_worker(tmp_path: Path, project: Path):
     """Once worker `docs` holds a plan beside `main`, the block lists every active plan with
     its worker (a lapsed lease marked `[STALE]` with its stale line); `--worker docs` makes
-    `docs`'s plan the block's active plan; --json carries active_plans; a bad name exits 2
-    naming `worker`."""
+    `docs`'s plan the block's active plan and its resume call passes worker="docs"; --json
+    carries active_plans; a bad name exits 2 naming `worker`."""
     sessions = tmp_path / "sessions"
     async with memory_client(sessions, mode="legacy", cwd=project) as client:
         name = (await ok(client, "9plan_session_create", task_description="t"))["session_name"]
@@ -429,8 +429,10 @@ async def test_prime_shows_every_workers_plan_and_takes_a_worker(tmp_path: Path,
     assert "[STALE]" not in plain
     docs = prime(sessions, *where, "--worker", "docs").stdout
     assert f"Active plan: {theirs['plan_id']} docs work" in docs
+    assert f'9plan_session_resume(session_name="{name}", worker="docs")' in docs
     data = json.loads(prime(sessions, *where, "--worker", "docs", "--json").stdout)
     assert data["active_plan"]["id"] == theirs["plan_id"]
+    assert data["resume_call"] == f'9plan_session_resume(session_name="{name}", worker="docs")'
     assert [(p["id"], p["worker"]) for p in data["active_plans"]] == sorted(
         [(mine["plan_id"], "main"), (theirs["plan_id"], "docs")]
     )

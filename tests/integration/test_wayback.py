@@ -51,7 +51,7 @@ async def test_the_resume_prompt_holds_the_state_and_the_active_plan(tmp_path: P
         plan_file = Path((await ok(client, "9plan_admin_state"))["active_plan"]["file_path"])
         plan_file.write_text(plan_file.read_text() + "half of the grammar is done\n")
         prompts = {prompt.name: prompt for prompt in (await client.list_prompts()).prompts}
-        assert [a.name for a in prompts["resume"].arguments or []] == ["session_name"]
+        assert [a.name for a in prompts["resume"].arguments or []] == ["session_name", "worker"]
         result = await client.get_prompt("resume", {"session_name": name})
         [message] = result.messages
         body = message.content.text  # type: ignore[union-attr]
@@ -64,6 +64,23 @@ async def test_the_resume_prompt_holds_the_state_and_the_active_plan(tmp_path: P
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("resume", {"session_name": "no-such-session"})
         assert "SESSION_NOT_FOUND" in caught.value.error.message
+
+
+@both_eras
+async def test_the_resume_prompt_takes_a_worker(tmp_path: Path, mode: str):
+    """resume(session_name, worker) shows that worker's active plan (not main's) and its call
+    line passes the worker; a worker name of the wrong shape is refused naming `worker`."""
+    async with memory_client(tmp_path, mode=mode) as client:
+        name = await session_with_plans(client, "main's work", "the docs")
+        await ok(client, "9plan_queue_pull", session_name=name, worker="docs")
+        result = await client.get_prompt("resume", {"session_name": name, "worker": "docs"})
+        body = result.messages[0].content.text  # type: ignore[union-attr]
+        assert f'9plan_session_resume(session_name="{name}", worker="docs")' in body
+        assert "# Goal\nthe docs" in body
+        assert "# Goal\nmain's work" not in body
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("resume", {"session_name": name, "worker": "Not A Name"})
+        assert "worker" in caught.value.error.message
 
 
 @both_eras

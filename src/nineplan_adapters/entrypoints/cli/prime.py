@@ -30,9 +30,13 @@ from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worke
 BUDGET = 2_000
 
 
-def resume_call(session_name: str, names: ToolNames = DEFAULT_NAMES) -> str:
-    """The call that takes the session back up, in the tool names of NINEPLAN_TOOL_PREFIX."""
-    return f'{names["session_resume"]}(session_name="{session_name}")'
+def resume_call(
+    session_name: str, names: ToolNames = DEFAULT_NAMES, worker: str | None = None
+) -> str:
+    """The call that takes the session back up, in the tool names of NINEPLAN_TOOL_PREFIX;
+    with `worker` (a subagent's, or `main` beside others), as that worker."""
+    named = "" if worker is None else f', worker="{worker}"'
+    return f'{names["session_resume"]}(session_name="{session_name}"{named})'
 
 
 @attrs.frozen
@@ -72,9 +76,13 @@ def _holds_json(found: PrimedSession, lease: Lease) -> list[dict[str, Any]]:
 
 
 def json_fields(
-    found: PrimedSession, names: ToolNames = DEFAULT_NAMES, lease: Lease | None = None
+    found: PrimedSession,
+    names: ToolNames = DEFAULT_NAMES,
+    lease: Lease | None = None,
+    worker: str | None = None,
 ) -> dict[str, Any]:
-    """The fields docs/clients.md lists, as `nineplan prime --json` prints them."""
+    """The fields docs/clients.md lists, as `nineplan prime --json` prints them (`resume_call`
+    as `worker`, when one is given)."""
     active = found.active_plan
     return {
         "session_name": found.session_name,
@@ -84,7 +92,7 @@ def json_fields(
         "next": found.next,
         "stuck": [plan.id for plan in found.stuck],
         "others": [attrs.asdict(other) for other in found.others],
-        "resume_call": resume_call(found.session_name, names),
+        "resume_call": resume_call(found.session_name, names, worker),
         "active_plans": _holds_json(found, lease or Lease()),
     }
 
@@ -119,14 +127,16 @@ def block(
     lease: Lease | None = None,
     *,
     named: bool = False,
+    worker: str | None = None,
 ) -> str:
-    """The text for the agent's context: at most BUDGET characters.
+    """The text for the agent's context: at most BUDGET characters; its resume call is
+    `worker`'s when one is given.
 
     The session's name and the resume call always fit; the other lines are kept in order
     of importance as long as the budget allows, and shown in reading order.
     """
     # (where it is shown, how important it is, the text, whether it must be shown)
-    resume = resume_call(found.session_name, names)
+    resume = resume_call(found.session_name, names, worker)
     lines: list[tuple[int, int, str, bool]] = [
         (0, 0, f"[9plan] This folder's session is {found.session_name}.", True),
         (10, 1, f"Workspace: {_clip(found.workspace, 300)}", False),
@@ -248,5 +258,5 @@ def prime(
     names = ToolNames(settings.tool_prefix)
     lease = Lease(settings.lease_minutes)
     if as_json:
-        return json.dumps(json_fields(found, names, lease), indent=2, ensure_ascii=False)
-    return block(found, names, lease, named=worker is not None and worker != MAIN)
+        return json.dumps(json_fields(found, names, lease, worker), indent=2, ensure_ascii=False)
+    return block(found, names, lease, named=worker is not None and worker != MAIN, worker=worker)

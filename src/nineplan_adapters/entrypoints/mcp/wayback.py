@@ -47,6 +47,7 @@ from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.tools import state_text
 from nineplan_adapters.entrypoints.mcp.uris import PLAN_URI, SESSION_TEMPLATES, session_of
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_core.callers import Caller
 from nineplan_core.errors import NinePlanError
 from nineplan_core.model import SESSION_NAME
 from nineplan_core.service import NinePlan
@@ -245,9 +246,9 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan, names: ToolNam
         description="Pick a 9plan session back up after compaction or in a new conversation: "
         "its queue, task and the active plan in full.",
     )
-    async def resume(session_name: str) -> str:
+    async def resume(session_name: str, worker: str | None = None) -> str:
         try:
-            state = await service.session_state(session_name)
+            state = await service.session_state(session_name, caller=Caller.of(worker))
             active = state.active_plan
             plan = await service.plan_file_text(session_name, active.id) if active else None
         except NinePlanError as exc:
@@ -257,7 +258,8 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan, names: ToolNam
                 error_text(label, exc.category, exc.message, for_agents(exc.suggestion, names)),
             ) from exc
         name = state.session.name
-        call = f'{names["session_resume"]}(session_name="{name}")'
+        named = "" if worker is None else f', worker="{worker}"'
+        call = f'{names["session_resume"]}(session_name="{name}"{named})'
         parts = [
             f"Continue the 9plan session {name}. First call {call} to make it current.",
             state_text(state, "State of", service.clock(), names),
