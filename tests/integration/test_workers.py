@@ -396,3 +396,19 @@ async def test_a_finish_says_task_complete_only_when_nothing_is_active(tmp_path:
             "9plan_plan_complete", {"session_name": name, "worker": "two", "outcome": "ok"}
         )
         assert text(last).endswith("The queue is empty. Task complete!")
+
+
+async def test_a_bad_worker_or_plan_id_is_refused_in_words_not_a_pattern(tmp_path: Path):
+    """A worker name or a plan id of the wrong shape is a VALIDATION_ERROR that says what the
+    argument must be (lowercase letters, digits, '.', '_' or '-'; a 5-character plan id),
+    never the regular expression the schema holds."""
+    async with memory_client(tmp_path / "sessions") as client:
+        await _session_with(client, 1)
+        kind, body = await error(client, "9plan_queue_pull", worker="Not A Name")
+        assert kind == "VALIDATION_ERROR", body
+        assert "worker: must be 1 to 40 characters of lowercase letters, digits" in body
+        assert "^[" not in body
+        kind, body = await error(client, "9plan_plan_complete", outcome="x", plan_id="NOPE")
+        assert kind == "VALIDATION_ERROR", body
+        assert "plan_id: must be a plan id: 5 characters of lowercase letters and digits" in body
+        assert "^[" not in body

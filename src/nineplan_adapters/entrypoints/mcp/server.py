@@ -272,11 +272,28 @@ def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     return combined
 
 
+#: What an argument's pattern asks for, in words: an agent is told this, never the regex.
+PATTERN_WORDS = {
+    "^[a-z0-9][a-z0-9._-]*$": (
+        "must be 1 to 40 characters of lowercase letters, digits, '.', '_' or '-', "
+        "starting with a letter or digit"
+    ),
+    "^[0-9a-z]{5}$": "must be a plan id: 5 characters of lowercase letters and digits",
+}
+
+
 def _describe(error: pydantic.ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {_said(item)}"
         for item in error.errors()
     )
+
+
+def _said(item: Any) -> str:
+    """One pydantic error in words: a pattern that is not met says what it wants."""
+    if item["type"] == "string_pattern_mismatch":
+        return PATTERN_WORDS.get(str((item.get("ctx") or {}).get("pattern")), str(item["msg"]))
+    return str(item["msg"])
 
 
 def _state_resource(name: str) -> Resource:
