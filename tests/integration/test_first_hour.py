@@ -438,7 +438,7 @@ async def test_a_clients_prompt_mistakes_are_invalid_params(tmp_path: Path):
         unknown.value
     )
     assert "Prompt 'resume' needs session_name." in str(missing.value)
-    assert "colour: not an argument of prompt 'resume', which takes session_name." in str(
+    assert "colour: not an argument of prompt 'resume', which takes session_name, worker." in str(
         extra.value
     )
     assert name in str(resumed.messages[0].content)
