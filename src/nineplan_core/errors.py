@@ -187,10 +187,25 @@ class QueueEmptyError(NinePlanError):
 
     category = "QUEUE_EMPTY"
 
-    def __init__(self, *, completed_count: int = 0, held: Sequence[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        completed_count: int = 0,
+        held: Sequence[tuple[str, str]] = (),
+        stale: Sequence[tuple[str, str, str]] = (),
+    ) -> None:
+        """`held`: the plans others still hold, `(plan id, worker)`; `stale`: those of them
+        whose lease has lapsed, `(plan id, worker, when it was last heard, in words)`."""
         if held:  # other workers still hold plans (docs/architecture.md, "Workers and leases"): the task is not complete
-            message = still_active(held)
-            suggestion = Suggestion(Action.ADD_MORE_PLANS)
+            message = still_active(held) + "".join(
+                f"\nPlan {plan_id} is stale: worker {worker} last heard {heard}."
+                for plan_id, worker, heard in stale
+            )
+            suggestion = (
+                Suggestion(Action.TAKE_OVER, plan_id=stale[0][0])
+                if stale
+                else Suggestion(Action.ADD_MORE_PLANS)
+            )
         elif completed_count:
             message = (
                 f"The queue is empty and {completed_count} plan(s) are completed. Task complete!"
@@ -202,6 +217,7 @@ class QueueEmptyError(NinePlanError):
         super().__init__(message, suggestion=suggestion)
         self.completed_count = completed_count
         self.held = list(held)
+        self.stale = [plan_id for plan_id, _, _ in stale]
 
 
 class InvalidInputError(NinePlanError, ValueError):

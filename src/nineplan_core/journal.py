@@ -271,9 +271,26 @@ def minutes_since(then: dt.datetime, now: dt.datetime) -> int:
     return max(0, int((now - then).total_seconds() // 60))
 
 
-def reminder_line(plan_id: str, goal: str, pulled_at: dt.datetime | None, now: dt.datetime) -> str:
-    """The line that reminds a drifting agent what it holds."""
+_MINUTE = 60  # seconds
+
+
+def heard_ago(last_seen: dt.datetime | None, now: dt.datetime) -> str:
+    """How long ago a worker was last heard from: seconds under a minute (a sub-minute lease
+    is stale after seconds), whole minutes after that."""
+    if last_seen is None:
+        return "at an unknown time"
+    seconds = max(0, int((now - last_seen).total_seconds()))
+    return f"{seconds} s ago" if seconds < _MINUTE else f"{seconds // _MINUTE} min ago"
+
+
+def held_line(plan_id: str, goal: str, pulled_at: dt.datetime | None, now: dt.datetime) -> str:
+    """An active plan in one line: its id, its goal and how long ago it was pulled."""
     goal = " ".join(goal.split())
     if pulled_at is None:
-        return f"Active plan: {plan_id} {goal}"
-    return f"Active plan: {plan_id} {goal} (pulled {minutes_since(pulled_at, now)} min ago)"
+        return f"{plan_id} {goal}"
+    return f"{plan_id} {goal} (pulled {minutes_since(pulled_at, now)} min ago)"
+
+
+def reminder_line(plan_id: str, goal: str, pulled_at: dt.datetime | None, now: dt.datetime) -> str:
+    """The line that reminds a drifting agent what it holds."""
+    return f"Active plan: {held_line(plan_id, goal, pulled_at, now)}"

@@ -17,6 +17,7 @@ from nineplan_core.errors import (
     PlanNotFoundError,
     QueueEmptyError,
 )
+from nineplan_core.journal import heard_ago
 from nineplan_core.model import Plan, PlanId, format_timestamp
 from nineplan_core.ports import SessionReader, SessionTx
 from nineplan_core.workers import MAIN, Hold, Worker
@@ -114,8 +115,7 @@ def decide_pull(
         )
     if take_over is None:
         if snapshot.front is None:
-            held = [(plan.id, _holder(plan)) for plan in snapshot.active]
-            return Refusal(error=QueueEmptyError(completed_count=snapshot.completed, held=held))
+            return Refusal(error=_empty(snapshot, lease))
         return Pull(
             plan=snapshot.front,
             worker=holder,
@@ -124,6 +124,19 @@ def decide_pull(
             name_workers=named,
         )
     return _decide_take_over(snapshot, holder, take_over, lease)
+
+
+def _empty(snapshot: PullSnapshot, lease: dt.timedelta) -> QueueEmptyError:
+    """An empty queue, naming the plans others hold and marking the stale ones, which the
+    caller could take over."""
+    now = snapshot.now
+    held = [(plan.id, _holder(plan)) for plan in snapshot.active]
+    stale = [
+        (plan.id, hold.worker, heard_ago(hold.last_seen, now))
+        for plan in snapshot.active
+        if (hold := plan.hold) is not None and hold.stale(now, lease)
+    ]
+    return QueueEmptyError(completed_count=snapshot.completed, held=held, stale=stale)
 
 
 def _decide_take_over(

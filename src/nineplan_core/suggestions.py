@@ -34,6 +34,8 @@ class Action(enum.Enum):
     """Add plans, then pull one: none was ever added."""
     ADD_MORE_PLANS = "add_more_plans"
     """Add more plans if work remains: the queue is worked through."""
+    TAKE_OVER = "take_over"
+    """Take over the stale plan `plan_id` names (a worker's way on), or leave it to a person."""
     CORRECT_FIELD = "correct_field"
     """Correct the argument `field` names and try again."""
     MAKE_ROOM = "make_room"
@@ -76,6 +78,11 @@ def _needs_detail(suggestion: "Suggestion", _: "attrs.Attribute[str]", detail: s
         raise ValueError("a detail is given exactly when the action is an operator's")
 
 
+def _needs_plan(suggestion: "Suggestion", _: "attrs.Attribute[str]", plan_id: str) -> None:
+    if (suggestion.action is Action.TAKE_OVER) != bool(plan_id):
+        raise ValueError("a plan id is given exactly when the action is to take that plan over")
+
+
 @attrs.frozen
 class Suggestion:
     """One error's suggested next step: the action, the field to correct, and for an
@@ -84,10 +91,13 @@ class Suggestion:
     action: Action
     field: str = attrs.field(default="", validator=_needs_field, kw_only=True)
     detail: str = attrs.field(default="", validator=_needs_detail, kw_only=True)
+    plan_id: str = attrs.field(default="", validator=_needs_plan, kw_only=True)
 
     def worded(self, words: Words, **context: str) -> str:
         """This suggestion in one way in's `words`, with its `context` filled in."""
-        return words[self.action].format(field=self.field, detail=self.detail, **context)
+        return words[self.action].format(
+            field=self.field, detail=self.detail, plan_id=self.plan_id, **context
+        )
 
     def __str__(self) -> str:
         """The library's wording: the `NinePlan` calls to make."""
@@ -111,6 +121,8 @@ LIBRARY_WORDS: Words = {
     Action.CORRECT_FIELD: "Correct {field} and call again.",
     Action.MAKE_ROOM: "Work the queue down (pull_plan, then complete_plan or discard_plan) "
     "before adding more.",
+    Action.TAKE_OVER: 'Take the stale plan over with pull_plan(take_over="{plan_id}"), or add '
+    "more plans with add_plan if work remains.",
     Action.LEAVE_TO_AGENT: "Let the agent defer, complete or discard it; steer the queued plans.",
     Action.KEEP_SECTIONS: "Keep the '# Section' headers intact when editing a plan file.",
     Action.RETRY: "Retry the call.",

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from tests.fakes import postgres_schema
 from tests.integration.servers import PROJECT, memory_client, run_nineplan, stdio_server
@@ -412,3 +412,78 @@ async def test_a_bad_worker_or_plan_id_is_refused_in_words_not_a_pattern(tmp_pat
         assert kind == "VALIDATION_ERROR", body
         assert "plan_id: must be a plan id: 5 characters of lowercase letters and digits" in body
         assert "^[" not in body
+
+
+async def test_an_empty_pull_marks_a_stale_plan_and_how_to_take_it_over(tmp_path: Path):
+    """Over a real stdio server with a 3 s lease: worker `slow` holds the last plan. While its
+    lease is live another worker's pull is QUEUE_EMPTY naming it, with no stale mark; once
+    `slow` has gone silent past the lease the same pull marks the plan stale (who, when last
+    heard) and suggests the take-over call, which then succeeds."""
+    params = stdio_server(tmp_path / "sessions", NINEPLAN_LEASE_MINUTES="0.05")
+    async with Client(params, mode="legacy") as client:
+        name, (only,) = await _session_with(client, 1)
+        await ok(client, "9plan_queue_pull", session_name=name, worker="slow")
+        still = f"The queue is empty; 1 plan(s) are still active: {only} (slow)."
+        kind, live = await error(client, "9plan_queue_pull", session_name=name, worker="tests")
+        assert kind == "QUEUE_EMPTY", live
+        assert still in live
+        assert "is stale" not in live
+        assert "take_over" not in live
+        with anyio.fail_after(30):
+            while True:
+                state = await ok(client, "9plan_admin_state", session_name=name)
+                if state["active_plans"][0]["stale"]:
+                    break
+                await anyio.sleep(0.2)
+        kind, lapsed = await error(client, "9plan_queue_pull", session_name=name, worker="tests")
+        assert kind == "QUEUE_EMPTY", lapsed
+        assert still in lapsed
+        assert re.search(
+            rf"^Plan {only} is stale: worker slow last heard \d+ s ago\.$", lapsed, re.MULTILINE
+        )
+        assert f'call 9plan_queue_pull with your worker and take_over="{only}"' in lapsed
+        taken = await ok(
+            client, "9plan_queue_pull", session_name=name, worker="tests", take_over=only
+        )
+        assert (taken["plan_id"], taken["worker"]) == (only, "tests")
+
+
+async def test_the_lead_sees_every_plan_its_workers_hold(tmp_path: Path):
+    """Over a real stdio server, worker `a` holds the only plan: the lead's state, resume and
+    `resume` prompt list it with its worker, one label per line, and say the queue is empty
+    with that plan still active (not "add plans"). With a plan of its own, each caller's plan
+    comes first in the list. A lone agent's state has no such list."""
+    async with Client(stdio_server(tmp_path / "sessions"), mode="legacy") as client:
+        name, (first,) = await _session_with(client, 1)
+        lone = await client.call_tool("9plan_admin_state", {"session_name": name})
+        assert "Active plans" not in text(lone)
+        await ok(client, "9plan_queue_pull", session_name=name, worker="a")
+        held = rf"^  a: {first} Plan 0 \(pulled \d+ min ago\)$"
+        still = f"The queue is empty; 1 plan(s) are still active: {first} (a)."
+        state = await client.call_tool("9plan_admin_state", {"session_name": name})
+        resumed = await client.call_tool(
+            "9plan_session_resume", {"session_name": name, "worker": "main"}
+        )
+        prompt = await client.get_prompt("resume", {"session_name": name})
+        prompted = prompt.messages[0].content
+        assert isinstance(prompted, TextContent)
+        for said in (text(state), text(resumed), prompted.text):
+            assert "Active plan: none\nActive plans (1):\n" in said
+            assert re.search(held, said, re.MULTILINE), said
+            assert "Active plan: " + first not in said
+            assert still in said.splitlines()
+            assert "add plans" not in said
+        (second,) = [
+            (await ok(client, "9plan_queue_add", session_name=name, goal="Plan 1", **PLAN))[
+                "plan_id"
+            ]
+        ]
+        await ok(client, "9plan_queue_pull", session_name=name, worker="main")
+        for worker, mine, theirs in (("main", second, first), ("a", first, second)):
+            listed = text(
+                await client.call_tool(
+                    "9plan_admin_state", {"session_name": name, "worker": worker}
+                )
+            )
+            rows = [line for line in listed.splitlines() if line.startswith("  ") and ": " in line]
+            assert [row.split()[1] for row in rows[:2]] == [mine, theirs], listed

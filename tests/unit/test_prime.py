@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import asyncpg
+import attrs
 import pytest
 
 from nineplan_adapters.config import Settings
@@ -18,7 +19,7 @@ from nineplan_adapters.storage.sqlite.primer import SqlitePrimer, find_sqlite, l
 from nineplan_core.callers import Caller
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
-from nineplan_core.results import OtherSession, PrimedPlan, PrimedSession
+from nineplan_core.results import OtherSession, PrimedHold, PrimedPlan, PrimedSession
 from tests.fakes import PLAN, open_backend, open_service, postgres_schema
 
 
@@ -230,6 +231,31 @@ def test_the_active_plans_notes_are_shown_under_it():
     lines = block(primer).splitlines()
     assert lines.index("    did two") < lines.index("Next in the queue:")
     assert lines.index("  File: /f/a3x9k.txt") < lines.index("  Last notes:")
+
+
+def test_prime_says_pull_only_when_a_pull_would_find_a_plan():
+    """With nothing active for the caller, the block says to pull the next plan only while
+    plans are queued; with the queue empty it says so, and that others still hold plans
+    when they do, rather than sending the agent to an empty pull."""
+    queued = PrimedSession(
+        session_name="brave-quiet-otter",
+        task_description=None,
+        workspace="/p",
+        active_plan=None,
+        next=["next one"],
+        stuck=[],
+    )
+    assert "Active plan: none; pull the next one with 9plan_queue_pull." in block(queued)
+    empty = attrs.evolve(queued, next=[])
+    assert "Active plan: none; the queue is empty: add plans with 9plan_queue_add." in block(
+        empty
+    )
+    held = PrimedHold("a", None, PrimedPlan("a3x9k", "the goal", "/f/a3x9k.txt", []))
+    others = attrs.evolve(empty, active_plans=[held], workers_named=True)
+    shown = block(others)
+    assert "Active plan: none; the queue is empty and 1 plan(s) are still active." in shown
+    assert "  a: a3x9k the goal" in shown
+    assert "pull the next one" not in shown
 
 
 async def test_a_damaged_time_on_the_active_plan_hides_nothing(tmp_path: Path):

@@ -57,6 +57,8 @@ def sample(action: Action) -> Suggestion:
         return Suggestion(action, field="success_criteria")
     if action in OPERATOR_ACTIONS:
         return Suggestion(action, detail="Free disk space, then retry.")
+    if action is Action.TAKE_OVER:
+        return Suggestion(action, plan_id="k3v9x")
     return Suggestion(action)
 
 
@@ -86,6 +88,8 @@ def test_each_way_in_renders_each_action_in_its_own_terms(way_in: str, action: A
     assert "}" not in shown
     if action is Action.CORRECT_FIELD:
         assert "success" in shown
+    if action is Action.TAKE_OVER:
+        assert "k3v9x" in shown
     if action in OPERATOR_ACTIONS:
         assert shown == suggestion.detail
     tools = set(re.findall(r"9plan_\w+", shown))

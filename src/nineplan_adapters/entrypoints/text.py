@@ -3,6 +3,8 @@
 import datetime as dt
 import re
 
+from nineplan_core.journal import heard_ago
+
 #: What a terminal would act on rather than show: C0 but newline and tab, DEL, C1, and the bidi
 #: controls (embeddings, overrides and isolates) that reorder what a person reads.
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -27,18 +29,6 @@ def terminal_safe(text: str) -> str:
 
 def _escaped(match: "re.Match[str]") -> str:
     return ascii(match.group())[1:-1]  # '\x1b', '\u202e': Python's own escapes
-
-
-_MINUTE = 60
-
-
-def heard_ago(last_seen: dt.datetime | None, now: dt.datetime) -> str:
-    """How long ago a worker was last heard from: seconds under a minute (a sub-minute lease
-    is stale after seconds), whole minutes after that."""
-    if last_seen is None:
-        return "at an unknown time"
-    seconds = max(0, int((now - last_seen).total_seconds()))
-    return f"{seconds} s ago" if seconds < _MINUTE else f"{seconds // _MINUTE} min ago"
 
 
 def stale_line(

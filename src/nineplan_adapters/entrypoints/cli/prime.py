@@ -156,8 +156,7 @@ def block(
                 for index, line in enumerate(active.notes_tail, start=1)
             ]
     else:
-        pull = f"Active plan: none; pull the next one with {names['queue_pull']}."
-        lines.append((30, 3, pull, True))
+        lines.append((30, 3, _nothing_held(found, names), True))
     if found.next:
         lines.append((100, 5, "Next in the queue:", False))
         lines += [
@@ -179,6 +178,16 @@ def block(
     lines += _other_lines(found.others)
     lines += _held_lines(found, lease or Lease(), named=named)
     return _fitted(lines)
+
+
+def _nothing_held(found: PrimedSession, names: ToolNames) -> str:
+    """The caller holds no plan: pull the next one, or (nothing queued) say so, and whether
+    others still hold plans."""
+    if found.next:
+        return f"Active plan: none; pull the next one with {names['queue_pull']}."
+    if found.active_plans:
+        return f"Active plan: none; the queue is empty and {len(found.active_plans)} plan(s) are still active."
+    return f"Active plan: none; the queue is empty: add plans with {names['queue_add']}."
 
 
 def _fitted(lines: list[tuple[int, int, str, bool]]) -> str:

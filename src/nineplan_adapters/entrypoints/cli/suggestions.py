@@ -18,6 +18,8 @@ COMMAND_WORDS: Words = {
     Action.CORRECT_FIELD: "Correct {field} and run the command again.",
     Action.MAKE_ROOM: "Drop queued plans with `nineplan drop {name} PLAN_ID`, or let the agent "
     "work the queue down, before adding more.",
+    Action.TAKE_OVER: "Its worker has gone quiet: put it back at the front with "
+    "`nineplan release {name} {plan_id}`, or add more plans if work remains.",
     Action.LEAVE_TO_AGENT: "Let the agent defer, complete or discard it; `nineplan move` and "
     "`nineplan drop` steer the queued plans.",
     Action.KEEP_SECTIONS: "Keep the '# Section' headers intact when editing a plan file.",

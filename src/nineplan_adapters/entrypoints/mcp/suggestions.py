@@ -21,6 +21,8 @@ TOOL_WORDS: Words = {
     Action.CORRECT_FIELD: "Correct {field} and call again.",
     Action.MAKE_ROOM: "Work the queue down ({queue_pull}, then {plan_complete} or "
     "{plan_discard}) before adding more.",
+    Action.TAKE_OVER: "Take the stale plan over: call {queue_pull} with your worker and "
+    'take_over="{plan_id}". Or add more plans with {queue_add} if work remains.',
     Action.LEAVE_TO_AGENT: "Let the agent defer, complete or discard it; steer the queued plans.",
     Action.KEEP_SECTIONS: "Keep the '# Section' headers intact when editing a plan file.",
     Action.RETRY: "Retry the call.",

@@ -25,7 +25,7 @@ from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import still_active
-from nineplan_core.journal import reminder_line
+from nineplan_core.journal import held_line, reminder_line
 from nineplan_core.results import Finished, SessionState
 from nineplan_core.workers import stored_worker
 
@@ -132,13 +132,18 @@ def state_text(
         if active
         else "Active plan: none"
     )
-    if len(state.active_plans) > 1:
+    others = [
+        (hold.plan.id, hold.worker) for hold in state.active_plans if hold.worker != state.mine
+    ]
+    if others:
         active_line += "\n" + _held_lines(state, now)
     active_line += "".join(f"\n{line}" for line in stale_lines(state, now))
     recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
     follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
     if not state.queue and not active:
-        follow = "The queue is empty: add plans with {queue_add}."
+        follow = (
+            still_active(others) if others else "The queue is empty: add plans with {queue_add}."
+        )
     workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
     active_line += "".join(f"\n{notice}" for notice in state.notices)
     return (
@@ -163,10 +168,12 @@ def _stale(plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.dat
 
 
 def _held_lines(state: SessionState, now: dt.datetime) -> str:
-    """Every active plan with its worker, the one pulled longest ago first."""
+    """Every active plan with its worker: the caller's first, then the one pulled longest
+    ago first; one label per line (`tests: k3v9x Goal (pulled 4 min ago)`)."""
+    holds = sorted(state.active_plans, key=lambda hold: hold.worker != state.mine)
     lines = [
-        f"  {hold.worker}: {reminder_line(hold.plan.id, hold.plan.goal, hold.pulled_at, now)}"
-        for hold in state.active_plans
+        f"  {hold.worker}: {held_line(hold.plan.id, hold.plan.goal, hold.pulled_at, now)}"
+        for hold in holds
     ]
     return f"Active plans ({len(lines)}):\n" + "\n".join(lines)
 

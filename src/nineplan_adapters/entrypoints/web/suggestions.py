@@ -19,6 +19,8 @@ CONTROL_WORDS: Words = {
     Action.CORRECT_FIELD: "Correct the {label} and submit the form again.",
     Action.MAKE_ROOM: "Drop queued plans, or let the agent work the queue down, before adding "
     "more.",
+    Action.TAKE_OVER: "Its worker has gone quiet: Release plan {plan_id} to put it back at "
+    "the front, or add more plans if work remains.",
     Action.LEAVE_TO_AGENT: "Let the agent defer, complete or discard it; the To front, To back "
     "and Drop buttons steer the queued plans.",
     Action.KEEP_SECTIONS: "Keep the '# Section' headers intact when editing a plan file.",
