@@ -107,6 +107,32 @@ async def with_edits(
     )
 
 
+async def edits_so_far(
+    tx: SessionTx,
+    session: str,
+    active: Plan,
+    actor: Actor,
+    *,
+    clock: Clock,
+    max_section_chars: int,
+) -> tuple[Plan, str | None]:
+    """`active` with what its worker has written in its file so far, read back as complete
+    reads it, and the salvage line (None when none); `active` itself while the file is
+    still the plan's own render (nothing written yet), and while it is missing or empty (an
+    editor between truncating and writing, or replacing it: complete reads what is there
+    then, and says so).
+
+    Raises:
+        StorageError: the file or the journal cannot be read or written.
+    """
+    data = await tx.files.read(active.id)
+    if not (data or b"").strip() or data == render(active.content, active.notes).encode("utf-8"):
+        return active, None
+    return await _with_read_edits(
+        tx, session, active, data, None, actor, clock=clock, max_section_chars=max_section_chars
+    )
+
+
 async def _with_read_edits(
     tx: SessionTx,
     session: str,

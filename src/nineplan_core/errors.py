@@ -323,6 +323,24 @@ class SessionHasActivePlanError(NinePlanError):
         self.plan_id = plan_id
 
 
+class WorkersHoldPlansError(NinePlanError):
+    """A person asked to forget a session's workers while a worker other than `main` holds
+    a plan: its calls would then be refused or mistaken for `main`'s."""
+
+    category = "VALIDATION_ERROR"
+
+    def __init__(self, name: str, held: Sequence[tuple[str, str]]) -> None:
+        plans = ", ".join(f"{plan_id} ({worker})" for plan_id, worker in held)
+        super().__init__(
+            f"Session {name}: workers other than main hold {len(held)} plan(s): {plans}; the "
+            "workers are forgotten only while none does.",
+            suggestion=Suggestion(
+                Action.ADVICE, detail="Let those workers finish their plans, or release them."
+            ),
+        )
+        self.held = list(held)
+
+
 class PlanFileFormatError(NinePlanError, ValueError):
     """A plan file could not be read back into its sections."""
 

@@ -207,9 +207,10 @@ class SessionTx(SessionReader, Protocol):
         """
         ...
 
-    async def name_workers(self) -> None:
+    async def name_workers(self, *, named: bool) -> None:
         """Remember that a worker other than `main` was named in this session
-        (`Session.workers_named`); nothing changes when it is remembered already.
+        (`Session.workers_named`), or with `named` False forget it (a person's `nineplan
+        workers NAME --forget`); nothing changes when it is so already.
 
         Raises StorageError.
         """

@@ -201,7 +201,7 @@ async def hear_from(tx: SessionTx, worker: Worker, now: dt.datetime, *, naming: 
     """A worker's call, in `tx`: its active plan's `last_seen` is `now`, and (`naming`: a
     resume, not a read-only state call) a worker other than `main` is remembered as named."""
     if naming and worker != MAIN:
-        await tx.name_workers()
+        await tx.name_workers(named=True)
     if (active := await held_by(tx, worker)) is not None:
         await tx.save(active.seen(now))
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 import attrs
 
 from nineplan_core.journal import (
+    Actor,
     Event,
     EventKind,
     UnreadableEvent,
@@ -117,8 +118,12 @@ class _Replay:
             self.queue.insert(self.queue.index(before), plan_id)
 
     def edit(self, event: Event, _: str) -> None:
-        """A person's edit of a queued plan: no status changes, the plan must be queued."""
-        self.expect(event, PlanStatus.QUEUED)
+        """An edit changes no status: a person's is of a queued plan; an agent's (its file's
+        edits stored while it works) of an active one."""
+        if event.actor is Actor.AGENT:
+            self.expect(event, PlanStatus.ACTIVE)
+        else:
+            self.expect(event, PlanStatus.QUEUED)
 
     def complete(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):

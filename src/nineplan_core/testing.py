@@ -179,7 +179,7 @@ class QueueConformance(ModelChecks):
         that pulled the plan calls); for a plan that is not the worker's, nothing changes."""
         worker = data.draw(st.sampled_from(self.workers))
         plan_id = self.held.get(worker) or data.draw(st.sampled_from([*self.queue, "zzzzz"]))
-        renewed = self.run(self.service.renew_lease(self.name, worker, plan_id))
+        renewed = self.run(self.service.renew_lease(self.name, worker, plan_id)).held
         assert renewed is (self.held.get(worker) == plan_id)
         if renewed:
             self.last_seen[worker] = self.clock()

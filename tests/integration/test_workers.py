@@ -94,8 +94,8 @@ async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path
         result = await client.call_tool("9plan_session_resume", {"session_name": name})
         resumed = result.structured_content or {}
         assert resumed["active_plan"]["id"] == a
-        assert "Active plans (2):\n  main: Active plan: " in text(result)
-        assert f"  tests: Active plan: {b} Plan 1" in text(result)
+        assert f"Active plans (2):\n  main: {a} Plan 0 (pulled " in text(result)
+        assert f"\n  tests: {b} Plan 1 (pulled " in text(result)
         done = await ok(
             client, "9plan_plan_complete", session_name=name, worker="tests", outcome="ok"
         )
@@ -328,9 +328,10 @@ RUNS = 1
 async def test_eight_worker_processes_empty_one_queue_exactly_once(tmp_path: Path, run: int):
     """8 workers, each its own stdio server process and SDK client, pull and complete on one
     SQLite session until a 200-plan queue is empty: every plan is completed exactly once,
-    none is lost, and the journal replays to the state (admin_validate is valid)."""
+    none is lost, no result says "Task complete!" while a plan is queued or active, and the
+    journal replays to the state (admin_validate is valid)."""
     result = await sqlite_race(tmp_path, workers=8, plans=200)
-    assert (result.once, result.twice, result.lost) == (200, 0, 0)
+    assert (result.once, result.twice, result.lost, result.premature) == (200, 0, 0, 0)
     assert result.valid, result.issues
     print(f"run {run}: 8 workers completed 200 plans in {result.seconds:.1f} s")  # noqa: T201
 
@@ -343,10 +344,11 @@ async def test_two_machines_of_four_workers_empty_one_postgres_queue_exactly_onc
 ):
     """2 x 4 workers, each its own stdio server process, on two "machines" (separate sessions
     folders) sharing one PostgreSQL database, pull and complete until a 200-plan queue is
-    empty: every plan completed exactly once, none lost, the journal valid."""
+    empty: every plan completed exactly once, none lost, no "Task complete!" while a plan is
+    queued or active, the journal valid."""
     async with postgres_schema() as url:
         result = await postgres_race(tmp_path, url, workers=8, plans=200)
-    assert (result.once, result.twice, result.lost) == (200, 0, 0)
+    assert (result.once, result.twice, result.lost, result.premature) == (200, 0, 0, 0)
     assert result.valid, result.issues
     print(f"run {run}: 2 x 4 workers on PostgreSQL completed 200 plans in {result.seconds:.1f} s")  # noqa: T201
 
@@ -362,7 +364,7 @@ def test_the_torture_race_prints_its_table_and_exits_0():
         env={**os.environ, "NINEPLAN_TEST_DATABASE_URL": ""},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "| sqlite | 2 | 1 | 6 | 6 | 0 | 0 | 1/1 |" in done.stdout
+    assert "| sqlite | 2 | 1 | 6 | 6 | 0 | 0 | 1/1 | 0 |" in done.stdout
 
 
 async def test_a_finish_says_task_complete_only_when_nothing_is_active(tmp_path: Path):
@@ -487,3 +489,35 @@ async def test_the_lead_sees_every_plan_its_workers_hold(tmp_path: Path):
             )
             rows = [line for line in listed.splitlines() if line.startswith("  ") and ": " in line]
             assert [row.split()[1] for row in rows[:2]] == [mine, theirs], listed
+
+
+async def test_a_person_forgets_the_workers_once_only_main_holds_a_plan(tmp_path: Path):
+    """`nineplan workers NAME` (its own process) says whether a session has several workers
+    and who holds what; `--forget` is refused (exit 1, one line naming the plan and its
+    worker) while worker x holds a plan, and once x has finished it makes a call that names
+    no worker main's again over the running server; --json carries the mark and the holds."""
+    sessions = tmp_path / "sessions"
+    async with Client(stdio_server(sessions), mode="legacy") as client:
+        name, (first, _) = await _session_with(client, 2)
+        await ok(client, "9plan_queue_pull", session_name=name, worker="x")
+        kind, _ = await error(client, "9plan_queue_pull", session_name=name)
+        assert kind == "VALIDATION_ERROR"
+        shown = run_nineplan(sessions, "workers", name)
+        assert shown.returncode == 0, shown.stderr
+        assert f"Session {name}: several workers" in shown.stdout
+        assert f"  x  {first}  Plan 0" in shown.stdout
+        refused = run_nineplan(sessions, "workers", name, "--forget")
+        assert refused.returncode == 1
+        assert refused.stderr.strip().count("\n") == 0, refused.stderr
+        assert f"{first} (x)" in refused.stderr
+        await ok(client, "9plan_plan_complete", session_name=name, worker="x", outcome="ok")
+        forgot = run_nineplan(sessions, "workers", name, "--forget")
+        assert forgot.returncode == 0, forgot.stderr
+        assert forgot.stdout.startswith(f"Forgot the workers.\nSession {name}: one agent")
+        pulled = await ok(client, "9plan_queue_pull", session_name=name)
+        assert pulled["worker"] == "main"
+        data = json.loads(run_nineplan(sessions, "workers", name, "--json").stdout)
+        assert data["workers_named"] is False
+        assert [(p["worker"], p["id"]) for p in data["active_plans"]] == [
+            ("main", pulled["plan_id"])
+        ]

@@ -14,6 +14,7 @@ invalid. `make torture` runs it after the SIGKILL rounds.
 
 import argparse
 import os
+import re
 import sys
 import tempfile
 import time
@@ -48,34 +49,65 @@ class RaceResult:
     seconds: float
     valid: bool
     issues: list[str] = attrs.field(factory=list)
+    #: Result texts that said "Task complete!" while a plan was still queued or active.
+    premature: int = 0
 
     @property
     def clean(self) -> bool:
-        return self.once == self.plans and not self.twice and not self.lost and self.valid
+        return (
+            self.once == self.plans
+            and not self.twice
+            and not self.lost
+            and self.valid
+            and not self.premature
+        )
+
+
+#: What an empty pull says once every plan is done: "... and N plan(s) are completed. Task complete!"
+_COMPLETED = re.compile(r"and (\d+) plan\(s\) are completed\. Task complete!")
+
+
+def _completes_early(said: str, completed: int, plans: int) -> bool:
+    """Whether a result text says the task is complete while fewer than `plans` plans are
+    completed (`completed`, as the result counts them): some plan was queued or active."""
+    return "Task complete!" in said and completed < plans
 
 
 async def _work(
-    sessions: Path, name: str, worker: str, done: list[str], env: dict[str, str]
+    sessions: Path,
+    name: str,
+    worker: str,
+    plans: int,
+    env: dict[str, str],
+    done: list[str],
+    early: list[str],
 ) -> None:
-    """One worker in its own server process: pull and complete until the queue is empty."""
+    """One worker in its own server process: pull and complete until the queue of `plans`
+    is empty, keeping in `early` each text that said "Task complete!" before every plan was."""
     async with Client(stdio_server(sessions, **env), mode="legacy") as client:
         while True:
             result = await client.call_tool(
                 "9plan_queue_pull", {"session_name": name, "worker": worker}
             )
             if result.is_error:
-                assert "Error: QUEUE_EMPTY" in text(result), text(result)
+                said = text(result)
+                assert "Error: QUEUE_EMPTY" in said, said
+                counted = _COMPLETED.search(said)
+                if _completes_early(said, int(counted.group(1)) if counted else 0, plans):
+                    early.append(said)
                 return
             pulled: dict[str, Any] = result.structured_content or {}
             assert pulled["worker"] == worker
-            completed = await ok(
-                client,
+            finished = await client.call_tool(
                 "9plan_plan_complete",
-                session_name=name,
-                worker=worker,
-                outcome=f"{worker} did {pulled['plan_id']}",
-            )
+                {"session_name": name, "worker": worker,
+                 "outcome": f"{worker} did {pulled['plan_id']}"},
+            )  # fmt: skip
+            assert not finished.is_error, text(finished)
+            completed = finished.structured_content or {}
             assert completed["plan_id"] == pulled["plan_id"]
+            if _completes_early(text(finished), completed["completed_count"], plans):
+                early.append(text(finished))
             done.append(pulled["plan_id"])
 
 
@@ -92,13 +124,14 @@ async def race(
             for number in range(plans)
         ]
     done: list[str] = []
+    early: list[str] = []
     started = time.monotonic()
     with anyio.fail_after(600):
         async with anyio.create_task_group() as group:
             for number in range(workers):
                 machine = machines[number % len(machines)]
                 worker = f"{machine.name}.w{number}" if len(machines) > 1 else f"w{number}"
-                group.start_soon(_work, machine, name, worker, done, env)
+                group.start_soon(_work, machine, name, worker, plans, env, done, early)
     seconds = time.monotonic() - started
     async with Client(stdio_server(machines[-1], **env), mode="legacy") as client:
         state = await ok(client, "9plan_admin_state", session_name=name)
@@ -117,6 +150,7 @@ async def race(
         seconds=seconds,
         valid=bool(validation["valid"]) and not issues,
         issues=issues,
+        premature=len(early),
     )
 
 
@@ -147,9 +181,9 @@ def table(results: list[RaceResult], workers: int) -> str:
     lines = [
         (
             "| backend | workers | runs | plans | completed once | completed twice | lost "
-            "| journal valid | seconds (min-max) |"
+            '| journal valid | early "Task complete!" | seconds (min-max) |'
         ),
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for backend in sorted({result.backend for result in results}, reverse=True):
         mine = [result for result in results if result.backend == backend]
@@ -158,7 +192,7 @@ def table(results: list[RaceResult], workers: int) -> str:
             f"| {backend} | {workers} | {len(mine)} | {sum(r.plans for r in mine)} "
             f"| {sum(r.once for r in mine)} | {sum(r.twice for r in mine)} "
             f"| {sum(r.lost for r in mine)} | {sum(r.valid for r in mine)}/{len(mine)} "
-            f"| {sum(seconds):.0f} ({min(seconds):.1f}-{max(seconds):.1f}) |"
+            f"| {sum(r.premature for r in mine)} | {sum(seconds):.0f} ({min(seconds):.1f}-{max(seconds):.1f}) |"
         )
     return "\n".join(lines)
 

@@ -247,9 +247,7 @@ def test_prime_says_pull_only_when_a_pull_would_find_a_plan():
     )
     assert "Active plan: none; pull the next one with 9plan_queue_pull." in block(queued)
     empty = attrs.evolve(queued, next=[])
-    assert "Active plan: none; the queue is empty: add plans with 9plan_queue_add." in block(
-        empty
-    )
+    assert "Active plan: none; the queue is empty: add plans with 9plan_queue_add." in block(empty)
     held = PrimedHold("a", None, PrimedPlan("a3x9k", "the goal", "/f/a3x9k.txt", []))
     others = attrs.evolve(empty, active_plans=[held], workers_named=True)
     shown = block(others)

@@ -8,20 +8,19 @@ import attrs
 
 from nineplan_core.callers import AGENT, Caller, check_caller
 from nineplan_core.copies import refreshed_copy
-from nineplan_core.edits import queued_with_edits
+from nineplan_core.edits import edits_so_far, queued_with_edits
+from nineplan_core.errors import WorkersHoldPlansError
 from nineplan_core.journal import (
     Actor,
     EventKind,
+    EventQuery,
     defer_counts,
     deferrals,
     plan_event,
+    readable,
     worker_detail,
 )
-from nineplan_core.model import (
-    check_plan_id,
-    check_session_name,
-    is_stuck,
-)
+from nineplan_core.model import SECTION_FIELDS, Plan, PlanId, check_plan_id, is_stuck
 from nineplan_core.plan_file import decode, render
 from nineplan_core.ports import SessionStore, SessionTx
 from nineplan_core.pulls import Pull, Refusal, decide_pull, held_by, read_pull
@@ -32,9 +31,39 @@ from nineplan_core.workers import MAIN, check_worker, worker_name
 
 log = logging.getLogger("nineplan.service")
 
+#: An agent's edits stored while it works are journaled at most this often per plan.
+EDITS_JOURNALED_EVERY = dt.timedelta(minutes=1)
+
+
+@attrs.frozen
+class Renewal:
+    """What a worker's file change did: whether the plan is still its (`held`), and the line
+    saying what reading the file back salvaged (for the worker's next call), if anything."""
+
+    held: bool
+    salvage: str | None = None
+
+
+def edited_sections(before: Plan, after: Plan) -> list[str]:
+    """The sections (and `notes`) in which `after` differs from `before`."""
+    changed = [
+        field
+        for field in SECTION_FIELDS
+        if getattr(after.content, field) != getattr(before.content, field)
+    ]
+    return changed + (["notes"] if after.notes != before.notes else [])
+
+
+async def _edit_unjournaled(tx: SessionTx, plan_id: PlanId, now: dt.datetime) -> bool:
+    """Whether no `plan_edited` of `plan_id` was journaled in the last minute."""
+    query = EventQuery(kinds=frozenset({EventKind.PLAN_EDITED}), plan_id=plan_id, last=1)
+    last = readable(await tx.events(query))
+    return not last or now - last[-1].at >= EDITS_JOURNALED_EVERY
+
 
 class Pulling(Envelope):
-    """The use cases that give a worker a plan and keep its hold on it."""
+    """The use cases that give a worker a plan and keep its hold on it, and a person's
+    undoing of a session's workers mark."""
 
     __slots__ = ()
 
@@ -60,7 +89,7 @@ class Pulling(Envelope):
             snapshot = await read_pull(tx, self.clock(), taking, caller)
             decided = decide_pull(snapshot, caller, taking, self.lease)
             if decided.name_workers:
-                await tx.name_workers()
+                await tx.name_workers(named=True)
             if isinstance(decided, Refusal):
                 if decided.renewed is not None:
                     await tx.save(decided.renewed)
@@ -116,22 +145,63 @@ class Pulling(Envelope):
             about={"plan_id": plan.id},
         )
 
-    async def renew_lease(self, name: str, worker: str, plan_id: str) -> bool:
-        """`worker`'s plan `plan_id` was just worked on (its file changed): its `last_seen`
-        is now (the Clock port). Not a journal event. False, and nothing written, when that
-        plan is no longer the worker's active plan (completed, deferred, taken over).
+    async def renew_lease(self, name: str, worker: str, plan_id: str) -> "Renewal":
+        """`worker`'s plan `plan_id` was just worked on (its file changed): the file is read
+        back as complete reads it (tolerantly, salvaging what fits no section; a file that
+        cannot be read as a plan is copied to recovered/ and the stored plan kept) and its
+        edits are stored in the same write that makes `last_seen` now, so that a take-over
+        elsewhere, history and the web view see the notes up to this moment. The journal
+        gets `plan_edited` (actor agent) when the edits changed the plan and no such event
+        of the plan is under a minute old, never for a bare renewal. Nothing is written, and
+        `held` is False, when that plan is no longer the worker's active plan.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
         """
-        store = await self.catalog.open(check_session_name(name))
         holder, wanted = worker_name(check_worker(worker)), check_plan_id(plan_id)
-        async with store.transaction() as tx:
+
+        async def renew(store: SessionStore, tx: SessionTx) -> Applied[Renewal]:
             active = await held_by(tx, holder)
             if active is None or active.id != wanted:
-                return False
-            await tx.save(active.seen(self.clock()))
-        return True
+                return Applied(result=Renewal(held=False), events=[], said="lease ended")
+            now = self.clock()
+            edited, salvage = await edits_so_far(
+                tx, store.name, active, Actor.AGENT,
+                clock=lambda: now, max_section_chars=self.limits.max_text_chars,
+            )  # fmt: skip
+            await tx.save(edited.seen(now))
+            changed = edited_sections(active, edited)
+            events = []
+            if changed and await _edit_unjournaled(tx, wanted, now):
+                detail = {"sections": changed} | worker_detail(holder)
+                events.append(plan_event(now, Actor.AGENT, EventKind.PLAN_EDITED, edited, **detail))
+            return Applied(
+                result=Renewal(held=True, salvage=salvage),
+                events=events,
+                said="lease renewed" + (", edits stored" if changed else ""),
+                about={"plan_id": wanted, "worker": holder},
+            )
+
+        return await self._apply(name, renew, reads_file=True)
+
+    async def forget_workers(self, name: str) -> None:
+        """Forget that workers other than `main` were named in the session (a person's
+        `nineplan workers NAME --forget`): a call that names no worker is `main`'s again
+        instead of refused, and the texts are a lone agent's. Not a journal event.
+
+        Raises:
+            WorkersHoldPlansError: a worker other than `main` holds a plan.
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+
+        async def forget(store: SessionStore, tx: SessionTx) -> Applied[None]:
+            held = [(p.id, p.hold.worker) for p in await tx.active_plans() if p.hold is not None]
+            if others := [(plan_id, worker) for plan_id, worker in held if worker != MAIN]:
+                raise WorkersHoldPlansError(store.name, others)
+            await tx.name_workers(named=False)
+            return Applied(result=None, events=[], said="workers forgotten by a person")
+
+        await self._apply(name, forget)
 
     async def _take_over(
         self, store: SessionStore, tx: SessionTx, decided: Pull, who: Actor

@@ -155,11 +155,12 @@ class Queries(Envelope):
             return await reader.search(terms, max_results, snippets=snippets)
 
     async def get_history(self, name: str, plan_id: str) -> Plan:
-        """A completed plan, whole.
+        """A completed plan, whole; or an active one as last stored (its worker's edits up to
+        the last renewal of its lease, read from the database: another machine sees them).
 
         Raises:
-            PlanNotFoundError: no completed plan with that id (PlanDiscardedError: it was
-                discarded, and says by whom and why).
+            PlanNotFoundError: no completed or active plan with that id (PlanDiscardedError:
+                it was discarded, and says by whom and why).
             InvalidInputError, SessionNotFoundError, StorageError.
         """
         checked = check_plan_id(plan_id)
@@ -168,7 +169,7 @@ class Queries(Envelope):
             plan = await reader.plan(checked)
         if plan is not None and plan.status is PlanStatus.DISCARDED:
             raise PlanDiscardedError(plan_id, by=plan.discarded_by, reason=plan.discard_reason)
-        if plan is None or plan.status is not PlanStatus.COMPLETED:
+        if plan is None or plan.status not in (PlanStatus.COMPLETED, PlanStatus.ACTIVE):
             raise PlanNotFoundError(plan_id)
         return plan
 

@@ -93,7 +93,7 @@ SETTING_FLAGS = tuple(FLAG_NAMES)
 # or no such session (argparse exits 2 for bad usage itself).
 REFUSED, USAGE = 1, 2
 #: Steering commands whose every refusal and bad usage is one line (the plan, and why).
-ONE_LINE_STEERS = frozenset({"move", "edit", "release"})
+ONE_LINE_STEERS = frozenset({"move", "edit", "release", "workers"})
 MAX_LIMIT = 100  # search
 MAX_LOG_LIMIT = 10_000  # log
 SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")

@@ -1,4 +1,4 @@
-"""The `nineplan add | move | edit | drop | release | import | export` commands: a person
+"""The `nineplan add | move | edit | drop | release | workers | import | export` commands: a person
 steers a session (`edit` prints the plan as `show` does: its handler is beside `show`'s)."""
 
 import argparse
@@ -30,6 +30,8 @@ COMMANDS = [
      'nineplan drop brave-quiet-otter a3x9k --reason "not needed any more"'),
     ("release", "put an active plan back at the front of the queue (its file's edits kept)",
      "nineplan release brave-quiet-otter a3x9k\n  nineplan release brave-quiet-otter a3x9k --json"),
+    ("workers", "show who holds a session's plans; --forget makes unnamed calls main's again",
+     "nineplan workers brave-quiet-otter\n  nineplan workers brave-quiet-otter --forget"),
     ("export", "print a whole session (queue, active plan, history) as Markdown or JSON",
      "nineplan export brave-quiet-otter > session.md\n  nineplan export brave-quiet-otter --format json"),
     ("import", "add the plans of a file (plan files separated by ---), all or none",
@@ -66,6 +68,11 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
         help="the revision `nineplan show` printed: refused if the plan changed since",
     )
     commands["drop"].add_argument("--reason", required=True, help="why it is dropped")
+    commands["workers"].add_argument(
+        "--forget",
+        action="store_true",
+        help="forget that workers were named (only while no worker but main holds a plan)",
+    )
     commands["export"].add_argument(
         "--format", choices=("md", "json"), help="md (the default) or json (as --json gives)"
     )
@@ -131,6 +138,36 @@ async def _release(service: NinePlan, args: argparse.Namespace) -> int:
     said = _told(f"Released {released.plan.id} to the front of the queue.", released)
     lines = [said, *(f"{q.rank:>4}  {q.id}  {one_line(q.goal)[:70]}" for q in state.queue)]
     _emit(args, views.admin_state(state), "\n".join(lines))
+    return 0
+
+
+async def _workers(service: NinePlan, args: argparse.Namespace) -> int:
+    """Whether the session has several workers, and who holds which plan; with --forget,
+    first forget the workers (refused while a worker other than main holds a plan)."""
+    if args.forget:
+        await service.forget_workers(args.name)
+    state = await service.session_state(args.name)
+    several = state.session.workers_named
+    said = (
+        "several workers: a pull, defer, complete or discard that names no worker is refused"
+        if several
+        else "one agent: a call that names no worker is main's"
+    )
+    held = [
+        (hold.worker, hold.plan.id, one_line(hold.plan.goal)[:70]) for hold in state.active_plans
+    ]
+    data = {
+        "session_name": state.session.name,
+        "workers_named": several,
+        "active_plans": [{"worker": w, "id": plan_id, "goal": goal} for w, plan_id, goal in held],
+    }
+    lines = [
+        *(["Forgot the workers."] if args.forget else []),
+        f"Session {state.session.name}: {said}.",
+        f"Active plans ({len(held)}):" if held else "No plan is active.",
+        *(f"  {worker}  {plan_id}  {goal}" for worker, plan_id, goal in held),
+    ]
+    _emit(args, data, "\n".join(lines))
     return 0
 
 
@@ -229,6 +266,7 @@ STEERING: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = 
     "move": _move,
     "drop": _drop,
     "release": _release,
+    "workers": _workers,
     "import": _import,
     "export": _export,
 }

@@ -1,8 +1,10 @@
 """Leases renewed by working (docs/architecture.md, "Workers and leases"): the server that pulled a plan watches its file.
 
 When the content of a worker's plan file changes (a content hash, so a touch or a rewrite of
-the same bytes is no work), the plan's `last_seen` is renewed through the `renew_lease` use
-case (the Clock port stamps it; no journal event). Renewals are spaced: at most one every
+the same bytes is no work), the `renew_lease` use case reads the file back and stores its
+edits with the plan's `last_seen` renewed (the Clock port stamps it), so that its notes reach
+the database while the agent works; what the read-back salvaged is told to the worker in its
+next call's result. Renewals are spaced: at most one every
 tenth of the lease, and at least one a minute while the file keeps changing (the smaller of
 the two spacings). Only while this server runs; a watch ends when the plan is no longer that
 worker's, when the worker pulls again through this server, or when the server stops.
@@ -40,6 +42,13 @@ class LeaseKeeper:
     service: NinePlan
     _tasks: TaskGroup | None = None
     _stops: dict[tuple[str, str], anyio.Event] = attrs.field(factory=dict)
+    #: What reading a worker's file back salvaged, not yet told to that worker.
+    _salvaged: dict[tuple[str, str], list[str]] = attrs.field(factory=dict)
+
+    def salvaged(self, session: str, worker: str) -> list[str]:
+        """The salvage lines of `worker`'s renewals in `session` since it was last told:
+        its next call's result carries them (once)."""
+        return self._salvaged.pop((session, worker), [])
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -94,10 +103,14 @@ class LeaseKeeper:
         while True:
             await pending.taken()
             try:
-                held = await self.service.renew_lease(session, worker, plan_id)
+                renewal = await self.service.renew_lease(session, worker, plan_id)
             except NinePlanError as exc:
                 log.warning("lease not renewed: %s", exc.message, extra={"session": session})
                 held = True
+            else:
+                held = renewal.held
+                if renewal.salvage:
+                    self._salvaged.setdefault(key, []).append(renewal.salvage)
             if not held:
                 stop.set()
                 return

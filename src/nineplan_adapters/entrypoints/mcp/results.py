@@ -162,11 +162,15 @@ class ToolCall:
         label: str | None = None,
         extra: Sequence[ContentBlock] = (),
     ) -> CallToolResult:
-        """The result: `[Session: NAME] text`, then `extra` blocks (resource links), and the
-        view as structured content."""
+        """The result: `[Session: NAME] text` (then what reading the caller's plan file back
+        salvaged since its last call, when the lease keeper has such lines), then `extra`
+        blocks (resource links), and the view as structured content."""
+        label = label or self.label
+        if self.deps.leases is not None:
+            text = "\n".join([text, *self.deps.leases.salvaged(label, self.caller.holder)])
         return CallToolResult(
             content=[
-                TextContent(type="text", text=f"[Session: {label or self.label}] {text}"),
+                TextContent(type="text", text=f"[Session: {label}] {text}"),
                 *extra,
             ],
             structured_content=dict(structured),

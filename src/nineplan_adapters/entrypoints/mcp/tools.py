@@ -414,13 +414,16 @@ async def history_get(
     session_name: SessionArg = None,
     worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.CompletedPlan]:
-    """A completed plan in full by id: all sections, notes, outcome, times."""
+    """A completed plan in full by id: all sections, notes, outcome, times (an active one as
+    last stored)."""
     call = ToolCall.of(ctx, session_name, worker=worker)
-    view = views.completed_plan(await call.service.get_history(call.session, plan_id))
+    plan = await call.service.get_history(call.session, plan_id)
+    view = views.completed_plan(plan)
     body = "\n".join(indented(key, value) for key, value in view.items())
+    what = "Completed plan" if plan.hold is None else f"Active plan (worker {plan.hold.worker})"
     return call.succeed(
         _with_reminder(
-            f"Completed plan {plan_id}:\n{body}",
+            f"{what} {plan_id}:\n{body}",
             await call.service.reminder(call.session, caller=call.caller),
         ),
         view,

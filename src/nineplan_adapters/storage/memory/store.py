@@ -215,8 +215,8 @@ class MemorySessionTx(EventRows):
     async def session(self) -> Session:
         return self.row
 
-    async def name_workers(self) -> None:
-        self.row = attrs.evolve(self.row, workers_named=True)
+    async def name_workers(self, *, named: bool) -> None:
+        self.row = attrs.evolve(self.row, workers_named=named)
 
     async def active_plans(self) -> list[Plan]:
         active = (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE)

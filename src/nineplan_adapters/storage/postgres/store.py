@@ -383,11 +383,12 @@ class PostgresSessionTx(EventRows):
             list(positions.values()),
         )
 
-    async def name_workers(self) -> None:
+    async def name_workers(self, *, named: bool) -> None:
         await self.connection.execute(
-            "UPDATE nineplan_sessions SET workers_named = TRUE "
-            "WHERE name = $1 AND NOT workers_named",
+            "UPDATE nineplan_sessions SET workers_named = $2 "
+            "WHERE name = $1 AND workers_named <> $2",
             self.session_name,
+            named,
         )
 
 

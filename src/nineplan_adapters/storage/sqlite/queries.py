@@ -9,7 +9,7 @@ _SESSION = "name, task_description, created_at, (SELECT path FROM workspace) AS 
 SESSION_ROW = f"SELECT {_SESSION} FROM sessions"  # noqa: S608 - constants only
 # The session as the store reads it (its database is migrated to the newest schema).
 STORED_SESSION = f"SELECT {_SESSION}, workers_named = 1 AS workers_named FROM sessions"  # noqa: S608
-NAME_WORKERS = "UPDATE sessions SET workers_named = 1 WHERE workers_named = 0"
+NAME_WORKERS = "UPDATE sessions SET workers_named = ? WHERE workers_named <> ?"
 WORKERS_NAMED = "SELECT workers_named FROM sessions"
 # Counts come from the trigger-kept plan_counts; the ends of the queue from its index.
 _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"

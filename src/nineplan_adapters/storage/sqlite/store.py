@@ -349,8 +349,8 @@ class SqliteSessionTx(EventRows):
         # one JSON object, joined to the plans by their id.
         await self.db.run_in_thread(RENUMBER, (json.dumps(positions),))
 
-    async def name_workers(self) -> None:
-        await self.db.run(NAME_WORKERS)
+    async def name_workers(self, *, named: bool) -> None:
+        await self.db.run(NAME_WORKERS, (int(named), int(named)))
 
 
 @attrs.frozen
