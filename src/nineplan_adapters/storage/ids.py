@@ -1,5 +1,7 @@
 """Plan ids (5 random characters of [0-9a-z] without 0, o, 1, l) and three-word session names."""
 
+import copy
+import functools
 import random
 import secrets
 import string
@@ -29,6 +31,18 @@ def random_plan_id() -> str:
     return "".join(characters)
 
 
+@functools.cache
+def _word_lists() -> Any:
+    """coolname's generator over its adjective-adjective-animal pattern, loaded once."""
+    import coolname  # noqa: PLC0415 - coolname builds its default generator when imported
+    from coolname import RandomGenerator  # noqa: PLC0415
+    from coolname.loader import load_config  # noqa: PLC0415
+
+    config = load_config(str(Path(coolname.__file__).parent / "data"))
+    config[_PATTERN] = {**config[_PATTERN], "generator": True}
+    return RandomGenerator(config)
+
+
 @attrs.define
 class ThreeWordNames:
     """Session names like `brave-quiet-otter` from coolname's curated word lists.
@@ -42,17 +56,15 @@ class ThreeWordNames:
     _generator: Any = attrs.field(init=False, default=None)
 
     def _words(self) -> Any:
-        # coolname builds its default generator when imported: load it with the first name,
-        # not when the server starts.
+        # The word lists are built once per process (tens of milliseconds), with the first
+        # name, not when the server starts; each instance draws from them with its own
+        # random source (a shallow copy shares the lists).
         if self._generator is None:
-            import coolname  # noqa: PLC0415
-            from coolname import RandomGenerator  # noqa: PLC0415
-            from coolname.loader import load_config  # noqa: PLC0415
-
-            config = load_config(str(Path(coolname.__file__).parent / "data"))
-            config[_PATTERN] = {**config[_PATTERN], "generator": True}
-            rand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()  # noqa: S311 - names need spread, not secrecy; a seed is for tests
-            self._generator = RandomGenerator(config, rand=rand)
+            generator = copy.copy(_word_lists())
+            generator.random = (
+                random.Random(self.seed) if self.seed is not None else random.SystemRandom()  # noqa: S311 - names need spread, not secrecy; a seed is for tests
+            )
+            self._generator = generator
         return self._generator
 
     @property

@@ -44,7 +44,7 @@ from nineplan_adapters.entrypoints.mcp.results import (
 from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.text import bootstrap_prompt, instructions
-from nineplan_adapters.entrypoints.mcp.tools import register_tools
+from nineplan_adapters.entrypoints.mcp.tools import built_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_MIME_TYPE, PLAN_URI, STATE_URI
 from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
@@ -92,6 +92,7 @@ class NineplanServer(MCPServer[ToolDeps]):
             instructions=instructions(names),
             subscriptions=bus,
             lifespan=self._lifespan,
+            tools=list(built_tools(names)),
         )
         self.service = service
         self.sessions = sessions
@@ -352,7 +353,6 @@ def build_server(
         workspace=workspace,
         names=names,
     )
-    register_tools(server, names)
     _register_prompt_and_resources(server, service)
     install(server, service, server.notifier, names)
     return server

@@ -5,10 +5,11 @@ describes and registers them, each behind the one error translation. A text that
 is a template (`{queue_pull}`) filled with the server's tool names (entrypoints.tool_names)."""
 
 import datetime as dt
+import functools
 from typing import Annotated, Any, Literal
 
 import attrs
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool as SdkTool
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -525,15 +526,19 @@ TOOLS: tuple[Tool, ...] = (
 )
 
 
-def register_tools(server: MCPServer[Any], names: ToolNames = DEFAULT_NAMES) -> None:
-    """Add every tool of `TOOLS` to `server` under `names`, each behind the one error
-    translation."""
-    for tool in TOOLS:
-        name = names[tool.short_name]
-        server.add_tool(
-            domain_errors_as_results(name, tool.function),
-            name=name,
+@functools.cache
+def built_tools(names: ToolNames = DEFAULT_NAMES) -> tuple[SdkTool, ...]:
+    """Every tool of `TOOLS` under `names`, each behind the one error translation, as the
+    SDK's tool objects: built once per process and names (the SDK derives each tool's
+    argument model and schemas from its signature, some 10 ms a tool), then shared by every
+    server built (they hold no state of their own)."""
+    return tuple(
+        SdkTool.from_function(
+            domain_errors_as_results(names[tool.short_name], tool.function),
+            name=names[tool.short_name],
             title=tool.title,
             description=tool.description(names),
             annotations=tool.annotations,
         )
+        for tool in TOOLS
+    )
