@@ -2,8 +2,9 @@
 
 import datetime as dt
 
-from nineplan_adapters.entrypoints.text import heard_ago, stale_line, take_over_hint
+from nineplan_adapters.entrypoints.text import stale_line, take_over_hint
 from nineplan_adapters.entrypoints.web.rendering import board_stale_line
+from nineplan_core.journal import heard_ago
 
 NOW = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
 
