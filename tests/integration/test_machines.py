@@ -52,11 +52,12 @@ def _recovered(folder: Path, name: str) -> str:
 async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another(
     tmp_path: Path, next_call: str
 ):
-    """A pulls a plan and the agent writes notes into A's file; B completes the plan. Before
-    A opens the session again both machines validate (what A's next open heals is a note, not
-    a violation); A's next resume (or pull, or a person's `validate --repair`) moves its file
-    to A's recovered/ (the notes are there), says so in its result and journals it; then both
-    machines still validate."""
+    """A pulls a plan; once A's server has stopped (so nothing stores the file's edits), the
+    agent writes notes into A's file; B completes the plan. Before A opens the session again
+    both machines validate (what A's next open heals is a note, not a violation); A's next
+    resume (or pull, or a person's `validate --repair`) moves its file to A's recovered/ (the
+    notes are there), says so in its result and journals it; then both machines still
+    validate."""
     a, b = tmp_path / "a", tmp_path / "b"
     async with postgres_schema() as database:
         machine_a = stdio_server(a, NINEPLAN_DATABASE_URL=database)
@@ -66,9 +67,9 @@ async def test_notes_written_on_one_machine_survive_the_plan_finished_on_another
             await ok(client_a, "9plan_queue_add", **PLAN)
             await ok(client_a, "9plan_queue_add", **{**PLAN, "goal": "Second plan"})
             pulled = await ok(client_a, "9plan_queue_pull")
-            path = Path(pulled["plan_path"])
-            path.write_text(path.read_text("utf-8") + "- A found: the index is never used\n")
-
+        path = Path(pulled["plan_path"])
+        path.write_text(path.read_text("utf-8") + "- A found: the index is never used\n")
+        async with Client(machine_a, mode="legacy") as client_a:
             # B's folder has rendered nothing yet: a note, not a violation.
             report_b = await _validate(b, name, database)
             assert report_b["valid"], report_b
