@@ -50,14 +50,15 @@ typecheck: $(STAMP)
 # (two cores: a test waiting on a server, a browser or a lease leaves a core to another;
 # worksteal hands a long test's neighbours to an idle worker; each worker has its own PostgreSQL
 # database and temporary folders, tests/conftest.py), then the `serial` ones (races, kills,
-# torture rounds, live checks with short deadlines) one at a time, without coverage's tracer,
+# torture rounds, live checks with short deadlines) two at a time, each keeping a core of the
+# two, without coverage's tracer,
 # which would double their CPU and move their deadlines. Coverage is measured over the first
 # phase and every process it starts; the 20 slowest tests of the whole run print at the end.
 PYTEST_WORKERS ?= 3
 test: lint typecheck wheel-check
 	rm -f .coverage .coverage.* build/junit-*.xml
 	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) --dist worksteal -m "not serial" --junitxml=build/junit-parallel.xml
-	$(BIN)/pytest -p no:xdist -m serial --junitxml=build/junit-serial.xml
+	$(BIN)/pytest -n 2 --dist worksteal -m serial --junitxml=build/junit-serial.xml
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
 	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')

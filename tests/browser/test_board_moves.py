@@ -16,7 +16,8 @@ from tests.integration.servers import run_nineplan, stdio_server
 from tests.mcp_helpers import ok
 
 #: Drags and key presses raced against live redraws with short deadlines: `make test` runs
-#: these after the parallel phase, one at a time (a keyboard move failed once beside it).
+#: these after the parallel phase (a keyboard move failed once beside it), two at a time,
+#: each keeping a core.
 pytestmark = pytest.mark.serial
 
 WAIT_MS = 5000

@@ -23,7 +23,7 @@ from tests.mcp_helpers import ok
 from tests.reliability.race import PLAN
 from tests.reliability.torture import SHIM, _death
 
-#: Timing-bound (kills, races): `make test` runs these after the parallel phase, one at a time.
+#: Timing-bound (kills, races): `make test` runs these after the parallel phase, two at a time (each keeps a core).
 pytestmark = pytest.mark.serial
 
 ROUNDS = 5

@@ -12,7 +12,7 @@ from tests.fakes import PLAN
 from tests.integration.servers import stdio_server
 from tests.mcp_helpers import ok, parsed_error, text
 
-#: Timing-bound (kills, races): `make test` runs these after the parallel phase, one at a time.
+#: Timing-bound (kills, races): `make test` runs these after the parallel phase, two at a time (each keeps a core).
 pytestmark = pytest.mark.serial
 
 PROCESSES = 4

@@ -6,7 +6,7 @@ import pytest
 
 from tests.reliability.torture import torture
 
-#: Timing-bound (kills, races): `make test` runs these after the parallel phase, one at a time.
+#: Timing-bound (kills, races): `make test` runs these after the parallel phase, two at a time (each keeps a core).
 pytestmark = pytest.mark.serial
 
 
