@@ -54,8 +54,10 @@ typecheck: $(STAMP)
 # two, without coverage's tracer,
 # which would double their CPU and move their deadlines. Coverage is measured over the first
 # phase and every process it starts; the 20 slowest tests of the whole run print at the end.
+# Lint, types and the wheel check come first, side by side (-j3, each one's output whole: -O).
 PYTEST_WORKERS ?= 3
-test: lint typecheck wheel-check
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j3 -O lint typecheck wheel-check
 	rm -f .coverage .coverage.* build/junit-*.xml
 	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) --dist worksteal -m "not serial" --junitxml=build/junit-parallel.xml
 	$(BIN)/pytest -n 2 --dist worksteal -m serial --junitxml=build/junit-serial.xml

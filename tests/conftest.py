@@ -71,11 +71,53 @@ SLOW_FOLDERS = {"integration", "reliability", "smoke", "browser"}
 SLOW_FILES = {"test_watch.py"}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks each test by what it needs (`browser`, `slow`: `make test-fast` leaves them out).
+#: The longest tests of the parallel phase, longest first (`make test`'s slowest list): each
+#: xdist worker starts with some of them (`_long_tests_first`), so that none is left to run
+#: alone at the end while the other workers idle.
+LONG_TESTS = (
+    "tests/property/test_conformance.py::TestPostgresConformance",
+    "tests/integration/test_bench.py::test_the_benchmark_suite_runs_and_writes_its_table",
+    "tests/property/test_plan_edits.py::test_every_line_the_agent_added_is_stored_or_recovered[postgres]",
+    "tests/property/test_conformance.py::TestSqliteConformance",
+    "tests/property/test_plan_edits.py::test_every_line_the_agent_added_is_stored_or_recovered[sqlite]",
+    "tests/property/test_conformance.py::TestMemoryConformance",
+    "tests/reliability/test_fuzz.py::test_hostile_arguments_through_mcp",
+    "tests/property/test_plan_edits.py::test_every_line_written_in_a_queued_file_is_pulled_or_recovered[postgres]",
+    "tests/property/test_plan_edits.py::test_every_line_written_in_a_queued_file_is_pulled_or_recovered[sqlite]",
+    "tests/integration/test_bench.py::test_the_workers_benchmark_runs_and_counts_no_plan_twice_or_lost",
+    "tests/reliability/test_limits.py::test_the_queue_at_10000_plans",
+    "tests/property/test_finished_elsewhere.py",
+)
+
+
+def _long_tests_first(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """`items` reordered for pytest-xdist's worksteal scheduling, which first hands each of
+    `workers` workers one contiguous share of the list and later steals from a share's end:
+    the long tests are dealt round-robin to the start of the shares, longest first, and the
+    other tests keep their order (a module's tests stay together) around them."""
+
+    def rank(item: pytest.Item) -> int:
+        return next((n for n, long in enumerate(LONG_TESTS) if item.nodeid.startswith(long)), -1)
+
+    long = sorted((item for item in items if rank(item) >= 0), key=rank)
+    rest = iter([item for item in items if rank(item) < 0])
+    shares: list[list[pytest.Item]] = [long[worker::workers] for worker in range(workers)]
+    ordered: list[pytest.Item] = []
+    for worker, share in enumerate(shares):
+        size = (worker + 1) * len(items) // workers - worker * len(items) // workers
+        ordered += share + [item for _, item in zip(range(size - len(share)), rest, strict=False)]
+    return ordered + list(rest)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks each test by what it needs (`browser`, `slow`: `make test-fast` leaves them out),
+    and on xdist workers puts the long tests first in each worker's share.
 
     Without a test PostgreSQL server the postgres-marked tests are skipped, with the reason
     shown; under CI (CI=true) a missing server fails the run instead of skipping silently."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    if workers > 1 and config.getoption("dist", None) == "worksteal":
+        items[:] = _long_tests_first(items, workers)
     tests = Path(__file__).parent
     for item in items:
         where = item.path.relative_to(tests).parts

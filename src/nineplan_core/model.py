@@ -107,6 +107,10 @@ def check_session_name(name: str, field: str = "session_name") -> SessionName:
     return SessionName(name)
 
 
+#: What a plan id must be, in words (every way in says it so, never with the pattern).
+PLAN_ID_RULE = "must be a plan id: 5 characters of lowercase letters and digits"
+
+
 def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
     """Return `plan_id` if it is five characters of [0-9a-z].
 
@@ -114,7 +118,7 @@ def check_plan_id(plan_id: str, field: str = "plan_id") -> PlanId:
         InvalidInputError: any other shape.
     """
     if not PLAN_ID.fullmatch(check_type(field, plan_id, str)):
-        raise InvalidInputError(field, "must be 5 characters from 0-9 and a-z")
+        raise InvalidInputError(field, PLAN_ID_RULE)
     return PlanId(plan_id)
 
 

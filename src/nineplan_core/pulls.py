@@ -176,7 +176,7 @@ async def read_pull(
     active) or the front of the queue (and, when that is empty, the completed count). A
     caller that holds a plan is refused whatever the rest holds: nothing more is read; nor
     for a caller that named no worker in a session that has had several."""
-    if not caller.named and (await reader.session()).workers_named:
+    if await unnamed_beside_others(reader, caller):
         return PullSnapshot(now=now, active=(), workers_named=True)
     holder = caller.holder
     active = tuple(await reader.active_plans())
@@ -190,6 +190,12 @@ async def read_pull(
     front = await reader.front_of_queue()
     completed = (await reader.tally()).completed if front is None else 0
     return PullSnapshot(now=now, active=active, front=front, completed=completed)
+
+
+async def unnamed_beside_others(reader: SessionReader, caller: Caller) -> bool:
+    """Whether `caller` named no worker in a session that has had several named (so a pull,
+    defer, complete or discard is refused); the session row is read only for such a call."""
+    return not caller.named and (await reader.session()).workers_named
 
 
 async def held_by(reader: SessionReader, worker: Worker) -> Plan | None:

@@ -34,6 +34,13 @@ class Unnamed:
 UNNAMED: Final = Unnamed()
 
 
+#: What a worker name must be, in words (every way in says it so, never with the pattern).
+WORKER_RULE = (
+    "must be 1 to 40 characters of lowercase letters, digits, '.', '_' or '-', "
+    "starting with a letter or digit"
+)
+
+
 def check_worker(worker: str | None, field: str = "worker") -> Worker | Unnamed:
     """The worker a way in read from a call: `worker`, or `UNNAMED` when it gave none.
 
@@ -45,10 +52,7 @@ def check_worker(worker: str | None, field: str = "worker") -> Worker | Unnamed:
     if not isinstance(worker, str):
         raise InvalidInputError(field, f"must be text, not {type(worker).__name__}")
     if not _WORKER.fullmatch(worker):
-        raise InvalidInputError(
-            field,
-            "must be 1 to 40 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit",
-        )
+        raise InvalidInputError(field, WORKER_RULE)
     return Worker(worker)
 
 

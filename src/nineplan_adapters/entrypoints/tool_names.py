@@ -57,6 +57,12 @@ class ToolNames:
         """`template` with each `{queue_pull}`-style field the tool's full name, and `more`."""
         return template.format(**self.fields, **more)
 
+    def resume_call(self, session_name: str, worker: str | None = None) -> str:
+        """The call that takes a session back up (what the `resume` prompt and `nineplan
+        prime` print); with `worker` (a subagent's, or `main` beside others), as that worker."""
+        named = "" if worker is None else f', worker="{worker}"'
+        return f'{self["session_resume"]}(session_name="{session_name}"{named})'
+
 
 #: The reference's names (`9plan_queue_pull`), as a server without NINEPLAN_TOOL_PREFIX has them.
 DEFAULT_NAMES = ToolNames()

@@ -5,12 +5,10 @@ import logging
 
 import attrs
 
-from nineplan_core.callers import AGENT, Caller, check_caller, unnamed_among_several
+from nineplan_core.callers import AGENT, SEVERAL_WORKERS, Caller, check_caller
 from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
-from nineplan_core.errors import (
-    QueueFullError,
-)
+from nineplan_core.errors import InvalidInputError, QueueFullError
 from nineplan_core.journal import (
     EventKind,
     excerpt,
@@ -29,6 +27,7 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.pulls import unnamed_beside_others
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
 from nineplan_core.results import Completion, Discarded, PlacedPlan, SessionState
@@ -352,12 +351,8 @@ class Commands(Envelope):
             InvalidInputError: the call named no worker in a session that has had several.
             NoActivePlanError, PlanNotFoundError: the caller holds no plan, or not `plan_id`.
         """
-        if not caller.named and (
-            refused := unnamed_among_several(
-                caller, workers_named=(await tx.session()).workers_named
-            )
-        ):
-            raise refused
+        if await unnamed_beside_others(tx, caller):
+            raise InvalidInputError("worker", SEVERAL_WORKERS)
         if store.files_mirror:
             await render_if_never_here(tx, caller.holder)
         return await active_with_edits(

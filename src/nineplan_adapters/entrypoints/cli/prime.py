@@ -30,15 +30,6 @@ from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worke
 BUDGET = 2_000
 
 
-def resume_call(
-    session_name: str, names: ToolNames = DEFAULT_NAMES, worker: str | None = None
-) -> str:
-    """The call that takes the session back up, in the tool names of NINEPLAN_TOOL_PREFIX;
-    with `worker` (a subagent's, or `main` beside others), as that worker."""
-    named = "" if worker is None else f', worker="{worker}"'
-    return f'{names["session_resume"]}(session_name="{session_name}"{named})'
-
-
 @attrs.frozen
 class Lease:
     """What judges a lease in prime: NINEPLAN_LEASE_MINUTES and now."""
@@ -92,7 +83,7 @@ def json_fields(
         "next": found.next,
         "stuck": [plan.id for plan in found.stuck],
         "others": [attrs.asdict(other) for other in found.others],
-        "resume_call": resume_call(found.session_name, names, worker),
+        "resume_call": names.resume_call(found.session_name, worker),
         "active_plans": _holds_json(found, lease or Lease()),
     }
 
@@ -136,7 +127,7 @@ def block(
     of importance as long as the budget allows, and shown in reading order.
     """
     # (where it is shown, how important it is, the text, whether it must be shown)
-    resume = resume_call(found.session_name, names, worker)
+    resume = names.resume_call(found.session_name, worker)
     lines: list[tuple[int, int, str, bool]] = [
         (0, 0, f"[9plan] This folder's session is {found.session_name}.", True),
         (10, 1, f"Workspace: {_clip(found.workspace, 300)}", False),

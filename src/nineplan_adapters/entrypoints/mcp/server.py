@@ -44,7 +44,7 @@ from nineplan_adapters.entrypoints.mcp.results import (
 from nineplan_adapters.entrypoints.mcp.stdio import serve_stdio
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.mcp.text import bootstrap_prompt, instructions
-from nineplan_adapters.entrypoints.mcp.tools import built_tools
+from nineplan_adapters.entrypoints.mcp.tools import PLAN_ID_PATTERN, WORKER_PATTERN, built_tools
 from nineplan_adapters.entrypoints.mcp.uris import LOG_URI, PLAN_MIME_TYPE, PLAN_URI, STATE_URI
 from nineplan_adapters.entrypoints.mcp.wayback import Notifier, Subscribers, following, install
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
@@ -52,7 +52,9 @@ from nineplan_adapters.entrypoints.workspace import WorkspaceSources
 from nineplan_adapters.version import package_version
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import EventQuery
+from nineplan_core.model import PLAN_ID_RULE
 from nineplan_core.service import NinePlan
+from nineplan_core.workers import WORKER_RULE
 
 log = logging.getLogger("nineplan.mcp")
 
@@ -274,13 +276,7 @@ def success_or_error(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 #: What an argument's pattern asks for, in words: an agent is told this, never the regex.
-PATTERN_WORDS = {
-    "^[a-z0-9][a-z0-9._-]*$": (
-        "must be 1 to 40 characters of lowercase letters, digits, '.', '_' or '-', "
-        "starting with a letter or digit"
-    ),
-    "^[0-9a-z]{5}$": "must be a plan id: 5 characters of lowercase letters and digits",
-}
+PATTERN_WORDS = {WORKER_PATTERN: WORKER_RULE, PLAN_ID_PATTERN: PLAN_ID_RULE}
 
 
 def _describe(error: pydantic.ValidationError) -> str:

@@ -36,21 +36,24 @@ RequestArg = Annotated[
     Field(description="Retry key: a repeat returns the first result", min_length=1, max_length=128),
 ]
 NotesArg = Annotated[str | None, Field(description="Appended to the plan's Notes")]
+#: The shapes of a worker name and a plan id, as the arguments' schemas check them.
+WORKER_PATTERN = "^[a-z0-9][a-z0-9._-]*$"
+PLAN_ID_PATTERN = "^[0-9a-z]{5}$"
 WorkerArg = Annotated[
     str | None,
     Field(
         description="Your name among agents (default main)",
-        pattern="^[a-z0-9][a-z0-9._-]*$",
+        pattern=WORKER_PATTERN,
         max_length=40,
     ),
 ]
 HeldArg = Annotated[
     str | None,
-    Field(description="The plan you finish (checked)", pattern="^[0-9a-z]{5}$"),
+    Field(description="The plan you finish (checked)", pattern=PLAN_ID_PATTERN),
 ]
 TakeOverArg = Annotated[
     str | None,
-    Field(description="A stale plan's id: take it over", pattern="^[0-9a-z]{5}$"),
+    Field(description="A stale plan's id: take it over", pattern=PLAN_ID_PATTERN),
 ]
 
 

@@ -258,8 +258,7 @@ def _add_resume_prompt(server: MCPServer[Any], service: NinePlan, names: ToolNam
                 error_text(label, exc.category, exc.message, for_agents(exc.suggestion, names)),
             ) from exc
         name = state.session.name
-        named = "" if worker is None else f', worker="{worker}"'
-        call = f'{names["session_resume"]}(session_name="{name}"{named})'
+        call = names.resume_call(name, worker)
         parts = [
             f"Continue the 9plan session {name}. First call {call} to make it current.",
             state_text(state, "State of", service.clock(), names),
