@@ -59,7 +59,7 @@ def test_move_before_prints_the_new_queue(tmp_path: Path, session: str):
         (["00003", "--before", "00003"], 1, "before: is the plan being moved"),
         (["00003", "--before", "zzzzz"], 1, "No queued plan with id 'zzzzz'"),
         (["00003", "--before", "00001"], 1, "No queued plan with id '00001'"),
-        (["00003", "--before", "nope"], 1, "before: must be 5 characters"),
+        (["00003", "--before", "nope"], 1, "before: must be a plan id: 5 characters"),
         (["00001", "--before", "00003"], 1, "Plan 00001 is active"),
         (["00003", "--before", "00002", "--front"], 2, "not allowed with argument"),
         (["00003"], 2, "one of the arguments --front --back --before is required"),
