@@ -51,7 +51,8 @@ typecheck: $(STAMP)
 # worksteal hands a long test's neighbours to an idle worker; each worker has its own PostgreSQL
 # database and temporary folders, tests/conftest.py), then the `serial` ones (races, kills,
 # torture rounds, live checks with short deadlines) two at a time, each keeping a core of the
-# two, without coverage's tracer,
+# two, and last the `alone` ones (the board's moves raced against live redraws) by themselves;
+# both without coverage's tracer,
 # which would double their CPU and move their deadlines. Coverage is measured over the first
 # phase and every process it starts; the 20 slowest tests of the whole run print at the end.
 # Lint, types and the wheel check come first, side by side (-j3, each one's output whole: -O).
@@ -60,11 +61,12 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory -j3 -O lint typecheck wheel-check
 	rm -f .coverage .coverage.* build/junit-*.xml
 	$(BIN)/coverage run -m pytest -n $(PYTEST_WORKERS) --dist worksteal -m "not serial" --junitxml=build/junit-parallel.xml
-	$(BIN)/pytest -n 2 --dist worksteal -m serial --junitxml=build/junit-serial.xml
+	$(BIN)/pytest -n 2 --dist worksteal -m "serial and not alone" --junitxml=build/junit-serial.xml
+	$(BIN)/pytest -p no:xdist -m alone --junitxml=build/junit-alone.xml
 	$(BIN)/coverage combine --quiet
 	# Without a test PostgreSQL server its adapter is not exercised, so it is not counted.
 	$(BIN)/coverage report $(if $(NINEPLAN_TEST_DATABASE_URL),,--omit='*/nineplan_adapters/storage/postgres/*')
-	$(BIN)/python scripts/slowest.py build/junit-parallel.xml build/junit-serial.xml --top 20
+	$(BIN)/python scripts/slowest.py build/junit-parallel.xml build/junit-serial.xml build/junit-alone.xml --top 20
 
 # What is long on purpose, for a schedule or before a release (docs/testing.md): the property
 # tests 2,000 examples deep on every backend, then `make torture` (500 SIGKILL rounds, 20 races).

@@ -16,9 +16,9 @@ from tests.integration.servers import run_nineplan, stdio_server
 from tests.mcp_helpers import ok
 
 #: Drags and key presses raced against live redraws with short deadlines: `make test` runs
-#: these after the parallel phase (a keyboard move failed once beside it), two at a time,
-#: each keeping a core.
-pytestmark = pytest.mark.serial
+#: these last, one at a time (a keyboard move failed beside the parallel phase, and again
+#: beside one other timing-bound test).
+pytestmark = [pytest.mark.serial, pytest.mark.alone]
 
 WAIT_MS = 5000
 
