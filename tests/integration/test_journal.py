@@ -111,8 +111,9 @@ async def test_three_defers_make_the_next_pull_say_so(tmp_path: Path):
 
 
 async def test_the_reminder_line_follows_the_active_plan(tmp_path: Path):
-    """While a plan is active, add, search, get, state and resume carry `Active plan: {id}
-    {goal} (pulled N min ago)`; with none active, they do not."""
+    """While a plan is active, add, search and get carry `Active plan: {id} {goal} (pulled N min
+    ago)` in their text and their notices, and state and resume show `Active plan: {id} {goal}`
+    from their `active_plan` field; with none active, they do not."""
     async with memory_client(tmp_path, mode="legacy") as client:
         name = (await ok(client, "9plan_session_create"))["session_name"]
         await ok(client, "9plan_queue_add", **{**PLAN, "goal": "done first"})
@@ -126,13 +127,21 @@ async def test_the_reminder_line_follows_the_active_plan(tmp_path: Path):
             ("9plan_queue_add", {**PLAN, "goal": "later"}),
             ("9plan_history_search", {"query": "users"}),
             ("9plan_history_get", {"plan_id": done["plan_id"]}),
-            ("9plan_admin_state", {}),
-            ("9plan_session_resume", {"session_name": name}),
         ]
         for tool, arguments in calls:
             result = await client.call_tool(tool, arguments)
             assert not result.is_error, text(result)
             assert line in text(result), (tool, text(result))
+            assert result.structured_content is not None
+            assert line in result.structured_content["notices"], tool
+        for tool, arguments in [
+            ("9plan_admin_state", {}),
+            ("9plan_session_resume", {"session_name": name}),
+        ]:
+            result = await client.call_tool(tool, arguments)
+            assert f"\nActive plan: {pulled['plan_id']} {PLAN['goal']}\n" in text(result), tool
+            assert result.structured_content is not None
+            assert result.structured_content["active_plan"]["id"] == pulled["plan_id"]
         resumed = await ok(client, "9plan_session_resume", session_name=name)
         assert [event["kind"] for event in resumed["recent"]] == [
             "plan_pulled",

@@ -67,7 +67,8 @@ async def test_a_stale_plan_is_taken_over_with_the_old_workers_notes(tmp_path: P
         )
         assert not taken.is_error, text(taken)
         assert (taken.structured_content or {})["worker"] == "w2"
-        assert f"Took over plan {a} from worker w1: Plan 0" in text(taken)
+        assert f"Pulled plan {a}: Plan 0" in text(taken)
+        assert f"Took over plan {a} from worker w1." in (taken.structured_content or {})["notices"]
         assert "w1: the index is missing, add it first" in text(taken)
         kind, body = await error(
             client, "9plan_plan_complete", session_name=name, worker="w1", outcome="done"

@@ -94,8 +94,7 @@ async def test_a_second_worker_pulls_while_the_first_holds_a_plan(tmp_path: Path
         result = await client.call_tool("9plan_session_resume", {"session_name": name})
         resumed = result.structured_content or {}
         assert resumed["active_plan"]["id"] == a
-        assert f"Active plans (2):\n  main: {a} Plan 0 (pulled " in text(result)
-        assert f"\n  tests: {b} Plan 1 (pulled " in text(result)
+        assert f"Active plans (2):\n  main: {a} Plan 0\n  tests: {b} Plan 1\n" in text(result)
         done = await ok(
             client, "9plan_plan_complete", session_name=name, worker="tests", outcome="ok"
         )
@@ -460,7 +459,7 @@ async def test_the_lead_sees_every_plan_its_workers_hold(tmp_path: Path):
         lone = await client.call_tool("9plan_admin_state", {"session_name": name})
         assert "Active plans" not in text(lone)
         await ok(client, "9plan_queue_pull", session_name=name, worker="a")
-        held = rf"^  a: {first} Plan 0 \(pulled \d+ min ago\)$"
+        held = rf"^  a: {first} Plan 0$"
         still = f"The queue is empty; 1 plan(s) are still active: {first} (a)."
         state = await client.call_tool("9plan_admin_state", {"session_name": name})
         resumed = await client.call_tool(

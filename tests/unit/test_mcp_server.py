@@ -143,16 +143,20 @@ async def test_a_whole_lifecycle(client: Client):
     assert (pulled["plan_id"], pulled["goal"]) == (second["plan_id"], "urgent")
     assert Path(pulled["plan_path"]).read_text().startswith("# Context")
     assert await ok(client, "9plan_plan_defer", reason="blocked") == {
+        "session_name": name,
         "plan_id": second["plan_id"],
         "queue_position": 2,
+        "notices": [],
     }
     assert (await ok(client, "9plan_queue_pull"))["plan_id"] == first["plan_id"]
     done = await ok(client, "9plan_plan_complete", outcome="wrote schema.sql with the users table")
     assert done == {
+        "session_name": name,
         "plan_id": first["plan_id"],
         "completed_count": 1,
         "queue_length": 1,
         "next_goal": "urgent",
+        "notices": ["Next: urgent (9plan_queue_pull)."],
     }
     found = await ok(client, "9plan_history_search", query="users table")
     assert found["matches"][0] == {

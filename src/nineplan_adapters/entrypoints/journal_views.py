@@ -4,6 +4,7 @@ Kept out of the MCP package so that `nineplan log` starts without loading the MC
 """
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import TypedDict
@@ -47,12 +48,18 @@ def journal_entry(event: Event | UnreadableEvent) -> EventView | UnreadableEvent
 
 def event_line(event: Event | UnreadableEvent) -> str:
     """One line of `nineplan log`: seq, time, actor, kind, plan and what the detail says."""
-    if isinstance(event, UnreadableEvent):
-        return f"{event.seq:>5}  (this journal row cannot be read: {event.problem})"
-    detail = ", ".join(f"{key}={_short(value)}" for key, value in event.detail.items())
+    return entry_line(journal_entry(event))
+
+
+def entry_line(entry: Mapping[str, Any]) -> str:
+    """`event_line` of a journal row as JSON (`journal_entry`): what a tool result's text
+    shows of the `recent` events its structured content carries."""
+    if "unreadable" in entry:
+        return f"{entry['seq']:>5}  (this journal row cannot be read: {entry['unreadable']})"
+    detail = ", ".join(f"{key}={_short(value)}" for key, value in entry["detail"].items())
     return (
-        f"{event.seq:>5}  {format_timestamp(event.at)}  {event.actor.value:<6}  "
-        f"{event.kind.value:<15}  {event.plan_id or '-':<5}  {detail}"
+        f"{entry['seq']:>5}  {entry['at']}  {entry['actor']:<6}  "
+        f"{entry['kind']:<15}  {entry['plan_id'] or '-':<5}  {detail}"
     ).rstrip()
 
 

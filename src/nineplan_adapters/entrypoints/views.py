@@ -28,9 +28,20 @@ from nineplan_core.results import (
 from nineplan_core.workers import stored_worker
 
 
+class Told(TypedDict):
+    """What every session-scoped success result carries beside its own fields (DESIGN §4,
+    "What the model sees"): the session's name, and each line the text says beyond the fields,
+    in the same words. Optional: a result stored before they existed and replayed by its
+    `request_id` lacks them."""
+
+    session_name: NotRequired[str]
+    notices: NotRequired[list[str]]
+
+
 class SessionCreated(TypedDict):
     session_name: str
     session_path: str
+    notices: NotRequired[list[str]]
 
 
 class QueueItem(TypedDict):
@@ -75,6 +86,7 @@ class SessionStateView(TypedDict):
     recent: list[EventView | UnreadableEventView]
     #: Every active plan, oldest pull first (optional: a result from before workers lacks it).
     active_plans: NotRequired[list[HeldPlan]]
+    notices: NotRequired[list[str]]
 
 
 class AdminState(SessionStateView):
@@ -82,13 +94,13 @@ class AdminState(SessionStateView):
     file_db_match: bool
 
 
-class PlanAdded(TypedDict):
+class PlanAdded(Told):
     plan_id: str
     plan_path: str
     queue_position: int
 
 
-class PlanPulled(TypedDict):
+class PlanPulled(Told):
     plan_id: str
     plan_path: str
     goal: str
@@ -96,19 +108,19 @@ class PlanPulled(TypedDict):
     worker: NotRequired[str]
 
 
-class PlanDeferred(TypedDict):
+class PlanDeferred(Told):
     plan_id: str
     queue_position: int
 
 
-class PlanCompleted(TypedDict):
+class PlanCompleted(Told):
     plan_id: str
     completed_count: int
     queue_length: int
     next_goal: str | None
 
 
-class PlanDiscarded(TypedDict):
+class PlanDiscarded(Told):
     plan_id: str
     queue_length: int
 
@@ -120,11 +132,13 @@ class Match(TypedDict):
     relevance_rank: int
 
 
-class SearchResults(TypedDict):
+class SearchResults(Told):
     matches: list[Match]
+    #: The words searched for, as given.
+    query: NotRequired[str]
 
 
-class CompletedPlan(TypedDict):
+class CompletedPlan(Told):
     id: str
     goal: str
     context: str
@@ -136,6 +150,9 @@ class CompletedPlan(TypedDict):
     outcome: str | None
     created_at: str
     completed_at: str | None
+    #: Who holds it, when it is active (`9plan_history_get` shows an active plan as last
+    #: stored).
+    worker: NotRequired[str]
 
 
 class Invariants(TypedDict):
@@ -146,7 +163,7 @@ class Invariants(TypedDict):
     journal_matches_state: bool
 
 
-class Validation(TypedDict):
+class Validation(Told):
     valid: bool
     invariants: Invariants
     issues: list[str]
@@ -268,12 +285,13 @@ def plan_discarded(discarded: Discarded) -> PlanDiscarded:
     return {"plan_id": discarded.plan.id, "queue_length": discarded.queue_length}
 
 
-def search_results(matches: list[HistoryMatch]) -> SearchResults:
+def search_results(matches: list[HistoryMatch], query: str) -> SearchResults:
     return {
         "matches": [
             {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
             for m in matches
-        ]
+        ],
+        "query": query,
     }
 
 
@@ -292,6 +310,14 @@ def completed_plan(plan: Plan) -> CompletedPlan:
         "created_at": format_timestamp(plan.created_at),
         "completed_at": format_timestamp(plan.completed_at) if plan.completed_at else None,
     }
+
+
+def whole_plan(plan: Plan) -> CompletedPlan:
+    """A plan as `9plan_history_get` shows it: completed, or active with its worker."""
+    view = completed_plan(plan)
+    if plan.hold is not None:
+        view["worker"] = plan.hold.worker
+    return view
 
 
 def validation(report: ValidationReport) -> Validation:

@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from nineplan_adapters.entrypoints.mcp.clients import CurrentSessions, client_key
 from nineplan_adapters.entrypoints.mcp.leases import LeaseKeeper
+from nineplan_adapters.entrypoints.mcp.render import Renderer, text_of
 from nineplan_adapters.entrypoints.mcp.suggestions import for_agents
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_adapters.entrypoints.workspace import WorkspaceSources
@@ -156,24 +157,32 @@ class ToolCall:
 
     def succeed(
         self,
-        text: str,
-        structured: Mapping[str, Any],
+        render: Renderer,
+        view: Mapping[str, Any],
+        notices: Sequence[str] = (),
         *,
         label: str | None = None,
         extra: Sequence[ContentBlock] = (),
+        scoped: bool = True,
     ) -> CallToolResult:
-        """The result: `[Session: NAME] text` (then what reading the caller's plan file back
-        salvaged since its last call, when the lease keeper has such lines), then `extra`
-        blocks (resource links), and the view as structured content."""
+        """The result of a session-scoped tool (`scoped`): `view` as structured content with the
+        session's name and `notices` (then what reading the caller's plan file back salvaged
+        since its last call, when the lease keeper has such lines); the text is the breadcrumb,
+        `render(view)` and the notices (`render.text_of`); then `extra` blocks (resource
+        links). A tool that names no session (`admin_sessions`) carries neither."""
         label = label or self.label
-        if self.deps.leases is not None:
-            text = "\n".join([text, *self.deps.leases.salvaged(label, self.caller.holder)])
+        said = list(notices)
+        structured = dict(view)
+        if scoped:
+            if self.deps.leases is not None:
+                said += self.deps.leases.salvaged(label, self.caller.holder)
+            structured = {"session_name": label, **structured, "notices": said}
         return CallToolResult(
             content=[
-                TextContent(type="text", text=f"[Session: {label}] {text}"),
+                TextContent(type="text", text=text_of(label, render(view), said)),
                 *extra,
             ],
-            structured_content=dict(structured),
+            structured_content=structured,
         )
 
 

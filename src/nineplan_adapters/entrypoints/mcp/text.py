@@ -27,7 +27,8 @@ DEPENDENCY RESOLUTION:
 - Inputs reference other plans by description, not by id
 
 SESSION RECOVERY:
-- Every response starts with [Session: name]
+- Every result names its session ([Session: name], session_name) and lists in notices
+  what to do next
 - After compaction, resume with {session_resume} and that name
 
 MANY AGENTS: a parent gives each subagent its worker name and the session name in the prompt

@@ -14,7 +14,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from nineplan_adapters.entrypoints import views
-from nineplan_adapters.entrypoints.journal_views import event_line
+from nineplan_adapters.entrypoints.mcp import render
 from nineplan_adapters.entrypoints.mcp.results import (
     ToolCall,
     ToolContext,
@@ -23,10 +23,9 @@ from nineplan_adapters.entrypoints.mcp.results import (
 )
 from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
-from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, take_over_hint
+from nineplan_adapters.entrypoints.text import one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import still_active
-from nineplan_core.journal import held_line, reminder_line
 from nineplan_core.results import Finished, SessionState
 from nineplan_core.workers import stored_worker
 
@@ -83,12 +82,9 @@ RESUME = ToolAnnotations(
 )
 
 
-def _with_salvage(text: str, salvage: str | None) -> str:
-    """A result's text, with the line saying what was salvaged from the plan file, if any."""
-    return f"{text}\n{salvage}" if salvage else text
-
-
-QUEUE_LINES = 20  # the text shows this many queued plans; structured content has them all
+def _salvaged(salvage: str | None) -> list[str]:
+    """The line saying what was salvaged from the plan file, if any, as a notice."""
+    return [salvage] if salvage else []
 
 
 def _next(names: ToolNames, goal: str | None, empty: str) -> str:
@@ -110,52 +106,31 @@ def stuck_text(plan_id: str, defer_count: int, names: ToolNames) -> str:
     )
 
 
-def _queue_lines(state: SessionState) -> str:
-    lines = [
-        f"  {entry.rank}. {entry.id} {one_line(entry.goal)}{_stuck_mark(state, entry.id)}"
-        for entry in state.queue[:QUEUE_LINES]
+def state_notices(state: SessionState, now: dt.datetime, names: ToolNames) -> list[str]:
+    """What a state's text says beyond its fields: the stale plans, what opening the session
+    repaired or kept, and what to do next."""
+    others = [
+        (hold.plan.id, hold.worker) for hold in state.active_plans if hold.worker != state.mine
     ]
-    if len(state.queue) > QUEUE_LINES:
-        lines.append(f"  ... and {len(state.queue) - QUEUE_LINES} more")
-    return "\n".join(lines) or "  (empty)"
-
-
-def _stuck_mark(state: SessionState, plan_id: str) -> str:
-    count = state.defer_count(plan_id)
-    return f" (deferred {count} times: stuck)" if state.stuck(plan_id) else ""
+    follow = (
+        "Continue the active plan."
+        if state.active_plan
+        else "Pull the next plan with {queue_pull}."
+    )
+    if not state.queue and not state.active_plan:
+        follow = (
+            still_active(others) if others else "The queue is empty: add plans with {queue_add}."
+        )
+    return [*stale_lines(state, now), *state.notices, *state.kept, names.fill(follow)]
 
 
 def state_text(
     state: SessionState, verb: str, now: dt.datetime, names: ToolNames = DEFAULT_NAMES
 ) -> str:
-    """A session's state as create, resume, admin_state and the resume prompt show it."""
-    active = state.active_plan
-    active_line = (
-        f"{reminder_line(active.id, active.goal, state.pulled_at, now)}"
-        f"{_stuck_mark(state, active.id)}\nFile: {state.active_plan_path}"
-        if active
-        else "Active plan: none"
-    )
-    others = [
-        (hold.plan.id, hold.worker) for hold in state.active_plans if hold.worker != state.mine
-    ]
-    if others:
-        active_line += "\n" + _held_lines(state, now)
-    active_line += "".join(f"\n{line}" for line in stale_lines(state, now))
-    recent = "\n".join(f"  {event_line(event)}" for event in state.recent)
-    follow = "Continue the active plan." if active else "Pull the next plan with {queue_pull}."
-    if not state.queue and not active:
-        follow = (
-            still_active(others) if others else "The queue is empty: add plans with {queue_add}."
-        )
-    workspace = f"Workspace: {state.session.workspace}\n" if state.session.workspace else ""
-    active_line += "".join(f"\n{notice}" for notice in state.notices)
-    return (
-        f"{verb} session {state.session.name}.\nPath: {state.path}\n{workspace}"
-        f"Task: {one_line(state.session.task_description) or '(none)'}\n{active_line}\n"
-        f"Queue ({len(state.queue)}):\n{_queue_lines(state)}\n"
-        f"Completed: {state.completed_count}\nRecent events (oldest first):\n{recent or '  (none)'}\n"
-        f"{names.fill(follow)}"
+    """A session's state as the resume prompt shows it: the fields as the tools render them,
+    then the notices."""
+    return "\n".join(
+        [render.state(views.session_state(state), verb), *state_notices(state, now, names)]
     )
 
 
@@ -171,20 +146,9 @@ def _stale(plan_id: str, worker: str, last_seen: dt.datetime | None, now: dt.dat
     return stale_line(plan_id, worker, last_seen, now, then=take_over_hint(plan_id))
 
 
-def _held_lines(state: SessionState, now: dt.datetime) -> str:
-    """Every active plan with its worker: the caller's first, then the one pulled longest
-    ago first; one label per line (`tests: k3v9x Goal (pulled 4 min ago)`)."""
-    holds = sorted(state.active_plans, key=lambda hold: hold.worker != state.mine)
-    lines = [
-        f"  {hold.worker}: {held_line(hold.plan.id, hold.plan.goal, hold.pulled_at, now)}"
-        for hold in holds
-    ]
-    return f"Active plans ({len(lines)}):\n" + "\n".join(lines)
-
-
-def _with_reminder(text: str, reminder: str | None) -> str:
-    """The result text, and the calling worker's active-plan line when it holds a plan."""
-    return f"{text}\n{reminder}" if reminder else text
+def _reminded(reminder: str | None) -> list[str]:
+    """The calling worker's active-plan line, when it holds a plan, as a notice."""
+    return [reminder] if reminder else []
 
 
 # -- the tools ---------------------------------------------------------------------
@@ -205,9 +169,9 @@ async def session_create(
     )
     call.make_current(state.session.name)
     return call.succeed(
-        f"Created session {state.session.name}.\nPath: {state.path}\n"
-        + call.fill("Remember this name. Next: add plans with {queue_add}, then {queue_pull}."),
+        render.session_created,
         views.session_created(state),
+        [call.fill("Remember this name. Next: add plans with {queue_add}, then {queue_pull}.")],
         label=state.session.name,
     )
 
@@ -224,8 +188,9 @@ async def session_resume(
     call.make_current(state.session.name)
     active = state.active_plan
     return call.succeed(
-        "\n".join([state_text(state, "Resumed", call.service.clock(), call.names), *state.kept]),
+        render.RENDERERS["session_resume"],
         views.session_state(state),
+        state_notices(state, call.service.clock(), call.names),
         extra=[plan_link(state.session.name, active.id, active.goal)] if active else [],
     )
 
@@ -258,14 +223,12 @@ async def queue_add(
         caller=call.caller,
     )
     return call.succeed(
-        _with_reminder(
-            _with_salvage(
-                f"Added plan {placed.plan.id} at queue position {placed.rank}.\nFile: {placed.path}",
-                placed.salvage,
-            ),
-            await call.service.reminder(call.session, caller=call.caller),
-        ),
+        render.plan_added,
         views.plan_added(placed),
+        [
+            *_salvaged(placed.salvage),
+            *_reminded(await call.service.reminder(call.session, caller=call.caller)),
+        ],
     )
 
 
@@ -286,28 +249,21 @@ async def queue_pull(
         # it was (its text is a decoding of it), so the watch reads where it starts.
         known = None if placed.taken_from else placed.text
         call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path, known)
-    stuck = (
-        f"\n{stuck_text(placed.plan.id, placed.defer_count, call.names)}" if placed.stuck else ""
-    )
     took = placed.taken_from
-    said = (
-        f"Took over plan {placed.plan.id} from worker {took}"
-        if took
-        else f"Pulled plan {placed.plan.id}"
-    )
-    head = (
-        f"{said}: {one_line(placed.plan.goal)}\nFile: {placed.path}\n"
-        f"Keep notes in its # Notes section (or pass notes when you finish).{stuck}"
-    )
+    notices = [f"Took over plan {placed.plan.id} from worker {took}."] if took else []
+    notices.append("Keep notes in its # Notes section (or pass notes when you finish).")
+    if placed.stuck:
+        notices.append(stuck_text(placed.plan.id, placed.defer_count, call.names))
     # The plans beside it whose workers went silent (a lone agent's pull has none).
     now = call.service.clock()
-    head += "".join(
-        f"\n{_stale(other.id, stored_worker(other.worker), other.last_seen, now)}"
+    notices += [
+        _stale(other.id, stored_worker(other.worker), other.last_seen, now)
         for other in placed.stale_beside
-    )
+    ]
     return call.succeed(
-        f"{_with_salvage(head, placed.salvage)}\n\n{placed.text}",
+        render.plan_pulled,
         views.plan_pulled(placed),
+        [*notices, *_salvaged(placed.salvage)],
         extra=[plan_link(call.session, placed.plan.id, placed.plan.goal)],
     )
 
@@ -329,10 +285,7 @@ async def plan_defer(
         call.session, reason, position, notes=notes, caller=call.caller, plan_id=plan_id
     )
     return call.succeed(
-        _with_salvage(
-            f"Deferred plan {placed.plan.id} to queue position {placed.rank}.", placed.salvage
-        ),
-        views.plan_deferred(placed),
+        render.plan_deferred, views.plan_deferred(placed), _salvaged(placed.salvage)
     )
 
 
@@ -353,12 +306,7 @@ async def plan_complete(
     )
     follow = _next(call.names, done.next_goal, _empty(done, "The queue is empty. Task complete!"))
     return call.succeed(
-        _with_salvage(
-            f"Completed plan {done.plan.id}. {done.completed_count} completed, "
-            f"{done.queue_length} queued.\n{follow}",
-            done.salvage,
-        ),
-        views.plan_completed(done),
+        render.plan_completed, views.plan_completed(done), [follow, *_salvaged(done.salvage)]
     )
 
 
@@ -380,10 +328,7 @@ async def plan_discard(
     empty = _empty(gone, "The queue is empty: add plans with {queue_add}.")
     follow = _next(call.names, gone.next_goal, empty)
     return call.succeed(
-        _with_salvage(
-            f"Discarded plan {gone.plan.id}. {gone.queue_length} queued.\n{follow}", gone.salvage
-        ),
-        views.plan_discarded(gone),
+        render.plan_discarded, views.plan_discarded(gone), [follow, *_salvaged(gone.salvage)]
     )
 
 
@@ -398,17 +343,10 @@ async def history_search(
     earlier plans produced. Plain text, any language."""
     call = ToolCall.of(ctx, session_name, worker=worker)
     matches = await call.service.search_history(call.session, query, max_results)
-    lines = [
-        f"{m.rank}. {m.id} {one_line(m.goal)}\n   Outcome: {one_line(m.outcome)}" for m in matches
-    ]
-    found = (
-        f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)
-        if matches
-        else f"No completed plan matches {query!r}."
-    )
     return call.succeed(
-        _with_reminder(found, await call.service.reminder(call.session, caller=call.caller)),
-        views.search_results(matches),
+        render.search_results,
+        views.search_results(matches, query),
+        _reminded(await call.service.reminder(call.session, caller=call.caller)),
     )
 
 
@@ -422,15 +360,10 @@ async def history_get(
     last stored)."""
     call = ToolCall.of(ctx, session_name, worker=worker)
     plan = await call.service.get_history(call.session, plan_id)
-    view = views.completed_plan(plan)
-    body = "\n".join(indented(key, value) for key, value in view.items())
-    what = "Completed plan" if plan.hold is None else f"Active plan (worker {plan.hold.worker})"
     return call.succeed(
-        _with_reminder(
-            f"{what} {plan_id}:\n{body}",
-            await call.service.reminder(call.session, caller=call.caller),
-        ),
-        view,
+        render.whole_plan,
+        views.whole_plan(plan),
+        _reminded(await call.service.reminder(call.session, caller=call.caller)),
     )
 
 
@@ -442,13 +375,8 @@ async def admin_validate(
     only."""
     call = ToolCall.of(ctx, session_name)
     report = await call.service.validate_session(call.session)
-    issues = "\n".join(
-        [f"- {issue}" for issue in report.issues] + [f"Advice: {x}" for x in report.advice]
-    )
-    said = "Session is valid." if report.valid else f"Session is INVALID:\n{issues}"
     return call.succeed(
-        "\n".join([said, *(f"Note: {note}" for note in report.notes)]),
-        views.validation(report),
+        render.validation, views.validation(report), [f"Advice: {x}" for x in report.advice]
     )
 
 
@@ -458,24 +386,7 @@ async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.Se
     sessions are left out (counted)."""
     call = ToolCall.of(ctx)
     view = views.session_list(await call.service.catalogue())
-    lines = [_session_line(s) for s in view["sessions"]]
-    filed = view["archived_left_out"]
-    archived = f"\n{filed} archived session(s) not listed." if filed else ""
-    return call.succeed(f"{len(lines)} session(s):\n" + "\n".join(lines) + archived, view)
-
-
-def _session_line(s: views.SessionListItem) -> str:
-    if s["error"] is not None:
-        return f"- {s['name']}: UNREADABLE - {s['error']}"
-    return (
-        f"- {s['name']}: {s['queue_length']} queued, {s['completed_count']} completed"
-        f"{_active_count(s.get('active_count', 0))} - {one_line(s['task_description']) or '(no task)'}"
-        f"{'' if s['workspace'] is None else ' (workspace: ' + s['workspace'] + ')'}"
-    )
-
-
-def _active_count(count: int) -> str:
-    return f", {count} active" if count else ""
+    return call.succeed(render.session_list, view, scoped=False)
 
 
 async def admin_state(
@@ -486,10 +397,9 @@ async def admin_state(
     call = ToolCall.of(ctx, session_name, worker=worker)
     state = await call.service.session_state(call.session, caller=call.caller)
     return call.succeed(
-        f"{state_text(state, 'State of', call.service.clock(), call.names)}\n"
-        f"Plan files: {', '.join(state.plan_files) or '(none)'}\n"
-        f"Files match database: {state.file_db_match}",
+        render.admin_state,
         views.admin_state(state),
+        state_notices(state, call.service.clock(), call.names),
     )
 
 
