@@ -22,6 +22,10 @@ Storage = Literal["sqlite", "memory"]
 DEFAULT_TOOL_PREFIX = "9plan_"
 TOOL_PREFIX_PATTERN = re.compile(r"[a-z0-9][a-z0-9_]{0,15}_")
 
+#: The variable Claude Code sets to the project folder in the environment of the servers it
+#: starts (plugin servers may start in the plugin's cache folder or the home folder).
+CLIENT_PROJECT_DIR = "CLAUDE_PROJECT_DIR"
+
 #: Where `nineplan ui` listens unless --port says otherwise (the MCP server's default is 8080).
 UI_PORT = 8765
 
@@ -63,6 +67,9 @@ class Settings:
     #: The folder a stdio server's new sessions belong to, before the client's roots and the
     #: working directory (entrypoints.workspace); one that is not usable is passed over.
     workspace: str | None = None
+    #: The project folder the client set in its servers' environment (CLAUDE_PROJECT_DIR,
+    #: from Claude Code): a workspace source after `workspace`, before the client's roots.
+    client_project_dir: str | None = attrs.field(default=None, metadata={"derived": True})
     #: Where each setting that was given came from: "flag", or its NINEPLAN_* variable.
     origins: Mapping[str, str] = attrs.field(
         factory=dict, eq=False, repr=False, metadata={"derived": True}
@@ -98,7 +105,12 @@ class Settings:
             if raw is not None:
                 values[name] = _convert(given_by, name, raw)
         limits = {name: values.pop(name) for name in _LIMITS if name in values}
-        return cls(**values, limits=attrs.evolve(DEFAULT_LIMITS, **limits), origins=origins)
+        return cls(
+            **values,
+            limits=attrs.evolve(DEFAULT_LIMITS, **limits),
+            client_project_dir=environ.get(CLIENT_PROJECT_DIR),
+            origins=origins,
+        )
 
     def given_by(self, name: str, flag: str) -> str:
         """What set `name`, as the user would write it: `flag` or its NINEPLAN_* variable."""

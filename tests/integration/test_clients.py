@@ -36,6 +36,10 @@ def hook_command() -> str:
     return command
 
 
+#: The SessionStart sources the hook runs for: every one Claude Code has.
+MATCHER = "startup|resume|clear|compact|fork"
+
+
 def test_every_json_file_of_the_integrations_parses():
     """No JSON file under integrations/ is malformed, and the plugin has the three it needs."""
     found = {path.relative_to(INTEGRATIONS).as_posix() for path in INTEGRATIONS.rglob("*.json")}
@@ -50,10 +54,12 @@ def test_every_json_file_of_the_integrations_parses():
 
 
 def test_the_plugin_manifest_and_marketplace_have_their_required_fields():
-    """plugin.json: a kebab-case `name` (the one required field), a semantic version if any;
-    marketplace.json: `name`, `owner.name` and `plugins` whose sources hold a plugin."""
+    """plugin.json: a kebab-case `name` (the one required field), a semantic version, and an
+    `author` (`claude plugin validate --strict` fails without one); marketplace.json: `name`,
+    `owner.name` and `plugins` whose sources hold a plugin."""
     manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
     assert KEBAB.fullmatch(manifest["name"])
+    assert manifest["author"]["name"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["version"])
     market = load(INTEGRATIONS / ".claude-plugin" / "marketplace.json")
     assert KEBAB.fullmatch(market["name"])
@@ -64,15 +70,15 @@ def test_the_plugin_manifest_and_marketplace_have_their_required_fields():
 
 
 def test_the_plugin_starts_nineplan_serve_and_hooks_every_session_start():
-    """.mcp.json starts `nineplan serve` on stdio with NINEPLAN_WORKSPACE set from the
-    project folder (empty when Claude Code has none: the server then falls through); hooks.json
-    runs one command on SessionStart for startup, resume, clear and compact, through
-    `nineplan prime` for the project folder."""
+    """.mcp.json starts `nineplan serve` on stdio and sets no NINEPLAN_WORKSPACE (Claude Code
+    expands `${CLAUDE_PROJECT_DIR:-}` there to nothing; the server reads CLAUDE_PROJECT_DIR
+    itself); hooks.json runs one command on SessionStart for startup, resume, clear, compact
+    and fork, through `nineplan prime` for the project folder."""
     server = load(PLUGIN / ".mcp.json")["mcpServers"]["9plan"]
     assert {key: server[key] for key in ("command", "args")} == SERVE
-    assert server["env"]["NINEPLAN_WORKSPACE"] == "${CLAUDE_PROJECT_DIR:-}"
+    assert "NINEPLAN_WORKSPACE" not in server["env"]
     [entry] = load(PLUGIN / "hooks" / "hooks.json")["hooks"]["SessionStart"]
-    assert entry["matcher"] == "startup|resume|clear|compact"
+    assert entry["matcher"] == MATCHER
     assert 'nineplan prime --workspace "$CLAUDE_PROJECT_DIR"' in hook_command()
 
 
@@ -86,7 +92,8 @@ def test_the_plugins_version_is_the_packages():
 
 def test_the_configs_in_docs_clients_parse_and_start_nineplan():
     """Every JSON and TOML block in docs/clients.md parses; each server entry runs
-    `nineplan serve`, and each hook is the plugin's command on the plugin's matcher."""
+    `nineplan serve` (or, over HTTP, names the local URL and the token's variable), and each
+    hook is the plugin's command on the plugin's matcher."""
     text = (PROJECT / "docs" / "clients.md").read_text()
     blocks = re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL)
     servers = []
@@ -98,12 +105,16 @@ def test_the_configs_in_docs_clients_parse_and_start_nineplan():
         if "hooks" in data:
             [entry] = data["hooks"]["SessionStart"]
             assert entry["hooks"][0]["command"] == hook_command()
-            assert entry["matcher"] == "startup|resume|clear|compact"
-    [toml] = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
-    servers += tomllib.loads(toml)["mcp_servers"].values()
-    assert len(servers) >= 5
+            assert entry["matcher"] == MATCHER
+    for toml in re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL):
+        servers += tomllib.loads(toml)["mcp_servers"].values()
+    assert len(servers) >= 6
     for server in servers:
-        assert {key: server[key] for key in ("command", "args")} == SERVE
+        if "url" in server:  # over HTTP, with the bearer token
+            assert server["url"] == "http://127.0.0.1:8080/mcp"
+            assert server["bearer_token_env_var"] == "NINEPLAN_HTTP_TOKEN"
+        else:
+            assert {key: server[key] for key in ("command", "args")} == SERVE
 
 
 def run_hook(

@@ -229,8 +229,8 @@ async def test_an_unknown_resource_is_the_error_of_each_protocol(
 
 
 def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path):
-    """A port something already listens on: exit 2 and one line naming what set the port,
-    `--port` or NINEPLAN_HTTP_PORT, with no server logs around it."""
+    """A port something already listens on: exit 2 and one line naming `--port`, and
+    NINEPLAN_HTTP_PORT too when the variable set the port, with no server logs around it."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -239,7 +239,7 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path):
         by_variable = run_nineplan(
             tmp_path, "serve", NINEPLAN_TRANSPORT="http", NINEPLAN_HTTP_PORT=port
         )
-    for completed, given_by in [(by_flag, "--port"), (by_variable, "NINEPLAN_HTTP_PORT")]:
+    for completed, given_by in [(by_flag, "--port"), (by_variable, "--port or NINEPLAN_HTTP_PORT")]:
         assert completed.returncode == 2
         assert completed.stdout == ""
         assert completed.stderr.splitlines() == [

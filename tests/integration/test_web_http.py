@@ -95,6 +95,9 @@ OAUTH_PROBES = (
     "/.well-known/oauth-protected-resource/mcp",
     "/.well-known/oauth-authorization-server",
     "/.well-known/oauth-authorization-server/mcp",
+    "/register",
+    "/authorize",
+    "/token",
 )
 
 
@@ -104,8 +107,10 @@ async def test_oauth_discovery_is_a_json_404_never_the_sign_in_page(
     tmp_path: Path, command: str, token: str | None
 ):
     """An OAuth-probing client asking `serve --transport http` or `ui` (with or without a token)
-    for the protected-resource or authorization-server metadata, or a path below them, gets a 404
-    with a JSON body, not the sign-in redirect or page, so it falls back to the bearer token."""
+    for the protected-resource or authorization-server metadata, or a path below them, or
+    registering, authorizing or asking for a token (GET or POST), gets a 404 with a JSON body
+    naming the bearer token, not the sign-in redirect, page or 401, so it falls back to the
+    bearer token."""
     env = {"NINEPLAN_HTTP_TOKEN": token} if token else {}
     if command == "serve":
         server = spawned_http_server(tmp_path, env=env)
@@ -113,11 +118,11 @@ async def test_oauth_discovery_is_a_json_404_never_the_sign_in_page(
         server = spawned_ui(tmp_path, env=env)
     async with server as url, httpx2.AsyncClient(base_url=url.removesuffix("/mcp")) as http:
         for path in OAUTH_PROBES:
-            answered = await http.get(path)
-            assert answered.status_code == 404, (path, answered.status_code, answered.headers)
-            assert answered.headers["content-type"] == "application/json", path
-            assert answered.json()["error"] == "not_found", path
-            assert "NINEPLAN_HTTP_TOKEN" in answered.json()["error_description"], path
+            for answered in (await http.get(path), await http.post(path, json={})):
+                assert answered.status_code == 404, (path, answered.status_code, answered.headers)
+                assert answered.headers["content-type"] == "application/json", path
+                assert answered.json()["error"] == "not_found", path
+                assert "NINEPLAN_HTTP_TOKEN" in answered.json()["error_description"], path
 
 
 def test_ui_refuses_to_listen_beyond_loopback_without_a_token(tmp_path: Path):

@@ -13,7 +13,7 @@ from mcp.types import ListRootsResult, Root
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from tests.fakes import PLAN
 from tests.integration.servers import run_nineplan, stdio_server
-from tests.mcp_helpers import ok
+from tests.mcp_helpers import error, ok
 
 
 def offering(*uris: str) -> "RootsCallback":
@@ -145,3 +145,52 @@ async def test_over_http_only_the_clients_roots_give_a_workspace(
     assert with_roots == str(project.resolve())
     assert roots.asked == 1
     assert without is None
+
+
+async def test_a_plugin_server_with_an_empty_nineplan_workspace_takes_claude_project_dir(
+    tmp_path: Path, folders: tuple[Path, Path]
+):
+    """As Claude Code starts the plugin's server: NINEPLAN_WORKSPACE empty (it expands
+    `${CLAUDE_PROJECT_DIR:-}` to nothing), CLAUDE_PROJECT_DIR the project and the working
+    directory the plugin's cache folder. The session binds the project, before the client's
+    roots (not asked); a CLAUDE_PROJECT_DIR that is not usable is passed over."""
+    project, cache = folders
+    other = tmp_path / "other"
+    other.mkdir()
+    roots = offering(other.as_uri())
+    workspace = await created_over_stdio(
+        tmp_path / "s", cache, roots=roots, NINEPLAN_WORKSPACE="", CLAUDE_PROJECT_DIR=str(project)
+    )
+    assert workspace == str(project.resolve())
+    assert roots.asked == 0
+    missing = str(tmp_path / "no-such-folder")
+    passed_over = await created_over_stdio(
+        tmp_path / "s", cache, roots=offering(other.as_uri()), CLAUDE_PROJECT_DIR=missing
+    )
+    assert passed_over == str(other.resolve())
+
+
+async def test_session_create_names_its_workspace_on_every_transport(
+    tmp_path: Path, folders: tuple[Path, Path]
+):
+    """`9plan_session_create(workspace=...)` wins over NINEPLAN_WORKSPACE and the roots on
+    stdio, and over HTTP where a 2026-07-28 client gives the server no way to ask for roots;
+    a folder that does not exist, `/` or a relative name that is not a folder is a
+    VALIDATION_ERROR naming `workspace`, and no session is created."""
+    project, cache = folders
+    params = stdio_server(tmp_path / "stdio", NINEPLAN_WORKSPACE=str(cache))
+    async with Client(
+        params, mode="legacy", list_roots_callback=offering(cache.as_uri())
+    ) as client:
+        named = await ok(client, "9plan_session_create", workspace=str(project))
+        state = await ok(client, "9plan_admin_state", session_name=named["session_name"])
+        assert state["workspace"] == str(project.resolve())
+    async with spawned_http_server(tmp_path / "http") as url, Client(url, mode="auto") as client:
+        named = await ok(client, "9plan_session_create", workspace=str(project))
+        state = await ok(client, "9plan_admin_state", session_name=named["session_name"])
+        assert state["workspace"] == str(project.resolve())
+        for bad in (str(tmp_path / "gone"), "/", "not-a-folder"):
+            kind, body = await error(client, "9plan_session_create", workspace=bad)
+            assert kind == "VALIDATION_ERROR"
+            assert "workspace: " in body
+        assert len((await ok(client, "9plan_admin_sessions"))["sessions"]) == 1

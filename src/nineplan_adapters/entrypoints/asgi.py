@@ -55,13 +55,15 @@ def allow_lists(settings: Settings) -> AllowLists:
 
 
 class PortInUseError(ConfigError):
-    """Something else listens on the port already."""
+    """Something else listens on the port already. The way out named first is `--port`,
+    what a person at a terminal types; the variable too when it, or nothing, set the port."""
 
     def __init__(self, host: str, port: int, given_by: str) -> None:
+        ways = "--port" if given_by == "--port" else f"--port or {given_by}"
         ValueError.__init__(
             self,
             f"port {port} is in use on {host}: stop what listens there, or choose another "
-            f"port with {given_by}",
+            f"port with {ways}",
         )
         self.variable = given_by
 

@@ -24,9 +24,10 @@ async def serve(settings: Settings) -> int:
     if settings.transport == "stdio":
         async with running(build_container(settings, one_client=True)) as service:
             log.info("9plan serving", extra={"transport": settings.transport})
-            server = build_server(
-                service, workspace=WorkspaceSources.stdio(settings.workspace), names=names
+            workspace = WorkspaceSources.stdio(
+                settings.workspace, project_dir=settings.client_project_dir
             )
+            server = build_server(service, workspace=workspace, names=names)
             await server.run_stdio_async()
             return 0
     # uvicorn, starlette and the web view only for HTTP

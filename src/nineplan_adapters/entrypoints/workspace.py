@@ -1,11 +1,14 @@
 """Workspaces: the folder a session belongs to (which folders it covers: storage.priming).
 
-docs/clients.md ("Finding the way back after compaction") orders where a new session's workspace comes from. On stdio: `NINEPLAN_WORKSPACE`
-(the Claude Code plugin sets it from `${CLAUDE_PROJECT_DIR:-}`, since plugin servers may start
-in the plugin's cache folder or the home folder), the client's first `file://` MCP root (read
-by the MCP server at `9plan_session_create`: mcp.roots), the server's working directory. Over
-HTTP only the client's roots: the server's environment and folder say nothing of its clients'.
-Each is taken only when it is a usable folder (`usable_folder`); the first usable one wins.
+docs/clients.md ("Finding the way back after compaction") orders where a new session's
+workspace comes from. First `9plan_session_create`'s own `workspace` argument, on every
+transport. Then, on stdio: `NINEPLAN_WORKSPACE`, the project folder the client set in its
+servers' environment (`CLAUDE_PROJECT_DIR`: plugin servers may start in the plugin's cache
+folder or the home folder, and Claude Code expands `${CLAUDE_PROJECT_DIR:-}` in a plugin's
+`.mcp.json` to nothing), the client's first `file://` MCP root (read by the MCP server at
+`9plan_session_create`: mcp.roots), the server's working directory. Over HTTP only the
+client's roots: the server's environment and folder say nothing of its clients'. Each is taken
+only when it is a usable folder (`usable_folder`); the first usable one wins.
 """
 
 import re
@@ -29,11 +32,21 @@ class WorkspaceSources:
     fallback: str | None = None
 
     @classmethod
-    def stdio(cls, variable: str | None, cwd: str | None = None) -> "WorkspaceSources":
-        """A stdio server's: the NINEPLAN_WORKSPACE `variable` (not usable when it holds a
-        variable its client left unexpanded) and its working directory."""
-        given = (
-            None if variable is None or _UNEXPANDED.search(variable) else usable_folder(variable)
+    def stdio(
+        cls, variable: str | None, cwd: str | None = None, *, project_dir: str | None = None
+    ) -> "WorkspaceSources":
+        """A stdio server's: the NINEPLAN_WORKSPACE `variable`, else the client's `project_dir`
+        (CLAUDE_PROJECT_DIR), each not usable when it holds a variable its client left
+        unexpanded; then its working directory."""
+        given = next(
+            (
+                folder
+                for value in (variable, project_dir)
+                if value is not None
+                and not _UNEXPANDED.search(value)
+                and (folder := usable_folder(value))
+            ),
+            None,
         )
         return cls(given, process_workspace(cwd))
 

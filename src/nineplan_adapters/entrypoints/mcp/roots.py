@@ -1,5 +1,7 @@
-"""The client's MCP roots as the workspace of the sessions it creates (docs/clients.md, "Finding the way back after compaction"): between
-NINEPLAN_WORKSPACE and the server's working directory on stdio, alone over HTTP."""
+"""The workspace of the sessions a client creates (docs/clients.md, "Finding the way back after
+compaction"): the call's own `workspace` argument, else the client's MCP roots, which come
+between NINEPLAN_WORKSPACE (or CLAUDE_PROJECT_DIR) and the server's working directory on
+stdio, alone over HTTP."""
 
 import logging
 import warnings
@@ -9,7 +11,8 @@ import anyio
 from mcp import MCPDeprecationWarning, MCPError
 from mcp.server.mcpserver import Context
 
-from nineplan_adapters.entrypoints.workspace import WorkspaceSources, root_folder
+from nineplan_adapters.entrypoints.workspace import WorkspaceSources, root_folder, usable_folder
+from nineplan_core.errors import InvalidInputError
 
 log = logging.getLogger("nineplan.mcp")
 
@@ -18,9 +21,24 @@ log = logging.getLogger("nineplan.mcp")
 ROOTS_TIMEOUT = 2.0
 
 
-async def session_workspace(ctx: Context[Any, Any], sources: WorkspaceSources) -> str | None:
-    """The workspace of a session this call creates: the first usable of `sources.given`,
-    the client's first `file://` root, `sources.fallback`."""
+async def session_workspace(
+    ctx: Context[Any, Any], sources: WorkspaceSources, named: str | None = None
+) -> str | None:
+    """The workspace of a session this call creates: the folder the call `named` (its
+    `workspace` argument), else the first usable of `sources.given`, the client's first
+    `file://` root, `sources.fallback`.
+
+    Raises:
+        InvalidInputError: `named` is not a usable folder (usable_folder).
+    """
+    if named is not None:
+        if (folder := usable_folder(named)) is None:
+            raise InvalidInputError(
+                "workspace",
+                f"{named!r} is not a usable folder: it must exist on the server's machine and "
+                "be neither / nor the home folder",
+            )
+        return folder
     return sources.given or await client_root(ctx) or sources.fallback
 
 

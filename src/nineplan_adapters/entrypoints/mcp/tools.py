@@ -158,6 +158,9 @@ async def session_create(
     ctx: ToolContext,
     task_description: Annotated[str | None, Field(description="The overall task")] = None,
     request_id: RequestArg = None,
+    workspace: Annotated[
+        str | None, Field(description="Your project folder, if the server cannot know it")
+    ] = None,
 ) -> Annotated[CallToolResult, views.SessionCreated]:
     """Start a session (a three-word name) and make it current. Save the name: it resumes the work
     after compaction. Next: {queue_add}."""
@@ -165,7 +168,7 @@ async def session_create(
     state = await call.service.create_session(
         task_description,
         caller=call.caller,
-        workspace=await session_workspace(ctx, call.deps.workspace),
+        workspace=await session_workspace(ctx, call.deps.workspace, workspace),
     )
     call.make_current(state.session.name)
     return call.succeed(

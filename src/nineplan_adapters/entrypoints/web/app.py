@@ -18,7 +18,7 @@ from nineplan_adapters.entrypoints.web.pages import (
     list_query,
     showing_archived,
 )
-from nineplan_adapters.entrypoints.web.security import Guard, WebSecurity
+from nineplan_adapters.entrypoints.web.security import OAUTH_PATHS, Guard, WebSecurity
 from nineplan_adapters.entrypoints.web.sign_in import SignIn
 from nineplan_adapters.entrypoints.web.steering import Steering
 from nineplan_core.errors import NinePlanError
@@ -26,9 +26,10 @@ from nineplan_core.model import check_session_name
 from nineplan_core.service import NinePlan
 
 
-async def no_well_known(_: Request) -> Response:
+async def no_oauth(_: Request) -> Response:
     """Every `/.well-known/` path, OAuth's protected-resource and authorization-server metadata
-    among them: a JSON 404, so that a client probing for OAuth falls back to the bearer token."""
+    among them, and the registration, authorization and token endpoints an OAuth client tries
+    next: a JSON 404, so that such a client falls back to the bearer token."""
     return JSONResponse(
         {
             "error": "not_found",
@@ -81,7 +82,8 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/", pages.sessions),
         Route("/live", live_list),
         Route("/favicon.ico", favicon),
-        Route("/.well-known/{rest:path}", no_well_known),
+        Route("/.well-known/{rest:path}", no_oauth, methods=["GET", "POST"]),
+        *(Route(path, no_oauth, methods=["GET", "POST"]) for path in OAUTH_PATHS),
         Route("/login", sign_in.login_page, methods=["GET"]),
         Route("/login", sign_in.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),

@@ -33,9 +33,13 @@ HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
-#: Reachable without the token: the login page itself, the static files it uses, and the
-#: well-known paths (an OAuth client's discovery probes must get their 404, not the sign-in page).
-OPEN_PATHS = ("/login", "/static/", "/.well-known/")
+#: The paths an OAuth client tries after discovery: dynamic client registration, then the
+#: authorization and token endpoints.
+OAUTH_PATHS = ("/register", "/authorize", "/token")
+#: Reachable without the token: the login page itself, the static files it uses, the
+#: well-known paths and the OAuth endpoints (an OAuth client's probes must get their JSON 404,
+#: not the sign-in page, or Claude Code reports "Dynamic Client Registration rejected").
+OPEN_PATHS = ("/login", "/static/", "/.well-known/", *OAUTH_PATHS)
 
 
 def allowed(value: str, patterns: list[str]) -> bool:
