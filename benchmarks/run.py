@@ -64,6 +64,7 @@ SIZES = {
         "queued": 100,
         "sessions": 10,
         "spawns": 2,
+        "cold_starts": 2,
         "cycle_runs": 1,
         "page_renders": 3,
         "events": 500,
@@ -74,6 +75,7 @@ SIZES = {
         "queued": 10_000,
         "sessions": 1_000,
         "spawns": 15,
+        "cold_starts": 10,
         "cycle_runs": 5,
         "page_renders": 30,
         "events": 100_000,
@@ -105,6 +107,8 @@ class Row:
     unit: str = "ms"
     limit_ratio: float | None = None
     limit_absolute: float | None = None  # in the unit shown
+    #: The central value at most the floor's plus this, in the unit shown.
+    limit_above_floor: float | None = None
     run_ratios: list[float] | None = None  # one ratio per run of fresh processes, when several
     statistic: str = "p50"  # or "p95": what is shown first and held to limit_absolute
 
@@ -132,6 +136,9 @@ class Row:
             ok = ok and self.ratio <= self.limit_ratio
         if self.limit_absolute is not None:
             ok = ok and self._central(self.value) * scale < self.limit_absolute
+        if self.limit_above_floor is not None and self.floor:
+            above = (self._central(self.value) - self._central(self.floor)) * scale
+            ok = ok and above <= self.limit_above_floor
         return ok
 
     def markdown(self) -> str:
@@ -454,12 +461,13 @@ def rows_startup_memory(
     folder: Path, size: dict[str, int], search_root: Path, search_name: str
 ) -> list[Row]:
     minimal = folder / "minimal_server.py"
+    minimal.write_text(MINIMAL_SERVER)  # also when this row runs alone (--rows 4)
     env = {**server_command(search_root).env}  # type: ignore[dict-item]
     ours_argv = [sys.executable, "-m", "nineplan_adapters", "serve"]
     minimal_argv = [sys.executable, str(minimal)]
     ours: list[float] = []
     floor: list[float] = []
-    for _ in range(size["spawns"]):
+    for _ in range(size["cold_starts"]):  # alternated, so that a change of load hits both
         ours.append(spawn_and_initialize(ours_argv, env)[0])
         floor.append(spawn_and_initialize(minimal_argv, env)[0])
     searches = [json.dumps({"method": "tools/call", "params": {"name": "9plan_history_search",
@@ -468,7 +476,8 @@ def rows_startup_memory(
     rss = [float(spawn_and_initialize(ours_argv, env, tuple(searches))[1]) for _ in range(3)]
     rss_floor = [float(spawn_and_initialize(minimal_argv, env, tuple(noop))[1]) for _ in range(3)]
     return [
-        Row(4, "spawn nineplan serve → initialize answered", ours, floor, "≤ 1.3 × minimal MCPServer", limit_ratio=1.3),
+        Row(4, f"spawn nineplan serve → initialize answered (p50 of {len(ours)} cold starts)", ours, floor,
+            "≤ minimal MCPServer + 150 ms", limit_above_floor=150),
         Row(5, f"peak RSS after 50 searches of {size['completed']:,} plans", rss, rss_floor,
             "≤ 1.5 × minimal MCPServer", unit="MiB", limit_ratio=1.5),
     ]  # fmt: skip

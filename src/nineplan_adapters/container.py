@@ -11,7 +11,6 @@ from nineplan_adapters.backends import BackendName, chosen
 from nineplan_adapters.config import Durability, Settings
 from nineplan_adapters.storage.clock import FixedClock, utc_now
 from nineplan_adapters.storage.ids import SequentialPlanIds, ThreeWordNames, random_plan_id
-from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog
 from nineplan_adapters.storage.plan_files import PlanFilesFactory, directory_plan_files
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_core.ports import Clock, SessionCatalog
@@ -58,6 +57,10 @@ async def postgres_catalog(
 
 @asynccontextmanager
 async def memory_catalog(remembered: int) -> AsyncIterator[SessionCatalog]:
+    # Imported here: a server on the default SQLite storage answers `initialize` sooner
+    # without it (docs/performance.md, row 4).
+    from nineplan_adapters.storage.memory.catalog import MemorySessionCatalog  # noqa: PLC0415
+
     yield MemorySessionCatalog(remembered=remembered)
 
 
