@@ -15,8 +15,26 @@ from tests.integration.servers import memory_client
 from tests.mcp_helpers import text
 
 PLAN = {"context": "A queue agents share", "approach": "Do it", "success_criteria": "Done"}
+#: How the lines an agent must act on begin: never produced by a renderer, always notices.
+ADVICE = (
+    "Keep notes",
+    "Next: ",
+    "Pull the next plan",
+    "Continue the active plan",
+    "The queue is empty",
+    "Remember this name",
+    "Took over plan",
+)
 #: A lease of 1.2 s: a worker that falls silent goes stale within the test.
 SHORT_LEASE = "0.02"
+
+
+def _advice(line: str) -> bool:
+    """Whether `line` is one an agent must act on, which only notices may say (a state's
+    `Active plan:` field line has no time; the reminder has)."""
+    if line.startswith("Active plan: "):
+        return "(pulled " in line
+    return line.startswith(ADVICE) or "is stale: worker" in line
 
 
 class Walk:
@@ -76,15 +94,19 @@ async def test_every_result_is_its_fields_then_its_notices(tmp_path: Path):
     list's, which names no session) and `notices`, and a text that is exactly the breadcrumb,
     the tool's renderer of that structured content, then the notices; so every line the
     renderer did not produce is a notice, and a client that hands the model only the
-    structured content loses no line. The notices hold the next step, the notes hint, the
+    structured content loses no line; no renderer says what only a notice may (the next step,
+    the notes hint, a stale line). The notices hold the next step, the notes hint, the
     stale line, the take-over and the reminder in the text's words."""
     async with memory_client(tmp_path, lease_minutes=SHORT_LEASE) as client:
         name, walk = await _walk_every_tool(client)
     assert {tool for tool, _ in walk.results} == set(RENDERERS)
     for tool, result in walk.results:
         view = result.structured_content or {}
+        advice = [line for line in RENDERERS[tool](view).splitlines() if _advice(line)]
+        assert not advice, tool
         if tool == "admin_sessions":  # the breadcrumb names the client's current session
             assert not {"session_name", "notices"} & view.keys()
+            assert view["current_session"] == name
             expected = text_of(name, RENDERERS[tool](view), [])
         else:
             assert view["session_name"] == name, tool

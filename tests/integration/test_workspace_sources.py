@@ -133,9 +133,10 @@ async def test_over_http_only_the_clients_roots_give_a_workspace(
     tmp_path: Path, folders: tuple[Path, Path]
 ):
     """Over HTTP a client that offers roots gets its first `file://` root as the workspace,
-    whatever NINEPLAN_WORKSPACE the server has; a client without roots gets none."""
+    whatever NINEPLAN_WORKSPACE or CLAUDE_PROJECT_DIR the server has; a client without roots
+    gets none."""
     project, cache = folders
-    env = {"NINEPLAN_WORKSPACE": str(cache)}
+    env = {"NINEPLAN_WORKSPACE": str(cache), "CLAUDE_PROJECT_DIR": str(cache)}
     async with spawned_http_server(tmp_path / "http", env=env) as url:
         roots = offering(project.as_uri())
         async with Client(url, mode="legacy", list_roots_callback=roots) as client:
@@ -175,8 +176,8 @@ async def test_session_create_names_its_workspace_on_every_transport(
 ):
     """`9plan_session_create(workspace=...)` wins over NINEPLAN_WORKSPACE and the roots on
     stdio, and over HTTP where a 2026-07-28 client gives the server no way to ask for roots;
-    a folder that does not exist, `/` or a relative name that is not a folder is a
-    VALIDATION_ERROR naming `workspace`, and no session is created."""
+    a folder that does not exist, `/` or a relative name (even of a folder that exists where
+    the server runs) is a VALIDATION_ERROR naming `workspace`, and no session is created."""
     project, cache = folders
     params = stdio_server(tmp_path / "stdio", NINEPLAN_WORKSPACE=str(cache))
     async with Client(
@@ -187,9 +188,10 @@ async def test_session_create_names_its_workspace_on_every_transport(
         assert state["workspace"] == str(project.resolve())
     async with spawned_http_server(tmp_path / "http") as url, Client(url, mode="auto") as client:
         named = await ok(client, "9plan_session_create", workspace=str(project))
+        assert named["workspace"] == str(project.resolve())
         state = await ok(client, "9plan_admin_state", session_name=named["session_name"])
         assert state["workspace"] == str(project.resolve())
-        for bad in (str(tmp_path / "gone"), "/", "not-a-folder"):
+        for bad in (str(tmp_path / "gone"), "/", "not-a-folder", "."):
             kind, body = await error(client, "9plan_session_create", workspace=bad)
             assert kind == "VALIDATION_ERROR"
             assert "workspace: " in body

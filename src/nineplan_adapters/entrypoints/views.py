@@ -31,8 +31,8 @@ from nineplan_core.workers import stored_worker
 class Told(TypedDict):
     """What every session-scoped success result carries beside its own fields (DESIGN §4,
     "What the model sees"): the session's name, and each line the text says beyond the fields,
-    in the same words. Optional: a result stored before they existed and replayed by its
-    `request_id` lacks them."""
+    in the same words. Optional in the schemas (DESIGN §4): a client may meet a server from
+    before them; this server's replays by `request_id` rebuild the view, so they carry both."""
 
     session_name: NotRequired[str]
     notices: NotRequired[list[str]]
@@ -41,6 +41,8 @@ class Told(TypedDict):
 class SessionCreated(TypedDict):
     session_name: str
     session_path: str
+    #: The project folder the session belongs to (docs/clients.md), or null when none was found.
+    workspace: NotRequired[str | None]
     notices: NotRequired[list[str]]
 
 
@@ -190,10 +192,16 @@ class SessionList(TypedDict):
     sessions: list[SessionListItem]
     #: The archived sessions the list leaves out.
     archived_left_out: int
+    #: The calling client's current session (what its breadcrumb names), if it has one.
+    current_session: NotRequired[str | None]
 
 
 def session_created(state: SessionState) -> SessionCreated:
-    return {"session_name": state.session.name, "session_path": state.path}
+    return {
+        "session_name": state.session.name,
+        "session_path": state.path,
+        "workspace": state.session.workspace,
+    }
 
 
 def session_state(state: SessionState) -> SessionStateView:

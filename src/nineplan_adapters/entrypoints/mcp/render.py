@@ -90,7 +90,8 @@ def admin_state(view: View) -> str:
 
 
 def session_created(view: View) -> str:
-    return f"Created session {view['session_name']}.\nPath: {view['session_path']}"
+    workspace = f"\nWorkspace: {view['workspace']}" if view.get("workspace") else ""
+    return f"Created session {view['session_name']}.\nPath: {view['session_path']}{workspace}"
 
 
 def plan_added(view: View) -> str:
@@ -169,7 +170,9 @@ def session_list(view: View) -> str:
     lines = [_session_line(s) for s in view["sessions"]]
     filed = view["archived_left_out"]
     archived = f"\n{filed} archived session(s) not listed." if filed else ""
-    return f"{len(lines)} session(s):\n" + "\n".join(lines) + archived
+    current = view.get("current_session")
+    now = f"\nCurrent session: {current}" if current else ""
+    return f"{len(lines)} session(s):\n" + "\n".join(lines) + archived + now
 
 
 def _session_line(s: View) -> str:

@@ -133,6 +133,12 @@ class ToolCall:
         return label_for(self.explicit, self.headers, self.deps.sessions)
 
     @property
+    def current(self) -> str | None:
+        """This client's current session, if it has one (none without client identity)."""
+        key = client_key(self.headers)
+        return self.deps.sessions.current(key) if key else None
+
+    @property
     def session(self) -> str:
         """The session this call addresses: the explicit name as given (the use case checks
         it), else the client's current one.

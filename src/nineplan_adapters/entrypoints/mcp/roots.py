@@ -5,6 +5,7 @@ stdio, alone over HTTP."""
 
 import logging
 import warnings
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,11 +33,12 @@ async def session_workspace(
         InvalidInputError: `named` is not a usable folder (usable_folder).
     """
     if named is not None:
-        if (folder := usable_folder(named)) is None:
+        absolute = Path(named).expanduser().is_absolute() if "\x00" not in named else False
+        if not absolute or (folder := usable_folder(named)) is None:
             raise InvalidInputError(
                 "workspace",
-                f"{named!r} is not a usable folder: it must exist on the server's machine and "
-                "be neither / nor the home folder",
+                f"{named!r} is not a usable folder: it must be an absolute path to a folder "
+                "on the server's machine, neither / nor the home folder",
             )
         return folder
     return sources.given or await client_root(ctx) or sources.fallback

@@ -389,6 +389,7 @@ async def admin_sessions(ctx: ToolContext) -> Annotated[CallToolResult, views.Se
     sessions are left out (counted)."""
     call = ToolCall.of(ctx)
     view = views.session_list(await call.service.catalogue())
+    view["current_session"] = call.current
     return call.succeed(render.session_list, view, scoped=False)
 
 
