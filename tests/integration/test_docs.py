@@ -30,6 +30,11 @@ ELSEWHERE = {
     "pipx install .": "the same package install as above",
     "claude plugin marketplace add ./integrations": "a client's own command; test_clients.py checks the marketplace it reads",
     "claude plugin install nineplan@nineplan": "a client's own command; test_clients.py checks the plugin it installs",
+    "claude mcp add 9plan -e NINEPLAN_WORKSPACE=/path/to/project -- nineplan serve": "a client's own command; `make clients` runs it with the real client",
+    "gemini mcp add --scope user --trust 9plan nineplan serve": "a client's own command; `make clients` runs it with the real client",
+    'claude mcp add --transport http 9plan http://127.0.0.1:8080/mcp --header "Authorization: Bearer $NINEPLAN_HTTP_TOKEN"': "a client's own command; `make clients` runs it with the real client",
+    'gemini mcp add --scope user --trust --transport http 9plan http://127.0.0.1:8080/mcp --header "Authorization: Bearer $NINEPLAN_HTTP_TOKEN"': "a client's own command; `make clients` runs it with the real client",
+    "python3 -m venv ~/.local/nineplan && ~/.local/nineplan/bin/pip install . && mkdir -p ~/.local/bin && ln -sf ~/.local/nineplan/bin/nineplan ~/.local/bin/nineplan": "it installs into the home folder; the wheel check (make wheel-check) installs into a fresh venv the same way",
     "nineplan release brave-quiet-otter k3v9x": "needs a plan an agent holds; test_takeover.py::test_a_person_releases_a_plan_from_the_command_line runs it",
     "nineplan move brave-quiet-otter b4y0l --before k3v9x": "needs a second queued plan of a known id; test_cli_board.py::test_move_before_prints_the_new_queue runs it",
     "nineplan delete brave-quiet-otter --yes": "it would remove the session the other commands read; test_catalogue.py runs delete",
@@ -40,7 +45,8 @@ def shell_commands() -> list[tuple[str, str]]:
     found = []
     for document in DOCUMENTS:
         for block in re.findall(r"```sh\n(.*?)```", document.read_text(), flags=re.DOTALL):
-            for line in block.splitlines():
+            # A line ending in a backslash goes on in the next one, as in a shell.
+            for line in re.sub(r"\\\n\s*", "", block).splitlines():
                 command = line.split("  #")[0].strip()
                 if command:
                     found.append((document.name, command))
