@@ -9,7 +9,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # `make wheel-check` installs the built wheel here, as `pip install nineplan` would.
 WHEEL_VENV := build/wheel-venv
 
-.PHONY: demo test test-deep test-fast wheel-check lint typecheck docs docs-check conformance soak load bench torture fuzz screenshots clean
+.PHONY: demo test test-deep test-fast wheel-check lint typecheck docs docs-check conformance clients soak load bench torture fuzz screenshots clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("nineplan needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
@@ -111,6 +111,25 @@ conformance: $(STAMP) $(CONFORMANCE_STAMP)
 	$(BIN)/python conformance/check.py \
 		--node $(CONFORMANCE_DIR)/node_modules/node-linux-$(NODE_ARCH)/bin/node \
 		--suite $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js
+
+# The real MCP clients, pinned in tests/clients/package.json (its lock file: `npm ci`), installed
+# into build/clients when missing or when the pins change; then tests/clients drives each one
+# headless against the wheel's `nineplan serve` (wheel-check installs it into build/wheel-venv)
+# and a scripted stand-in for its model's API, one test at a time (docs/clients.md, "Testing
+# with the real clients"). `make test` leaves tests/clients out.
+CLIENTS_DIR := build/clients
+CLIENTS_STAMP := $(CLIENTS_DIR)/.installed
+
+$(CLIENTS_STAMP): tests/clients/package.json tests/clients/package-lock.json
+	@command -v npm >/dev/null || { echo "make clients needs npm to install the clients" >&2; exit 2; }
+	rm -rf $(CLIENTS_DIR)
+	mkdir -p $(CLIENTS_DIR)
+	cp tests/clients/package.json tests/clients/package-lock.json $(CLIENTS_DIR)/
+	npm ci --prefix $(CLIENTS_DIR) --no-audit --no-fund --loglevel=error
+	@touch $@
+
+clients: $(STAMP) $(CLIENTS_STAMP) wheel-check
+	NINEPLAN_CLIENTS_SERVER=$(CURDIR)/$(WHEEL_VENV)/bin/nineplan $(BIN)/pytest -p no:xdist tests/clients
 
 # Long property runs: more hypothesis examples than CI affords.
 soak: $(STAMP)

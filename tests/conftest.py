@@ -66,9 +66,23 @@ def anyio_backend() -> str:
 
 
 #: Folders whose tests start processes (servers, CLIs, browsers) or run long: `slow`.
-SLOW_FOLDERS = {"integration", "reliability", "smoke", "browser"}
+SLOW_FOLDERS = {"integration", "reliability", "smoke", "browser", "clients"}
 #: Files elsewhere whose tests start processes too.
 SLOW_FILES = {"test_watch.py"}
+
+#: The real MCP clients' tests (`make clients`): collected only when named on the command line.
+CLIENTS = Path(__file__).parent / "clients"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/clients drives the real Claude Code, Codex and Gemini CLI, which `make clients`
+    installs and runs (`pytest tests/clients`): a run that does not name that folder, or a
+    test in it, leaves it out (`make test`, `make test-fast`, a bare `pytest`)."""
+    if collection_path != CLIENTS:
+        return None
+    here = config.invocation_params.dir
+    named = (here / arg.split("::")[0] for arg in config.args)
+    return not any(path.resolve().is_relative_to(CLIENTS) for path in named)
 
 
 #: The longest tests of the parallel phase, longest first (`make test`'s slowest list): each
@@ -123,6 +137,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         where = item.path.relative_to(tests).parts
         if where[0] == "browser":
             item.add_marker(pytest.mark.browser)
+        if where[0] == "clients":
+            item.add_marker(pytest.mark.clients)
         if where[0] in SLOW_FOLDERS or where[-1] in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
     if postgres_url():
