@@ -1,0 +1,100 @@
+"""Claude Code (the pinned @anthropic-ai/claude-code) against `nineplan serve` and a stand-in for
+the Anthropic API: it hands the model each result's structured content, so the session's name,
+the plan and the notices must be there."""
+
+import json
+
+import pytest
+from tests.clients.harness import (
+    PROMPT,
+    World,
+    check_structured_content,
+    check_what_the_model_read,
+    client_command,
+    documented,
+    final_answer_printed,
+    nineplan_on_path,
+    structured_of,
+    walked,
+)
+from tests.clients.standin import Anthropic, serving
+from tests.integration.servers import PROJECT
+
+#: The server's tools as Claude Code names them, added by hand and by the plugin.
+ALLOWED = "mcp__9plan,mcp__plugin_nineplan_9plan"
+
+
+def claude_env(world: World, url: str) -> dict[str, str]:
+    """Claude Code on the stand-in with a dummy key, no traffic of its own, and every MCP
+    tool in the request (not deferred behind its tool search)."""
+    return world.env(
+        ANTHROPIC_BASE_URL=url,
+        ANTHROPIC_API_KEY="sk-ant-stand-in",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        ENABLE_TOOL_SEARCH="false",
+    )
+
+
+def claude_p(world: World, env: dict[str, str], prompt: str = PROMPT) -> None:
+    """`claude -p PROMPT` in the project with nineplan's tools allowed; checks it printed the
+    model's final answer."""
+    done = world.run([client_command("claude"), "-p", prompt, "--allowedTools", ALLOWED], env)
+    final_answer_printed(done)
+
+
+@pytest.mark.parametrize("setup", ["plain", "workspace"])
+def test_claude_code_hands_the_model_the_structured_content(world: World, setup: str):
+    """With the server added as docs/clients.md shows (`claude mcp add 9plan -- nineplan
+    serve`, or with `-e NINEPLAN_WORKSPACE=/path/to/project`), `claude -p` walks a whole
+    session (create, two adds, pull, complete, resume by name) and after every call its model
+    read the structured content: the session's name, the pulled plan's text and the notices.
+    The session records the project Claude Code ran in (CLAUDE_PROJECT_DIR), or the folder
+    NINEPLAN_WORKSPACE names."""
+    claude = client_command("claude")
+    nineplan_on_path(world)
+    elsewhere = world.root / "elsewhere"
+    elsewhere.mkdir()
+    if setup == "plain":
+        add = documented("claude mcp add 9plan -- ")
+    else:
+        add = documented(
+            "claude mcp add 9plan -e ",
+            **{"NINEPLAN_WORKSPACE=/path/to/project": f"NINEPLAN_WORKSPACE={elsewhere}"},
+        )
+    with serving(Anthropic()) as (stand_in, url):
+        env = claude_env(world, url)
+        world.run([claude, *add[1:]], env)
+        claude_p(world, env)
+    session = walked(stand_in)
+    check_what_the_model_read(session)
+    check_structured_content(session)
+    [resumed] = session.of("session_resume")
+    workspace = (structured_of(resumed) or {})["workspace"]
+    assert workspace == str(world.project if setup == "plain" else elsewhere)
+
+
+def test_the_plugin_serves_nineplan_and_its_hook_primes_the_next_conversation(world: World):
+    """Installed as docs/clients.md shows (`claude plugin marketplace add ./integrations`
+    from the repository, `claude plugin install nineplan@nineplan`), the plugin's server walks
+    the session with the structured content reaching the model; in the next conversation in
+    the project, the SessionStart hook's `nineplan prime` block (the session's name and the
+    queued plan) is in the first request the model gets."""
+    claude = client_command("claude")
+    with serving(Anthropic()) as (stand_in, url):
+        env = claude_env(world, url)
+        world.run([claude, *documented("claude plugin marketplace add ")[1:]], env, cwd=PROJECT)
+        world.run([claude, *documented("claude plugin install ")[1:]], env)
+        claude_p(world, env)
+        session = walked(stand_in)
+        check_what_the_model_read(session)
+        check_structured_content(session)
+        first_run = len(stand_in.exchanges)
+        claude_p(world, env, "What was I doing?")
+    later = stand_in.exchanges[first_run:]
+    assert later, "the second conversation sent no request"
+    first = json.dumps(next(ex.body for ex in later if ex.body.get("messages")))
+    assert f"This folder's session is {session.name}." in first, first[:3000]
+    assert "Document the greeting module" in first

@@ -1,0 +1,51 @@
+"""Codex CLI (the pinned @openai/codex) against `nineplan serve` and a stand-in for OpenAI's
+Responses API: it hands the model each result's structured content, so the session's name,
+the plan and the notices must be there."""
+
+from tests.clients.harness import (
+    PROMPT,
+    World,
+    check_structured_content,
+    check_what_the_model_read,
+    client_command,
+    documented_block,
+    final_answer_printed,
+    nineplan_on_path,
+    walked,
+)
+from tests.clients.standin import OpenAIResponses, serving
+
+
+def codex_config(url: str) -> str:
+    """A model provider on the stand-in (the Responses API), then docs/clients.md's block for
+    Codex as written."""
+    return (
+        'model = "gpt-5.1-codex"\n'
+        'model_provider = "stand-in"\n\n'
+        "[model_providers.stand-in]\n"
+        'name = "stand-in"\n'
+        f'base_url = "{url}/v1"\n'
+        'wire_api = "responses"\n'
+        'env_key = "OPENAI_API_KEY"\n\n' + documented_block("toml", "## Codex")
+    )
+
+
+def test_codex_hands_the_model_the_structured_content(world: World):
+    """With docs/clients.md's TOML block (`required = true`) in its config, `codex exec` offers
+    nineplan's tools in its first request, walks a whole session (create, two adds, pull,
+    complete, resume by name), and after every call its model read the structured content:
+    the session's name, the pulled plan's text and the notices, never the text."""
+    codex = client_command("codex")
+    nineplan_on_path(world)
+    codex_home = world.root / "codex"
+    codex_home.mkdir()
+    with serving(OpenAIResponses()) as (stand_in, url):
+        (codex_home / "config.toml").write_text(codex_config(url), encoding="utf-8")
+        env = world.env(CODEX_HOME=str(codex_home), OPENAI_API_KEY="sk-stand-in")
+        done = world.run([codex, "exec", "--skip-git-repo-check", PROMPT], env)
+    final_answer_printed(done)
+    first = next(ex for ex in stand_in.exchanges if ex.path == "/v1/responses")
+    assert stand_in.names(first.body), "the first request offered no nineplan tool"
+    session = walked(stand_in)
+    check_what_the_model_read(session)
+    check_structured_content(session)
