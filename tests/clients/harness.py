@@ -191,6 +191,11 @@ def walked(stand_in: StandIn) -> Session:
     return Session(stand_in.dialect.handed(conversation[-1].body))
 
 
+def read(line: str, tool: str, handed: str) -> None:
+    """The model read `line` in what the client handed back after `tool`."""
+    assert line in as_text(handed), f"after {tool} the model read no {line!r}, only: {handed}"
+
+
 def check_what_the_model_read(session: Session) -> None:
     """After every nineplan call the model read the session's name; after the pull the plan's
     text; and each result's notices: the name to remember after the create, the notes hint
@@ -198,19 +203,19 @@ def check_what_the_model_read(session: Session) -> None:
     name = session.name
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", name), session.handed[0]
     for (tool, _), text in zip(STEPS, session.handed, strict=True):
-        assert name in text, f"{tool} handed back no session name: {text}"
+        read(name, tool, text)
         assert "Error:" not in text, f"{tool} failed: {text}"
     [created] = session.of("session_create")
-    assert "Remember this name." in created
+    read("Remember this name.", "session_create", created)
     [pulled] = session.of("queue_pull")
     for line in (PLAN_ONE["goal"], "# Approach", PLAN_ONE["approach"], "# Success Criteria"):
-        assert line in as_text(pulled), f"the pull handed back no {line!r}: {pulled}"
-    assert "Keep notes in its # Notes section" in pulled
+        read(line, "queue_pull", pulled)
+    read("Keep notes in its # Notes section", "queue_pull", pulled)
     [completed] = session.of("plan_complete")
-    assert f"Next: {PLAN_TWO['goal']}" in completed
+    read(f"Next: {PLAN_TWO['goal']}", "plan_complete", completed)
     [resumed] = session.of("session_resume")
-    assert "Pull the next plan with" in resumed
-    assert OUTCOME in as_text(resumed)
+    read("Pull the next plan with", "session_resume", resumed)
+    read(OUTCOME, "session_resume", resumed)
 
 
 def as_text(handed: str) -> str:
@@ -236,8 +241,8 @@ def check_structured_content(session: Session) -> None:
     for (tool, _), handed in zip(STEPS, session.handed, strict=True):
         found = structured_of(handed)
         assert found is not None, f"{tool}: no structured content handed back: {handed}"
-        assert found["session_name"] == session.name, handed
-        assert isinstance(found["notices"], list), handed
+        assert found.get("session_name") == session.name, f"{tool}: no session_name: {handed}"
+        assert isinstance(found.get("notices"), list), f"{tool}: no notices: {handed}"
         assert "[Session: " not in handed, f"{tool}: the text was handed back: {handed}"
     notices = [structured_of(handed)["notices"] for handed in session.handed]  # type: ignore[index]
     assert any("Keep notes in its # Notes section" in str(said) for said in notices)
