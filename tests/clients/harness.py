@@ -9,10 +9,12 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -29,6 +31,8 @@ from tests.clients.standin import (
     structured,
 )
 from tests.integration.servers import PROJECT
+
+from nineplan_adapters.entrypoints.cli.demo import free_port
 
 log = logging.getLogger("tests.clients")
 
@@ -155,6 +159,52 @@ class World:
         return done
 
 
+#: The bearer token of `nineplan serve --transport http` in the tests.
+TOKEN = "stand-in-token"
+#: The URL docs/clients.md's HTTP commands name.
+DOCUMENTED_URL = "http://127.0.0.1:8080/mcp"
+
+
+@contextmanager
+def http_server(world: World) -> Iterator[str]:
+    """`nineplan serve --transport http` (the installed command, NINEPLAN_HTTP_TOKEN set) on a
+    free port while the block runs; yields its MCP URL."""
+    port = free_port()
+    env = world.env(NINEPLAN_HTTP_TOKEN=TOKEN)
+    command = [str(world.root / "bin" / "nineplan"), "serve", "--transport", "http"]
+    process = subprocess.Popen([*command, "--port", str(port)], env=env, cwd=world.project)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "nineplan serve --transport http exited at start"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "nineplan serve did not listen in 30 s"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def documented_shell(start: str, url: str) -> list[str]:
+    """The command of docs/clients.md that starts with `start` (its continued lines joined) as
+    `sh -c` runs it, so that `$NINEPLAN_HTTP_TOKEN` is the environment's; with the documented
+    URL made `url`."""
+    text = CLIENTS_DOC.read_text(encoding="utf-8").replace("\\\n", "")
+    for command in text.splitlines():
+        if command.startswith(start):
+            assert DOCUMENTED_URL in command, command
+            return ["sh", "-c", command.replace(DOCUMENTED_URL, url)]
+    raise AssertionError(f"docs/clients.md shows no command starting {start!r}")
+
+
 def nineplan_on_path(world: World) -> None:
     """The `nineplan` a client finds first is the installed one the world links."""
     found = shutil.which("nineplan", path=world.env()["PATH"])
@@ -184,11 +234,11 @@ def walked(stand_in: StandIn) -> Session:
     and the model's last answer was the final text."""
     conversation = stand_in.conversation()
     records = dump(stand_in.exchanges, limit=1500)
-    counts = [len(stand_in.dialect.handed(ex.body)) for ex in conversation]
+    counts = [len(stand_in.handed(ex.body)) for ex in conversation]
     assert counts[-1:] == [len(STEPS)], f"the script did not get through:\n{records}"
     assert counts == sorted(counts), records
     assert set(counts) == set(range(len(STEPS) + 1)), records
-    return Session(stand_in.dialect.handed(conversation[-1].body))
+    return Session(stand_in.handed(conversation[-1].body))
 
 
 def read(line: str, tool: str, handed: str) -> None:

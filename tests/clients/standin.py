@@ -45,6 +45,10 @@ PLAN_TWO = {
 TASK = "Exercise nineplan through a real client"
 OUTCOME = "Created greet.py with hello() returning 'hi'."
 FINAL = "All done: the session is resumed."
+#: Claude Code's tool that waits for MCP servers still connecting, offered instead of their
+#: tools when the conversation starts before they are (2.1.328, `claude -p`).
+WAIT = "WaitForMcpServers"
+MAX_WAITS = 3
 SIDE = "Nineplan session"
 
 
@@ -54,16 +58,31 @@ def session_name(handed: Sequence[str]) -> str:
     return found.group(1) if found else "no-session-name-handed-back"
 
 
-#: One nineplan session, call by call: the tool (its name after the client's prefix and
-#: `9plan_`) and its arguments, from the results handed back before it.
-STEPS: tuple[tuple[str, Callable[[Sequence[str]], Json]], ...] = (
-    ("session_create", lambda _: {"task_description": TASK}),
-    ("queue_add", lambda _: dict(PLAN_ONE)),
-    ("queue_add", lambda _: dict(PLAN_TWO)),
-    ("queue_pull", lambda _: {}),
-    ("plan_complete", lambda _: {"outcome": OUTCOME}),
-    ("session_resume", lambda handed: {"session_name": session_name(handed)}),
-)
+Step = tuple[str, Callable[[Sequence[str]], Json]]
+
+
+def steps(*, named: bool = False) -> tuple[Step, ...]:
+    """One nineplan session, call by call: the tool (its name after the client's prefix and
+    `9plan_`) and its arguments, from the results handed back before it. `named`: every call
+    after the create names the session (over the sessionless HTTP protocol a call has no
+    current session); else only the resume does, the others act on the current one."""
+
+    def scoped(arguments: Json) -> Callable[[Sequence[str]], Json]:
+        if not named:
+            return lambda _: arguments
+        return lambda handed: {**arguments, "session_name": session_name(handed)}
+
+    return (
+        ("session_create", lambda _: {"task_description": TASK}),
+        ("queue_add", scoped(PLAN_ONE)),
+        ("queue_add", scoped(PLAN_TWO)),
+        ("queue_pull", scoped({})),
+        ("plan_complete", scoped({"outcome": OUTCOME})),
+        ("session_resume", lambda handed: {"session_name": session_name(handed)}),
+    )
+
+
+STEPS = steps()
 
 
 class Dialect(Protocol):
@@ -73,8 +92,9 @@ class Dialect(Protocol):
         """The names of the functions the request offers the model."""
         ...
 
-    def handed(self, body: Json) -> list[str]:
-        """Every tool result in the conversation, in order, as the model reads it."""
+    def results(self, body: Json) -> list[tuple[str, str]]:
+        """Every tool result in the conversation, in order: its call's id (the stand-in's,
+        where the API hands it back) or else its function's name, and what the model reads."""
         ...
 
     def call(self, body: Json, name: str, arguments: Json, call_id: str) -> Response:
@@ -118,9 +138,9 @@ class Anthropic:
     def tools(self, body: Json) -> list[str]:
         return [tool["name"] for tool in body.get("tools") or [] if "name" in tool]
 
-    def handed(self, body: Json) -> list[str]:
+    def results(self, body: Json) -> list[tuple[str, str]]:
         return [
-            text_of_blocks(block.get("content", ""))
+            (block.get("tool_use_id", ""), text_of_blocks(block.get("content", "")))
             for message in body.get("messages", [])
             if message.get("role") == "user" and isinstance(message.get("content"), list)
             for block in message["content"]
@@ -192,9 +212,9 @@ class OpenAIResponses:
                 return {"namespace": tool["name"], "name": name.removeprefix(f"{tool['name']}__")}
         return {"name": name}
 
-    def handed(self, body: Json) -> list[str]:
+    def results(self, body: Json) -> list[tuple[str, str]]:
         return [
-            text_of_blocks(item.get("output", ""))
+            (item.get("call_id", ""), text_of_blocks(item.get("output", "")))
             for item in body.get("input") or []
             if isinstance(item, dict) and item.get("type") == "function_call_output"
         ]
@@ -304,20 +324,16 @@ class Gemini:
             for declaration in tool.get("functionDeclarations") or []
         ]
 
-    def handed(self, body: Json) -> list[str]:
-        return [
-            output
-            if isinstance(
-                output := (response := part["functionResponse"].get("response") or {}).get(
-                    "output"
-                ),
-                str,
-            )
-            else json.dumps(response)
-            for content in body.get("contents") or []
-            for part in content.get("parts") or []
-            if "functionResponse" in part
-        ]
+    def results(self, body: Json) -> list[tuple[str, str]]:
+        found = []
+        for content in body.get("contents") or []:
+            for part in content.get("parts") or []:
+                if "functionResponse" in part:
+                    response = part["functionResponse"].get("response") or {}
+                    output = response.get("output")
+                    text = output if isinstance(output, str) else json.dumps(response)
+                    found.append((part["functionResponse"].get("name", ""), text))
+        return found
 
     def call(self, body: Json, name: str, arguments: Json, call_id: str) -> Response:
         return self._answer(body, {"functionCall": {"name": name, "args": arguments}})
@@ -362,6 +378,7 @@ class StandIn:
     """The stand-in's records, and its script's answers in one dialect."""
 
     dialect: Dialect
+    script: tuple[Step, ...] = STEPS
     exchanges: list[Exchange] = attrs.field(factory=list)
     ids: Iterator[int] = attrs.field(factory=itertools.count)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
@@ -378,21 +395,39 @@ class StandIn:
             if "9plan_" in offered
         }
 
+    def handed(self, body: Json) -> list[str]:
+        """What the client handed back after each nineplan call of the conversation in `body`
+        (the stand-in's call ids, or the function's name, say which were nineplan's)."""
+        return [text for key, text in self.dialect.results(body) if "9plan" in key]
+
+    def waits(self, body: Json) -> int:
+        """How many times the conversation in `body` called a tool that waits for MCP
+        servers."""
+        return sum(key.startswith("call_wait") for key, _ in self.dialect.results(body))
+
     def answer(self, path: str, body: Json) -> Response:
         """The script's answer to `body`: the next call once the previous one's result is
-        handed back, a final text after the last, a short text to a side request."""
+        handed back, a final text after the last, a short text to a side request. Where the
+        client offers no nineplan tool yet but a tool that waits for MCP servers that are
+        still connecting (Claude Code's WaitForMcpServers), it calls that first, as a model
+        asked to use nineplan would."""
         with self.lock:
             self.exchanges.append(Exchange(path, body))
-            call_id = f"call_{next(self.ids)}"
+            number = next(self.ids)
         names = self.names(body)
+        offered = self.dialect.tools(body)
+        if not names and WAIT in offered and self.waits(body) < MAX_WAITS:
+            log.info("stand-in: %s offers no nineplan tool yet: calls %s", path, WAIT)
+            return self.dialect.call(body, WAIT, {}, f"call_wait_{number}")
         if not names:
             log.info("stand-in: %s offers no nineplan tool: a short text", path)
             return self.dialect.text(body, SIDE)
-        handed = self.dialect.handed(body)
-        if len(handed) >= len(STEPS):
+        call_id = f"call_9plan_{number}"
+        handed = self.handed(body)
+        if len(handed) >= len(self.script):
             log.info("stand-in: %s after %d results: the final text", path, len(handed))
             return self.dialect.text(body, FINAL)
-        tool, arguments = STEPS[len(handed)]
+        tool, arguments = self.script[len(handed)]
         log.info("stand-in: %s after %d results: calls %s", path, len(handed), names[tool])
         return self.dialect.call(body, names[tool], arguments(handed), call_id)
 
@@ -437,10 +472,10 @@ def app(stand_in: StandIn) -> Starlette:
 
 
 @contextmanager
-def serving(dialect: Dialect) -> Iterator[tuple[StandIn, str]]:
-    """A stand-in speaking `dialect` on a free port of 127.0.0.1, served by uvicorn in a
-    thread while the block runs; yields it and its base URL."""
-    stand_in = StandIn(dialect)
+def serving(dialect: Dialect, script: tuple[Step, ...] = STEPS) -> Iterator[tuple[StandIn, str]]:
+    """A stand-in speaking `dialect` and following `script` on a free port of 127.0.0.1,
+    served by uvicorn in a thread while the block runs; yields it and its base URL."""
+    stand_in = StandIn(dialect, script)
     port = free_port()
     config = uvicorn.Config(
         app(stand_in), host="127.0.0.1", port=port, log_level="warning", lifespan="off"

@@ -3,21 +3,26 @@ the Anthropic API: it hands the model each result's structured content, so the s
 the plan and the notices must be there."""
 
 import json
+from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from tests.clients.harness import (
     PROMPT,
+    TOKEN,
     World,
     check_structured_content,
     check_what_the_model_read,
     client_command,
     documented,
+    documented_shell,
     final_answer_printed,
+    http_server,
     nineplan_on_path,
     structured_of,
     walked,
 )
-from tests.clients.standin import Anthropic, serving
+from tests.clients.standin import Anthropic, serving, steps
 from tests.integration.servers import PROJECT
 
 #: The server's tools as Claude Code names them, added by hand and by the plugin.
@@ -30,6 +35,7 @@ def claude_env(world: World, url: str) -> dict[str, str]:
     return world.env(
         ANTHROPIC_BASE_URL=url,
         ANTHROPIC_API_KEY="sk-ant-stand-in",
+        NINEPLAN_HTTP_TOKEN=TOKEN,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
         DISABLE_TELEMETRY="1",
@@ -45,35 +51,41 @@ def claude_p(world: World, env: dict[str, str], prompt: str = PROMPT) -> None:
     final_answer_printed(done)
 
 
-@pytest.mark.parametrize("setup", ["plain", "workspace"])
+@pytest.mark.parametrize("setup", ["stdio", "stdio-workspace", "http"])
 def test_claude_code_hands_the_model_the_structured_content(world: World, setup: str):
     """With the server added as docs/clients.md shows (`claude mcp add 9plan -- nineplan
-    serve`, or with `-e NINEPLAN_WORKSPACE=/path/to/project`), `claude -p` walks a whole
-    session (create, two adds, pull, complete, resume by name) and after every call its model
-    read the structured content: the session's name, the pulled plan's text and the notices.
-    The session records the project Claude Code ran in (CLAUDE_PROJECT_DIR), or the folder
-    NINEPLAN_WORKSPACE names."""
+    serve`; with `-e NINEPLAN_WORKSPACE=/path/to/project`; or over HTTP with the bearer token,
+    against `nineplan serve --transport http`), `claude -p` walks a whole session (create, two
+    adds, pull, complete, resume by name; over the sessionless HTTP protocol every call names
+    the session) and after every call its model read the structured content: the session's
+    name, the pulled plan's text and the notices. On stdio the session records the project
+    Claude Code ran in (CLAUDE_PROJECT_DIR), or the folder NINEPLAN_WORKSPACE names; over
+    HTTP none, as the docs say."""
     claude = client_command("claude")
     nineplan_on_path(world)
     elsewhere = world.root / "elsewhere"
     elsewhere.mkdir()
-    if setup == "plain":
-        add = documented("claude mcp add 9plan -- ")
-    else:
-        add = documented(
-            "claude mcp add 9plan -e ",
-            **{"NINEPLAN_WORKSPACE=/path/to/project": f"NINEPLAN_WORKSPACE={elsewhere}"},
-        )
-    with serving(Anthropic()) as (stand_in, url):
-        env = claude_env(world, url)
-        world.run([claude, *add[1:]], env)
+    workspace = {"stdio": str(world.project), "stdio-workspace": str(elsewhere), "http": None}
+    add: list[str | Path]
+    with ExitStack() as stack:
+        if setup == "http":
+            url = stack.enter_context(http_server(world))
+            add = [*documented_shell("claude mcp add --transport http 9plan ", url)]
+        elif setup == "stdio":
+            add = [claude, *documented("claude mcp add 9plan -- ")[1:]]
+        else:
+            named = {"NINEPLAN_WORKSPACE=/path/to/project": f"NINEPLAN_WORKSPACE={elsewhere}"}
+            add = [claude, *documented("claude mcp add 9plan -e ", **named)[1:]]
+        script = steps(named=setup == "http")
+        stand_in, api = stack.enter_context(serving(Anthropic(), script))
+        env = claude_env(world, api)
+        world.run(add, env)
         claude_p(world, env)
     session = walked(stand_in)
     check_what_the_model_read(session)
     check_structured_content(session)
     [resumed] = session.of("session_resume")
-    workspace = (structured_of(resumed) or {})["workspace"]
-    assert workspace == str(world.project if setup == "plain" else elsewhere)
+    assert (structured_of(resumed) or {})["workspace"] == workspace[setup]
 
 
 def test_the_plugin_serves_nineplan_and_its_hook_primes_the_next_conversation(world: World):

@@ -2,23 +2,29 @@
 Responses API: it hands the model each result's structured content, so the session's name,
 the plan and the notices must be there."""
 
+from contextlib import ExitStack
+
+import pytest
 from tests.clients.harness import (
+    DOCUMENTED_URL,
     PROMPT,
+    TOKEN,
     World,
     check_structured_content,
     check_what_the_model_read,
     client_command,
     documented_block,
     final_answer_printed,
+    http_server,
     nineplan_on_path,
     walked,
 )
-from tests.clients.standin import OpenAIResponses, serving
+from tests.clients.standin import OpenAIResponses, serving, steps
 
 
-def codex_config(url: str) -> str:
-    """A model provider on the stand-in (the Responses API), then docs/clients.md's block for
-    Codex as written."""
+def codex_config(url: str, server: str) -> str:
+    """A model provider on the stand-in (the Responses API), then `server`: a block of
+    docs/clients.md for Codex."""
     return (
         'model = "gpt-5.1-codex"\n'
         'model_provider = "stand-in"\n\n'
@@ -30,18 +36,31 @@ def codex_config(url: str) -> str:
     )
 
 
-def test_codex_hands_the_model_the_structured_content(world: World):
-    """With docs/clients.md's TOML block (`required = true`) in its config, `codex exec` offers
-    nineplan's tools in its first request, walks a whole session (create, two adds, pull,
-    complete, resume by name), and after every call its model read the structured content:
-    the session's name, the pulled plan's text and the notices, never the text."""
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_codex_hands_the_model_the_structured_content(world: World, transport: str):
+    """With docs/clients.md's TOML block for Codex (`required = true`; over HTTP the one with
+    `bearer_token_env_var`, against `nineplan serve --transport http`) in its config, `codex
+    exec` offers nineplan's tools in its first request, walks a whole session (create, two
+    adds, pull, complete, resume by name; over HTTP every call names the session), and after
+    every call its model read the structured content: the session's name, the pulled plan's
+    text and the notices, never the text."""
     codex = client_command("codex")
     nineplan_on_path(world)
     codex_home = world.root / "codex"
     codex_home.mkdir()
-    with serving(OpenAIResponses()) as (stand_in, url):
-        (codex_home / "config.toml").write_text(codex_config(url), encoding="utf-8")
-        env = world.env(CODEX_HOME=str(codex_home), OPENAI_API_KEY="sk-stand-in")
+    with ExitStack() as stack:
+        if transport == "http":
+            url = stack.enter_context(http_server(world))
+            block = documented_block("toml", "Codex reads the token from the variable it names:")
+            server = block.replace(DOCUMENTED_URL, url)
+        else:
+            server = documented_block("toml", "## Codex")
+        script = steps(named=transport == "http")
+        stand_in, api = stack.enter_context(serving(OpenAIResponses(), script))
+        (codex_home / "config.toml").write_text(codex_config(api, server), encoding="utf-8")
+        env = world.env(
+            CODEX_HOME=str(codex_home), OPENAI_API_KEY="sk-stand-in", NINEPLAN_HTTP_TOKEN=TOKEN
+        )
         done = world.run([codex, "exec", "--skip-git-repo-check", PROMPT], env)
     final_answer_printed(done)
     first = next(ex for ex in stand_in.exchanges if ex.path == "/v1/responses")
