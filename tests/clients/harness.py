@@ -75,10 +75,11 @@ def documented(start: str, **replace: str) -> list[str]:
     raise AssertionError(f"docs/clients.md shows no command starting {start!r}")
 
 
-def documented_block(language: str, after: str) -> str:
-    """The first ```LANGUAGE block of docs/clients.md after the line `after`."""
+def documented_block(language: str, after: str, *, within: bool = False) -> str:
+    """The first ```LANGUAGE block of docs/clients.md after the line `after` (`within`: after
+    a line ending with `after`)."""
     text = CLIENTS_DOC.read_text(encoding="utf-8")
-    start = text.index(f"\n{after}\n")
+    start = text.index(f"{after}\n" if within else f"\n{after}\n")
     found = re.search(rf"```{language}\n(.*?)```", text[start:], flags=re.DOTALL)
     assert found, f"docs/clients.md has no {language} block after {after!r}"
     return found.group(1)
