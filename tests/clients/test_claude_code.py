@@ -3,6 +3,7 @@ the Anthropic API: it hands the model each result's structured content, so the s
 the plan and the notices must be there."""
 
 import json
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from tests.clients.harness import (
     structured_of,
     walked,
 )
-from tests.clients.standin import Anthropic, serving, steps
+from tests.clients.standin import Anthropic, StandIn, serving, steps
 from tests.integration.servers import PROJECT
 
 #: The server's tools as Claude Code names them, added by hand and by the plugin.
@@ -44,11 +45,23 @@ def claude_env(world: World, url: str) -> dict[str, str]:
     )
 
 
-def claude_p(world: World, env: dict[str, str], prompt: str = PROMPT) -> None:
-    """`claude -p PROMPT` in the project with nineplan's tools allowed; checks it printed the
-    model's final answer."""
-    done = world.run([client_command("claude"), "-p", prompt, "--allowedTools", ALLOWED], env)
+def claude_p(world: World, env: dict[str, str], prompt: str = PROMPT, *extra: str) -> str:
+    """`claude -p PROMPT EXTRA` in the project with nineplan's tools allowed; checks it printed
+    the model's final answer, and returns the conversation's id."""
+    claude = client_command("claude")
+    argv: list[str | Path] = [
+        claude,
+        "-p",
+        prompt,
+        "--allowedTools",
+        ALLOWED,
+        "--output-format",
+        "json",
+        *extra,
+    ]
+    done = world.run(argv, env)
     final_answer_printed(done)
+    return str(json.loads(done.stdout)["session_id"])
 
 
 @pytest.mark.parametrize("setup", ["stdio", "stdio-workspace", "http"])
@@ -93,7 +106,9 @@ def test_the_plugin_serves_nineplan_and_its_hook_primes_the_next_conversation(wo
     from the repository, `claude plugin install nineplan@nineplan`), the plugin's server walks
     the session with the structured content reaching the model; in the next conversation in
     the project, the SessionStart hook's `nineplan prime` block (the session's name and the
-    queued plan) is in the first request the model gets."""
+    queued plan) is in the first request the model gets; and a fork of that conversation
+    (`--resume ID --fork-session`) runs the hook again (its `fork` matcher): a plan added in
+    between is in the fork's first request, which no earlier block could have shown."""
     claude = client_command("claude")
     with serving(Anthropic()) as (stand_in, url):
         env = claude_env(world, url)
@@ -103,10 +118,35 @@ def test_the_plugin_serves_nineplan_and_its_hook_primes_the_next_conversation(wo
         session = walked(stand_in)
         check_what_the_model_read(session)
         check_structured_content(session)
-        first_run = len(stand_in.exchanges)
-        claude_p(world, env, "What was I doing?")
-    later = stand_in.exchanges[first_run:]
-    assert later, "the second conversation sent no request"
-    first = json.dumps(next(ex.body for ex in later if ex.body.get("messages")))
-    assert f"This folder's session is {session.name}." in first, first[:3000]
-    assert "Document the greeting module" in first
+        stand_in.script = ()  # from here on the model only answers
+        primed = first_request(stand_in, lambda: claude_p(world, env, "What was I doing?"))
+        assert f"This folder's session is {session.name}." in primed, primed[:3000]
+        assert "Document the greeting module" in primed
+        conversation = claude_p(world, env, "Where was I?")
+        add = [
+            "add",
+            session.name,
+            "--goal",
+            "Ship the greeting module",
+            "--context",
+            "The module works.",
+        ]
+        world.run([world.root / "bin" / "nineplan", *add, *APPROACH], env)
+        forked = first_request(
+            stand_in,
+            lambda: claude_p(world, env, "Go on.", "--resume", conversation, "--fork-session"),
+        )
+    assert "Ship the greeting module" in forked, forked[-3000:]
+
+
+#: The rest of the arguments of `nineplan add`.
+APPROACH = ["--approach", "Release it.", "--success-criteria", "It is released."]
+
+
+def first_request(stand_in: StandIn, run: Callable[[], object]) -> str:
+    """The first request with messages that `run` made the client send, as JSON text."""
+    before = len(stand_in.exchanges)
+    run()
+    later = [ex.body for ex in stand_in.exchanges[before:] if ex.body.get("messages")]
+    assert later, "the conversation sent no request"
+    return json.dumps(later[0])
