@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from tests.clients.harness import World
 
 

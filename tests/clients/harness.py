@@ -4,7 +4,6 @@ that is not for loopback sent to a proxy that is not there; then checking what i
 model (the stand-in's records) after each call of the session."""
 
 import json
-import logging
 import os
 import re
 import shlex
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+
+from nineplan_adapters.entrypoints.cli.demo import free_port
 from tests.clients.standin import (
     FINAL,
     OUTCOME,
@@ -31,10 +32,6 @@ from tests.clients.standin import (
     structured,
 )
 from tests.integration.servers import PROJECT
-
-from nineplan_adapters.entrypoints.cli.demo import free_port
-
-log = logging.getLogger("tests.clients")
 
 #: Where `make clients` installs the clients (`npm ci` of tests/clients/package.json).
 CLIENTS = PROJECT / "build" / "clients" / "node_modules" / ".bin"

@@ -8,6 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+
 from tests.clients.harness import (
     PROMPT,
     TOKEN,

@@ -6,6 +6,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+
 from tests.clients.harness import (
     DOCUMENTED_URL,
     PROMPT,
