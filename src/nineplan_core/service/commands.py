@@ -58,8 +58,9 @@ class Commands(Envelope):
     ) -> SessionState:
         """Create a session with a fresh three-word name.
 
-        `workspace` is the folder the session belongs to (the stdio server's working
-        directory), recorded for `nineplan prime`; it is not part of a retry's fingerprint.
+        `workspace` is the folder the session belongs to (named by the call, else found by the
+        way in: docs/clients.md), recorded for `nineplan prime`; it is not part of a retry's
+        fingerprint (a retry returns the first session, with the first call's folder).
         A repeat with the same `request_id` returns the session the first call created.
 
         Raises:
