@@ -134,7 +134,8 @@ async def test_over_http_only_the_clients_roots_give_a_workspace(
 ):
     """Over HTTP a client that offers roots gets its first `file://` root as the workspace,
     whatever NINEPLAN_WORKSPACE or CLAUDE_PROJECT_DIR the server has; a client without roots
-    gets none."""
+    gets none, and the create's notices tell the agent to name its folder (a 2026-07-28 client,
+    which the server cannot ask for roots, likewise)."""
     project, cache = folders
     env = {"NINEPLAN_WORKSPACE": str(cache), "CLAUDE_PROJECT_DIR": str(cache)}
     async with spawned_http_server(tmp_path / "http", env=env) as url:
@@ -146,6 +147,11 @@ async def test_over_http_only_the_clients_roots_give_a_workspace(
     assert with_roots == str(project.resolve())
     assert roots.asked == 1
     assert without is None
+    async with spawned_http_server(tmp_path / "told", env=env) as url, Client(url) as client:
+        answer = await ok(client, "9plan_session_create")
+    assert answer["workspace"] is None
+    [hint] = [line for line in answer["notices"] if "workspace=" in line]
+    assert hint.endswith('9plan_session_create(workspace="/absolute/path").')
 
 
 async def test_a_plugin_server_with_an_empty_nineplan_workspace_takes_claude_project_dir(

@@ -82,6 +82,14 @@ RESUME = ToolAnnotations(
 )
 
 
+#: What a session created without a workspace tells the agent: over HTTP a client of the
+#: 2026-07-28 protocol gives the server no way to ask for its folder (docs/clients.md).
+NO_WORKSPACE = (
+    "No project folder is recorded for it, so a hook cannot find it after compaction: if you "
+    'work in one, create the session with {session_create}(workspace="/absolute/path").'
+)
+
+
 def _salvaged(salvage: str | None) -> list[str]:
     """The line saying what was salvaged from the plan file, if any, as a notice."""
     return [salvage] if salvage else []
@@ -174,7 +182,10 @@ async def session_create(
     return call.succeed(
         render.session_created,
         views.session_created(state),
-        [call.fill("Remember this name. Next: add plans with {queue_add}, then {queue_pull}.")],
+        [
+            call.fill("Remember this name. Next: add plans with {queue_add}, then {queue_pull}."),
+            *([] if state.session.workspace else [call.fill(NO_WORKSPACE)]),
+        ],
         label=state.session.name,
     )
 
