@@ -180,8 +180,9 @@ class ToolCall:
         said = list(notices)
         structured = dict(view)
         if scoped:
-            if self.deps.leases is not None:
-                said += self.deps.leases.salvaged(label, self.caller.holder)
+            if self.deps.leases is not None:  # a line the call already says is said once
+                salvaged = self.deps.leases.salvaged(label, self.caller.holder)
+                said += [line for line in salvaged if line not in said]
             structured = {"session_name": label, **structured, "notices": said}
         return CallToolResult(
             content=[
