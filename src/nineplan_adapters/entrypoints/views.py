@@ -29,9 +29,9 @@ from nineplan_core.workers import stored_worker
 
 
 class Told(TypedDict):
-    """What every session-scoped success result carries beside its own fields (DESIGN §4,
+    """What every session-scoped success result carries beside its own fields (docs/architecture.md,
     "What the model sees"): the session's name, and each line the text says beyond the fields,
-    in the same words. Optional in the schemas (DESIGN §4): a client may meet a server from
+    in the same words. Optional in the schemas (docs/tools.md): a client may meet a server from
     before them; this server's replays by `request_id` rebuild the view, so they carry both."""
 
     session_name: NotRequired[str]

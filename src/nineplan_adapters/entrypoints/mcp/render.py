@@ -1,6 +1,6 @@
 """The one renderer of each tool's fields: a success result's text is the breadcrumb, then
-`render(tool, structuredContent)`, then the result's `notices` word for word (DESIGN §4,
-"What the model sees").
+`RENDERERS[tool](structuredContent)`, then the result's `notices` word for word
+(docs/architecture.md, "What the model sees").
 
 Each renderer reads the result's structured content and nothing else, so the text restates
 fields and every line beyond them is a notice: a client that hands the model only the
