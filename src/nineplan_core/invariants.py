@@ -21,6 +21,7 @@ def check(
     damaged: dict[str, str] | None = None,
     *,
     journal: Sequence[str] = (),
+    waits: Sequence[str] = (),
     unrendered: Collection[str] = (),
     finished_elsewhere: Collection[str] = (),
 ) -> ValidationReport:
@@ -28,7 +29,8 @@ def check(
 
     `rows` must include every queued or active plan and every plan that holds a position;
     `damaged` names the live plans' files that cannot be read as a plan, and why; `journal`
-    holds what keeps the journal from replaying to these rows (`journal_issues`). On a
+    holds what keeps the journal from replaying to these rows, `waits` the pulls made before a
+    prerequisite was settled, prerequisites never added and cycles (`replay_issues`). On a
     machine's copy of a shared database, `unrendered` names the live plans' files this
     machine never wrote and `finished_elsewhere` the files of plans finished on another
     machine: what its next open heals, named in `notes`, never a violation.
@@ -62,7 +64,8 @@ def check(
         files_match_database=not missing and not unreadable,
         no_orphaned_files=not orphans,
         journal_matches_state=not journal,
-        issues=[*issues, *journal],
+        prerequisites_respected=not waits,
+        issues=[*issues, *journal, *waits],
         notes=_healed_next(live - files, files & set(finished_elsewhere), unrendered),
     )
 

@@ -11,6 +11,11 @@ class PlanStatus(enum.StrEnum):
     COMPLETED = "completed"
     DISCARDED = "discarded"
 
+    @property
+    def settled(self) -> bool:
+        """Completed or discarded: a plan waiting for this one may be pulled."""
+        return self in (PlanStatus.COMPLETED, PlanStatus.DISCARDED)
+
 
 ALLOWED: dict[PlanStatus, frozenset[PlanStatus]] = {
     PlanStatus.QUEUED: frozenset({PlanStatus.ACTIVE}),

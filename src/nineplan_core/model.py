@@ -187,6 +187,9 @@ class Plan:
     #: Who holds the plan while it is active (None otherwise), and when it last heard of them.
     worker: str | None = None
     last_seen: dt.datetime | None = None
+    #: The plans that must be settled (completed or discarded) before this one can be pulled,
+    #: in the order named (docs/architecture.md, "Prerequisites").
+    after: tuple[PlanId, ...] = ()
 
     @property
     def goal(self) -> str:
@@ -300,6 +303,10 @@ class Plan:
             completed_at=at,
         )
 
+    def waiting_on(self, after: tuple[PlanId, ...]) -> Self:
+        """A person changed what the plan waits for."""
+        return attrs.evolve(self, after=after)
+
     def with_edits(self, content: PlanContent, notes: str) -> Self:
         """Take the agent's edits from the plan file."""
         return attrs.evolve(self, content=content, notes=notes)
@@ -350,11 +357,14 @@ class Tally:
 
 @attrs.frozen
 class QueueEntry:
-    """A queued plan as callers see it: `rank` 1 is pulled next."""
+    """A queued plan as callers see it: `rank` 1 is nearest the front; a plan is pulled when
+    nothing it waits for is unsettled (`waiting_for` empty)."""
 
     id: PlanId
     goal: str
     rank: int
+    #: Its prerequisites not yet settled (queued or active), in the order named.
+    waiting_for: tuple[PlanId, ...] = ()
 
 
 @attrs.frozen

@@ -119,9 +119,12 @@ class SessionReader(Protocol):
         """Every active plan of the session, whoever holds it, by id."""
         ...
 
-    async def front_of_queue(self) -> Plan | None: ...
+    async def front_of_queue(self) -> Plan | None:
+        """The first ready queued plan (nothing it waits for unsettled), in queue order."""
+        ...
+
     async def queue(self) -> list[QueueEntry]:
-        """Every queued plan, rank 1 first."""
+        """Every queued plan, rank 1 first, each with what it waits for."""
         ...
 
     async def tally(self) -> Tally:
@@ -150,6 +153,10 @@ class SessionReader(Protocol):
         """The stored position of the queued plan just ahead of `position` (None when none
         is) and how many queued plans are ahead of it, the plan `leaving` not counted: where a
         plan moved before the plan at `position` lands, without reading the whole queue."""
+        ...
+
+    async def needed_by(self, plan_id: PlanId) -> list[PlanId]:
+        """The plans that name `plan_id` in `after`, whatever their status, by id."""
         ...
 
     async def plan_rows(self) -> list[PlanRow]:

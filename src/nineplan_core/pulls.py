@@ -18,28 +18,33 @@ from nineplan_core.errors import (
     QueueEmptyError,
 )
 from nineplan_core.journal import heard_ago
-from nineplan_core.model import Plan, PlanId, format_timestamp
+from nineplan_core.model import Plan, PlanId, QueueEntry, format_timestamp
 from nineplan_core.ports import SessionReader, SessionTx
+from nineplan_core.prerequisites import blocked
 from nineplan_core.workers import MAIN, Hold, Worker
 
 
 @attrs.frozen(kw_only=True)
 class PullSnapshot:
     """What a pull decides on, read at one instant in its transaction: the time (the Clock),
-    every active plan, and the front of the queue or the plan asked to be taken over. Its
-    size is the number of active plans, never the queue's."""
+    every active plan, and the first ready plan of the queue or the plan asked to be taken
+    over. Its size is the number of active plans, never the queue's, but when plans are
+    queued and none is ready (then the queue is read, to say what they wait for)."""
 
     now: dt.datetime
     #: Every active plan of the session, whoever holds it, by id.
     active: tuple[Plan, ...]
-    #: The front of the queue (None: empty, or not read because a take-over was asked for or
-    #: the caller holds a plan already).
+    #: The first ready plan of the queue (None: none is ready, or not read because a
+    #: take-over was asked for or the caller holds a plan already).
     front: Plan | None = None
     #: The plan asked to be taken over, whatever its status (None: no such plan, none asked,
     #: or not read because the caller holds a plan already).
     target: Plan | None = None
     #: How many plans are completed (read when the queue is empty: the refusal says it).
     completed: int = 0
+    #: The queued plans, front first, when none is ready (each waits for a plan not settled;
+    #: read only then: the refusal names what the front ones wait for).
+    waiting: tuple[QueueEntry, ...] = ()
     #: Whether a worker other than `main` has been named in the session (read only for a
     #: caller that named no worker: it is refused when so, and nothing else is read).
     workers_named: bool = False
@@ -88,8 +93,9 @@ def decide_pull(
     A caller holding a plan is refused (PlanAlreadyActiveError, its lease renewed), or told it
     is its own (InvalidInputError) when it asks to take that one over. A take-over of an unknown
     plan is PlanNotFoundError; of a plan not active, InvalidInputError; of a live lease,
-    LeaseLiveError (saying until when). A pull from an empty queue is QueueEmptyError naming
-    the plans others still hold. A worker other than `main` named is remembered, on a refusal
+    LeaseLiveError (saying until when). A pull takes the first ready plan in queue order; with
+    plans queued and none ready it is QueueBlockedError naming what the front ones wait for;
+    from an empty queue, QueueEmptyError naming the plans others still hold. A worker other than `main` named is remembered, on a refusal
     only when it was about a held plan (as a refused pull always kept it). A caller that
     names no worker in a session that has had others named is refused first
     (InvalidInputError naming `worker`).
@@ -114,6 +120,8 @@ def decide_pull(
             name_workers=named,
         )
     if take_over is None:
+        if snapshot.front is None and snapshot.waiting:
+            return Refusal(error=blocked(snapshot.waiting, snapshot.active, now, lease))
         if snapshot.front is None:
             return Refusal(error=_empty(snapshot, lease))
         return Pull(
@@ -188,8 +196,11 @@ async def read_pull(
             target = await reader.plan(take_over)
         return PullSnapshot(now=now, active=active, target=target)
     front = await reader.front_of_queue()
-    completed = (await reader.tally()).completed if front is None else 0
-    return PullSnapshot(now=now, active=active, front=front, completed=completed)
+    if front is not None:
+        return PullSnapshot(now=now, active=active, front=front)
+    tally = await reader.tally()
+    waiting = tuple(await reader.queue()) if tally.queued else ()
+    return PullSnapshot(now=now, active=active, completed=tally.completed, waiting=waiting)
 
 
 async def unnamed_beside_others(reader: SessionReader, caller: Caller) -> bool:

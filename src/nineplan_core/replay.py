@@ -1,5 +1,7 @@
-"""Replaying the journal: the statuses, queue order and holders its events describe, and what
-keeps it from matching the stored state (the fifth invariant, `journal_matches_state`)."""
+"""Replaying the journal: the statuses, queue order, holders and prerequisites its events
+describe; what keeps it from matching the stored state (the fifth invariant,
+`journal_matches_state`), and any pull made before the plan's prerequisites were settled
+(`prerequisites_respected`)."""
 
 from collections.abc import Iterable
 
@@ -17,7 +19,7 @@ from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanRow
 from nineplan_core.workers import MAIN, stored_worker
 
-__all__ = ["journal_issues"]
+__all__ = ["journal_issues", "replay_issues"]
 
 
 @attrs.define
@@ -29,6 +31,29 @@ class _Replay:
     issues: list[str] = attrs.field(factory=list)
     #: Who holds each active plan (`detail.worker`; `main` when an event names none).
     holders: dict[str, str] = attrs.field(factory=dict)
+    #: What each plan waits for (`detail.after` of its `plan_added`, or of a person's edit).
+    after: dict[str, list[str]] = attrs.field(factory=dict)
+    #: The pulls made before a prerequisite was settled, and prerequisites never added.
+    waits: list[str] = attrs.field(factory=list)
+
+    def ready(self, plan_id: str) -> bool:
+        return all(self.settled(named) for named in self.after.get(plan_id, ()))
+
+    def settled(self, plan_id: str) -> bool:
+        status = self.statuses.get(plan_id)
+        return status is not None and status.settled
+
+    def wait_for(self, event: Event, plan_id: str, after: object) -> None:
+        """`plan_id` waits for the plans `after` names (a list of ids), each of which must
+        have been added before."""
+        named = [str(item) for item in after] if isinstance(after, list) else []
+        for prerequisite in named:
+            if prerequisite not in self.statuses or prerequisite == plan_id:
+                self.waits.append(
+                    f"journal event {event.seq} has plan {plan_id} wait for {prerequisite}, "
+                    "which is not another plan of the session"
+                )
+        self.after[plan_id] = named
 
     def release(self, event: Event, plan_id: str, worker: str | None = None) -> None:
         """`plan_id` leaves its worker; the event must be that worker's (`worker`, else the
@@ -50,11 +75,14 @@ class _Replay:
             )
         self.holders[plan_id] = worker
 
-    def enqueue(self, plan_id: str, position: object) -> None:
+    def enqueue(self, plan_id: str, position: object, rank: object = 1) -> None:
+        """`plan_id` joins the queue: at the back, or at the front (at `rank`, where a batch
+        added at the front puts each of its plans after the one before)."""
         if plan_id in self.queue:
             self.queue.remove(plan_id)
         if position == "front":
-            self.queue.insert(0, plan_id)
+            at = rank - 1 if isinstance(rank, int) and rank > 0 else 0
+            self.queue.insert(at, plan_id)
         else:
             self.queue.append(plan_id)
         self.statuses[plan_id] = PlanStatus.QUEUED
@@ -82,13 +110,21 @@ class _Replay:
     def add(self, event: Event, plan_id: str) -> None:
         if plan_id in self.statuses:
             self.issues.append(f"journal event {event.seq} adds plan {plan_id} twice")
-        self.enqueue(plan_id, event.detail.get("position"))
+        if "after" in event.detail:
+            self.wait_for(event, plan_id, event.detail["after"])
+        self.enqueue(plan_id, event.detail.get("position"), event.detail.get("rank", 1))
 
     def pull(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.QUEUED):
-            if self.queue[0] != plan_id:
+            if unsettled := [p for p in self.after.get(plan_id, ()) if not self.settled(p)]:
+                self.waits.append(
+                    f"journal event {event.seq} pulls {plan_id} before {', '.join(unsettled)}, "
+                    "which it waits for, was settled"
+                )
+            elif next((q for q in self.queue if self.ready(q)), None) != plan_id:
                 self.issues.append(
-                    f"journal event {event.seq} pulls {plan_id}, not the front of the queue"
+                    f"journal event {event.seq} pulls {plan_id}, not the first ready plan "
+                    "of the queue"
                 )
             self.queue.remove(plan_id)
             self.statuses[plan_id] = PlanStatus.ACTIVE
@@ -117,13 +153,36 @@ class _Replay:
             self.queue.remove(plan_id)
             self.queue.insert(self.queue.index(before), plan_id)
 
-    def edit(self, event: Event, _: str) -> None:
-        """An edit changes no status: a person's is of a queued plan; an agent's (its file's
-        edits stored while it works) of an active one."""
+    def edit(self, event: Event, plan_id: str) -> None:
+        """An edit changes no status: a person's is of a queued plan (it may change what the
+        plan waits for, `detail.after`); an agent's (its file's edits stored while it works)
+        of an active one."""
         if event.actor is Actor.AGENT:
             self.expect(event, PlanStatus.ACTIVE)
-        else:
-            self.expect(event, PlanStatus.QUEUED)
+        elif self.expect(event, PlanStatus.QUEUED) and "after" in event.detail:
+            self.wait_for(event, plan_id, event.detail["after"])
+
+    def cycles(self) -> None:
+        """A prerequisite graph with a cycle: one issue naming a plan on it."""
+        done: set[str] = set()
+        for start in sorted(self.after):
+            path: list[str] = []
+            stack = [(start, iter(self.after.get(start, ())))]
+            on_path = {start}
+            while stack:
+                node, children = stack[-1]
+                child = next(children, None)
+                if child is None:
+                    stack.pop()
+                    on_path.discard(node)
+                    done.add(node)
+                elif child in on_path:
+                    path = [name for name, _ in stack] + [child]
+                    self.waits.append(f"plans wait for each other: {' -> '.join(path)}")
+                    return
+                elif child not in done:
+                    on_path.add(child)
+                    stack.append((child, iter(self.after.get(child, ()))))
 
     def complete(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
@@ -170,7 +229,18 @@ _STEPS = {
 
 
 def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[PlanRow]) -> list[str]:
-    """What keeps the journal from replaying to the stored state; empty when it matches.
+    """What keeps the journal from replaying to the stored state, or shows a plan pulled
+    before its prerequisites were settled; empty when it matches."""
+    issues, waits = replay_issues(events, rows)
+    return issues + waits
+
+
+def replay_issues(
+    events: Iterable[Event | UnreadableEvent], rows: Iterable[PlanRow]
+) -> tuple[list[str], list[str]]:
+    """What keeps the journal from replaying to the stored state (empty when it matches),
+    and what shows a plan pulled before its prerequisites were settled, a prerequisite that
+    was never added, or a cycle (empty when the prerequisites were respected).
 
     `events` are the whole journal, oldest first. `rows` are stored plans: every queued or
     active one at least; any other row given is checked against its replayed status too.
@@ -224,4 +294,5 @@ def journal_issues(events: Iterable[Event | UnreadableEvent], rows: Iterable[Pla
         for plan_id in sorted(replayed_live)
         if plan_id not in replay.queue  # a queue mismatch was reported above
     ]
-    return replay.issues
+    replay.cycles()
+    return replay.issues, replay.waits

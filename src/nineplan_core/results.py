@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from nineplan_core.journal import Event, EventKind, UnreadableEvent
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import (
     STUCK_DEFERS,
     Plan,
@@ -21,6 +22,8 @@ from nineplan_core.workers import MAIN, Hold, Worker, stored_worker
 
 __all__ = [
     "SNIPPET_MARKS",
+    "AddedPlans",
+    "BatchedPlan",
     "Board",
     "Completion",
     "Discarded",
@@ -28,6 +31,7 @@ __all__ = [
     "HistoryMatch",
     "PlacedPlan",
     "PlanCopy",
+    "Prerequisite",
     "Repair",
     "SessionListing",
     "SessionState",
@@ -35,6 +39,19 @@ __all__ = [
     "UnreadableSession",
     "ValidationReport",
 ]
+
+
+@attrs.frozen(kw_only=True)
+class Prerequisite:
+    """A plan the pulled plan waited for, as the pull hands it over: its outcome (None for a
+    discarded one, whose `reason` says why) or, for one not settled (a person's release of a
+    plan is the one way), its status."""
+
+    id: PlanId
+    goal: str
+    status: PlanStatus
+    outcome: str | None = None
+    reason: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +72,30 @@ class PlacedPlan:
     taken_from: str | None = None
     #: The other workers' active plans whose leases had lapsed at the pull (docs/architecture.md, "Workers and leases").
     stale_beside: tuple[Plan, ...] = ()
+    #: The plans a pulled plan waited for, in the order named, with what they produced.
+    prerequisites: tuple[Prerequisite, ...] = ()
+    #: What an added plan waits for: the plans it names that are not settled yet.
+    waiting_for: tuple[PlanId, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class BatchedPlan:
+    """A plan the call added: its id, its key, where its file is and its rank."""
+
+    plan: Plan
+    key: str | None
+    path: str
+    rank: int
+    #: The plans it waits for that are not settled yet (items of the call among them).
+    waiting_for: tuple[PlanId, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class AddedPlans:
+    """What `add_plans` did: the plans in the order given, and the queue's length after."""
+
+    plans: tuple[BatchedPlan, ...]
+    queue_length: int
 
 
 @attrs.frozen(kw_only=True)
@@ -258,13 +299,15 @@ SNIPPET_MARKS = ("\x02", "\x03")
 
 @attrs.frozen(kw_only=True)
 class ValidationReport:
-    """The five invariants of a session and the violations found."""
+    """The six invariants of a session and the violations found."""
 
     single_active_plan: bool
     queue_order_preserved: bool
     files_match_database: bool
     no_orphaned_files: bool
     journal_matches_state: bool = True
+    #: No plan was pulled before its prerequisites were settled, each exists, none in a cycle.
+    prerequisites_respected: bool = True
     issues: list[str]
     #: What is not a violation but worth knowing: on a machine's copy of a shared database,
     #: what the next open renders or moves here.
@@ -280,6 +323,7 @@ class ValidationReport:
             and self.files_match_database
             and self.no_orphaned_files
             and self.journal_matches_state
+            and self.prerequisites_respected
         )
 
 

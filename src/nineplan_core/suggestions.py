@@ -34,6 +34,9 @@ class Action(enum.Enum):
     """Add plans, then pull one: none was ever added."""
     ADD_MORE_PLANS = "add_more_plans"
     """Add more plans if work remains: the queue is worked through."""
+    WAIT_FOR_PREREQUISITES = "wait_for_prerequisites"
+    """Pull again once the plans the queued ones wait for are settled, or add work that
+    waits for nothing: every queued plan waits for a plan still active."""
     TAKE_OVER = "take_over"
     """Take over the stale plan `plan_id` names (a worker's way on), or leave it to a person."""
     CORRECT_FIELD = "correct_field"
@@ -118,6 +121,8 @@ LIBRARY_WORDS: Words = {
     "discard_plan, then pull again.",
     Action.ADD_PLANS: "Add plans with add_plan, then pull_plan.",
     Action.ADD_MORE_PLANS: "Add more plans with add_plan if work remains.",
+    Action.WAIT_FOR_PREREQUISITES: "Pull again with pull_plan once the plans they wait for "
+    "are completed or discarded, or add work that waits for nothing with add_plan.",
     Action.CORRECT_FIELD: "Correct {field} and call again.",
     Action.MAKE_ROOM: "Work the queue down (pull_plan, then complete_plan or discard_plan) "
     "before adding more.",

@@ -102,7 +102,7 @@ def test_a_journal_that_disagrees_with_the_state_is_reported():
 
 
 def test_impossible_transitions_in_the_journal_are_reported():
-    """Completing a queued plan or pulling a plan that is not at the front is named."""
+    """Completing a queued plan or pulling a plan that is not the first ready one is named."""
     events = _events(
         (EventKind.PLAN_ADDED, "aaaaa", {"position": "back"}),
         (EventKind.PLAN_ADDED, "bbbbb", {"position": "back"}),
@@ -110,7 +110,7 @@ def test_impossible_transitions_in_the_journal_are_reported():
         (EventKind.PLAN_COMPLETED, "aaaaa", {}),
     )
     issues = journal_issues(events, _rows(["aaaaa"], active="bbbbb"))
-    assert any("pulls bbbbb, not the front" in issue for issue in issues)
+    assert any("pulls bbbbb, not the first ready plan" in issue for issue in issues)
     assert any("event 4 (plan_completed) finds plan aaaaa queued" in issue for issue in issues)
 
 

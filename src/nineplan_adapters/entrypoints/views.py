@@ -163,6 +163,7 @@ class Invariants(TypedDict):
     files_match_database: bool
     no_orphaned_files: bool
     journal_matches_state: bool
+    prerequisites_respected: bool
 
 
 class Validation(Told):
@@ -337,6 +338,7 @@ def validation(report: ValidationReport) -> Validation:
             "files_match_database": report.files_match_database,
             "no_orphaned_files": report.no_orphaned_files,
             "journal_matches_state": report.journal_matches_state,
+            "prerequisites_respected": report.prerequisites_respected,
         },
         "issues": report.issues,
         "notes": report.notes,

@@ -19,6 +19,7 @@ T = TypeVar("T")
 PLAN_COLUMNS = (
     "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
     "success_criteria", "notes", "outcome", "created_at", "completed_at", "worker", "last_seen",
+    "after_ids",
 )  # fmt: skip
 #: What saving a stored plan may change: all but its id and creation time.
 CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})
@@ -72,6 +73,7 @@ def plan_to_row(plan: Plan, rows: cattrs.Converter = converter) -> dict[str, Any
     data: dict[str, Any] = rows.unstructure(plan)
     content: dict[str, Any] = data.pop("content")
     data["queue_position"] = data.pop("position")
+    data["after_ids"] = json.dumps(data.pop("after"))
     return data | content
 
 
@@ -87,7 +89,19 @@ def row_to_plan(row: Mapping[str, Any]) -> Plan:
     data.pop("seq", None)
     data["content"] = {field: data.pop(field) for field in _CONTENT}
     data["position"] = data.pop("queue_position")
+    data["after"] = _ids(data.pop("after_ids", None))
     return _structure(data, Plan)
+
+
+def _ids(stored: object) -> object:
+    """Stored prerequisites (a JSON array of plan ids, or NULL) as a list, or as they are
+    when they are not JSON (the plan is then reported invalid)."""
+    if stored is None:
+        return []
+    try:
+        return json.loads(stored) if isinstance(stored, str | bytes) else stored
+    except ValueError:
+        return stored
 
 
 def row_to_session(row: Mapping[str, Any]) -> Session:

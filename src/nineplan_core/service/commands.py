@@ -2,6 +2,7 @@
 discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
 
 import logging
+from collections.abc import Sequence
 
 import attrs
 
@@ -27,6 +28,7 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.prerequisites import check_after, check_named, unsettled
 from nineplan_core.pulls import unnamed_beside_others
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
@@ -124,14 +126,20 @@ class Commands(Envelope):
         outputs: str = "",
         position: Position | str = Position.BACK,
         caller: Caller = AGENT,
+        after: Sequence[str] | None = None,
     ) -> PlacedPlan:
-        """Add a plan at the front or the back of the queue and write its file.
+        """Add a plan at the front or the back of the queue and write its file; with `after`,
+        it is pulled only once those plans of the session are settled (completed or
+        discarded).
 
         Raises:
             QueueFullError: the queue holds as many plans as it may.
-            InvalidInputError, SessionNotFoundError, StorageError.
+            InvalidInputError: a section, the position or `after` (an unknown or discarded
+                plan, one named twice, more than 20) breaks a rule.
+            SessionNotFoundError, StorageError.
         """
         caller = check_caller(caller)
+        waits = check_after(after)
         texts = {
             "context": context,
             "goal": goal,
@@ -148,6 +156,7 @@ class Commands(Envelope):
             worker=caller.holder,
             content=attrs.asdict(content),
             position=where,
+            **({"after": list(waits)} if waits else {}),
         )
         who = caller.actor
 
@@ -155,14 +164,21 @@ class Commands(Envelope):
             tally = await tx.tally()
             if tally.queued >= self.limits.max_queue:
                 raise QueueFullError(self.limits.max_queue)
-            plan = await self._insert(tx, content, insert_position(tally, where))
+            named = await check_named(tx, waits)
+            plan = await self._insert(tx, content, insert_position(tally, where), waits)
             await tx.files.write(plan.id, render(plan.content, plan.notes))
             rank = insert_rank(tally, where)
             added = plan_event(
-                plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank
-            )
+                plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank,
+                **({"after": list(waits)} if waits else {}),
+            )  # fmt: skip
             return Applied(
-                result=PlacedPlan(plan=plan, path=store.plan_path(plan.id), rank=rank),
+                result=PlacedPlan(
+                    plan=plan,
+                    path=store.plan_path(plan.id),
+                    rank=rank,
+                    waiting_for=unsettled(named),
+                ),
                 events=[added],
                 said="plan added",
                 about={"plan_id": plan.id, "rank": rank},

@@ -22,6 +22,7 @@ from nineplan_core.model import (
     Limits,
     Plan,
     PlanContent,
+    PlanId,
     Session,
     SessionName,
     check_plan_id,
@@ -281,14 +282,18 @@ class Envelope:
             return store
         raise DatabaseError("No free session name was found.", suggestion=DatabaseError.RETRY)
 
-    async def _insert(self, tx: SessionTx, content: PlanContent, position: int) -> Plan:
-        """Store a new queued plan under a fresh id (the store refuses an id that is taken)."""
+    async def _insert(
+        self, tx: SessionTx, content: PlanContent, position: int, after: tuple[PlanId, ...] = ()
+    ) -> Plan:
+        """Store a new queued plan under a fresh id (the store refuses an id that is taken),
+        waiting for the plans `after` names."""
         for _ in range(_ATTEMPTS):
             plan = Plan(
                 id=check_plan_id(self.plan_ids()),
                 content=content,
                 position=position,
                 created_at=self.clock(),
+                after=after,
             )
             if await tx.add(plan):
                 return plan

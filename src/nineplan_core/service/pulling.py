@@ -23,6 +23,7 @@ from nineplan_core.journal import (
 from nineplan_core.model import SECTION_FIELDS, Plan, PlanId, check_plan_id, is_stuck
 from nineplan_core.plan_file import decode, render
 from nineplan_core.ports import SessionStore, SessionTx
+from nineplan_core.prerequisites import handed_over
 from nineplan_core.pulls import Pull, Refusal, decide_pull, held_by, read_pull
 from nineplan_core.results import PlacedPlan
 from nineplan_core.retries import request
@@ -70,13 +71,14 @@ class Pulling(Envelope):
     async def pull_plan(
         self, name: str, *, caller: Caller = AGENT, take_over: str | None = None
     ) -> PlacedPlan:
-        """Make the front of the queue the caller's active plan (`main`'s when it named no
+        """Make the first ready plan of the queue the caller's active plan (`main`'s when it named no
         worker); with `take_over`, that stale plan of another worker instead. One decision
         (`pulls.decide_pull`) over one snapshot read in the pull's transaction; a refusal
         commits what it keeps (the caller's lease renewed, the workers mark), then is raised.
 
         Raises:
             PlanAlreadyActiveError: the worker holds a plan (LeaseLiveError: not stale).
+            QueueBlockedError: plans are queued, each waiting for a plan not yet settled.
             QueueEmptyError: nothing is queued (the task is complete).
             PlanNotFoundError, InvalidInputError, SessionNotFoundError, StorageError.
         """
@@ -126,6 +128,7 @@ class Pulling(Envelope):
         )
         plan = attrs.evolve(decided, plan=edited).taken
         await tx.save(plan)
+        prerequisites = await handed_over(tx, plan)
         deferred = defer_counts(await tx.events(deferrals([plan.id])))[plan.id]
         where = ({"machine": store.machine} if store.machine else {}) | worker_detail(
             decided.worker
@@ -139,6 +142,7 @@ class Pulling(Envelope):
                 defer_count=deferred,
                 stuck=is_stuck(deferred, self.stuck_defers),
                 stale_beside=decided.stale_beside,
+                prerequisites=prerequisites,
             ),
             events=[plan_event(now, who, EventKind.PLAN_PULLED, plan, **where)],
             said="plan pulled",
@@ -230,6 +234,7 @@ class Pulling(Envelope):
                 stuck=is_stuck(deferred, self.stuck_defers),
                 taken_from=old,
                 stale_beside=decided.stale_beside,
+                prerequisites=await handed_over(tx, taken),
             ),
             events=[event],
             said="plan taken over",

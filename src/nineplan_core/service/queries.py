@@ -35,7 +35,7 @@ from nineplan_core.model import (
 from nineplan_core.plan_file import PlanText, decode, read_back, render
 from nineplan_core.ports import SessionReader
 from nineplan_core.pulls import held_by
-from nineplan_core.replay import journal_issues
+from nineplan_core.replay import replay_issues
 from nineplan_core.results import (
     Board,
     HistoryMatch,
@@ -284,7 +284,7 @@ class Queries(Envelope):
         return copy.written
 
     async def validate_session(self, name: str) -> ValidationReport:
-        """Check the five invariants; only reports, never repairs (not even by opening).
+        """Check the six invariants; only reports, never repairs (not even by opening).
 
         A damaged journal row makes `journal_matches_state` false with an issue line.
 
@@ -301,13 +301,14 @@ class Queries(Envelope):
             rows = await reader.plan_rows()
             names = await reader.files.names()
             damaged = await damaged_files(reader, rows, set(names))
-            journal = journal_issues(await reader.events(EventQuery()), rows)
+            journal, waits = replay_issues(await reader.events(EventQuery()), rows)
             unrendered, finished = await healed_here(store, reader, rows, set(names))
             return check(
                 rows,
                 names,
                 damaged,
                 journal=journal,
+                waits=waits,
                 unrendered=unrendered,
                 finished_elsewhere=finished,
             )

@@ -126,7 +126,7 @@ class Steering(Envelope):
 
         async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
             tally = await tx.tally()
-            queued = await _queued_plan(tx, checked)
+            queued = await queued_plan(tx, checked)
             plan = queued.move(position=insert_position(tally, where))
             await tx.save(plan)
             rank = 1 if where is Position.FRONT else tally.queued
@@ -140,7 +140,7 @@ class Steering(Envelope):
         """The change that moves queued `plan_id` just before queued `ahead_of`."""
 
         async def move(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            queued = await _queued_plan(tx, plan_id)
+            queued = await queued_plan(tx, plan_id)
             target = await tx.plan(ahead_of)
             if target is None or target.status is not PlanStatus.QUEUED or target.position is None:
                 raise PlanNotFoundError(ahead_of, kind="queued")
@@ -196,9 +196,7 @@ class Steering(Envelope):
         who = check_actor(actor)
 
         async def edit(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            queued, salvage = await self._with_edits(
-                store, tx, await _queued_plan(tx, checked), who
-            )
+            queued, salvage = await self._with_edits(store, tx, await queued_plan(tx, checked), who)
             plan, changed = _edited(queued, sections, revision)
             await tx.save(plan)
             await tx.files.write(plan.id, render(plan.content, plan.notes))
@@ -230,7 +228,7 @@ class Steering(Envelope):
         who = check_actor(actor)
 
         async def drop(store: SessionStore, tx: SessionTx) -> Applied[Discarded]:
-            queued, _ = await self._with_edits(store, tx, await _queued_plan(tx, checked), who)
+            queued, _ = await self._with_edits(store, tx, await queued_plan(tx, checked), who)
             plan = queued.drop(reason=reason.strip(), at=self.clock())
             await tx.save(plan)
             tx.files.remove_after_commit(plan.id)
@@ -369,7 +367,7 @@ async def _make_room(tx: SessionTx, moving: PlanId, target: int) -> int:
     return (now[ahead[-1]] + now[behind[0]]) // 2
 
 
-async def _queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:
+async def queued_plan(tx: SessionTx, plan_id: PlanId) -> Plan:
     """A queued plan a person may steer; the active plan is the agent's."""
     plan = await tx.plan(plan_id)
     if plan is not None and plan.status is PlanStatus.ACTIVE:

@@ -15,6 +15,8 @@ COMMAND_WORDS: Words = {
     "shows it.",
     Action.ADD_PLANS: "Add plans with `nineplan add {name}` or `nineplan import {name} FILE`.",
     Action.ADD_MORE_PLANS: "Add more plans with `nineplan add {name}` if work remains.",
+    Action.WAIT_FOR_PREREQUISITES: "The queued plans wait for plans still active: "
+    "`nineplan state {name}` shows what each waits for.",
     Action.CORRECT_FIELD: "Correct {field} and run the command again.",
     Action.MAKE_ROOM: "Drop queued plans with `nineplan drop {name} PLAN_ID`, or let the agent "
     "work the queue down, before adding more.",

@@ -18,6 +18,9 @@ TOOL_WORDS: Words = {
     "{plan_discard}, then pull again.",
     Action.ADD_PLANS: "Add plans with {queue_add}, then {queue_pull}.",
     Action.ADD_MORE_PLANS: "Add more plans with {queue_add} if work remains.",
+    Action.WAIT_FOR_PREREQUISITES: "Wait: call {queue_pull} again in a minute or two, once "
+    "the plans they wait for are completed or discarded. Or add work that waits for nothing "
+    "with {queue_add}.",
     Action.CORRECT_FIELD: "Correct {field} and call again.",
     Action.MAKE_ROOM: "Work the queue down ({queue_pull}, then {plan_complete} or "
     "{plan_discard}) before adding more.",

@@ -16,6 +16,8 @@ CONTROL_WORDS: Words = {
     "shows it.",
     Action.ADD_PLANS: "Add plans with the Add a plan form on the session page.",
     Action.ADD_MORE_PLANS: "Add more plans with the Add a plan form if work remains.",
+    Action.WAIT_FOR_PREREQUISITES: "The queued plans wait for plans still active; the "
+    "session's graph shows what each waits for.",
     Action.CORRECT_FIELD: "Correct the {label} and submit the form again.",
     Action.MAKE_ROOM: "Drop queued plans, or let the agent work the queue down, before adding "
     "more.",

@@ -222,15 +222,23 @@ class MemorySessionTx(EventRows):
         active = (plan for plan in self.plans.values() if plan.status is PlanStatus.ACTIVE)
         return sorted(active, key=lambda plan: plan.id)
 
+    def _unsettled(self, plan: Plan) -> tuple[PlanId, ...]:
+        """What `plan` waits for: the plans it names that are not settled (a plan it names
+        that is not here counts as settled, as in the SQL stores' count)."""
+        named = (self.plans.get(plan_id) for plan_id in plan.after)
+        return tuple(p.id for p in named if p is not None and not p.status.settled)
+
     async def front_of_queue(self) -> Plan | None:
-        queued = self._queued()
-        return queued[0] if queued else None
+        return next((plan for plan in self._queued() if not self._unsettled(plan)), None)
 
     async def queue(self) -> list[QueueEntry]:
         return [
-            QueueEntry(plan.id, plan.goal, rank)
+            QueueEntry(plan.id, plan.goal, rank, self._unsettled(plan))
             for rank, plan in enumerate(self._queued(), start=1)
         ]
+
+    async def needed_by(self, plan_id: PlanId) -> list[PlanId]:
+        return sorted(plan.id for plan in self.plans.values() if plan_id in plan.after)
 
     async def tally(self) -> Tally:
         queued = self._queued()
@@ -239,7 +247,7 @@ class MemorySessionTx(EventRows):
             completed=sum(1 for p in self.plans.values() if p.status is PlanStatus.COMPLETED),
             low=queued[0].position if queued else None,
             high=queued[-1].position if queued else None,
-            next_goal=queued[0].goal if queued else None,
+            next_goal=next((p.goal for p in queued if not self._unsettled(p)), None),
         )
 
     async def plan(self, plan_id: PlanId) -> Plan | None:

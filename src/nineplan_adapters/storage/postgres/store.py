@@ -2,6 +2,7 @@
 take turns; plan files are this machine's mirror of the database."""
 
 import datetime as dt
+import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
@@ -64,7 +65,17 @@ _TALLY = (
     f"SELECT (SELECT count(*) {_QUEUED}), "  # noqa: S608 - constants only
     "(SELECT count(*) FROM nineplan_plans WHERE session_name = $1 AND status = 'completed'), "
     f"(SELECT min(queue_position) {_QUEUED}), (SELECT max(queue_position) {_QUEUED}), "
-    f"(SELECT goal {_QUEUED} ORDER BY queue_position LIMIT 1)"
+    f"(SELECT goal {_QUEUED} AND waiting = 0 ORDER BY queue_position LIMIT 1)"
+)
+#: The queue, front first, each plan with its unsettled prerequisites in the order named (a
+#: JSON array; looked up only for a waiting plan).
+_QUEUE = (
+    "SELECT id, goal, CASE WHEN waiting > 0 THEN (SELECT json_agg(named.id ORDER BY p.n) "
+    "FROM jsonb_array_elements_text(plans.after_ids::jsonb) WITH ORDINALITY AS p(id, n) "
+    "JOIN nineplan_plans AS named ON named.session_name = plans.session_name AND named.id = p.id "
+    "WHERE named.status IN ('queued', 'active'))::text END "
+    "FROM nineplan_plans AS plans WHERE session_name = $1 AND status = 'queued' "
+    "ORDER BY queue_position"
 )
 #: One session's events of some kinds from a time on, counted per UTC hour: (hour, kind,
 #: count) rows; nineplan_journal_kind finds the kinds' rows.
@@ -280,7 +291,9 @@ class PostgresSessionTx(EventRows):
         return [row_to_plan(record) for record in records]
 
     async def front_of_queue(self) -> Plan | None:
-        return await self._plan_where("status = 'queued' ORDER BY queue_position LIMIT 1")
+        return await self._plan_where(
+            "status = 'queued' AND waiting = 0 ORDER BY queue_position LIMIT 1"
+        )
 
     async def plan(self, plan_id: PlanId) -> Plan | None:
         return await self._plan_where("id = $2", plan_id)
@@ -294,11 +307,20 @@ class PostgresSessionTx(EventRows):
         return [row_to_plan(record) for record in records]
 
     async def queue(self) -> list[QueueEntry]:
+        records = await self.connection.fetch(_QUEUE, self.session_name)
+        return [
+            QueueEntry(r[0], r[1], rank, tuple(json.loads(r[2])) if r[2] else ())
+            for rank, r in enumerate(records, start=1)
+        ]
+
+    async def needed_by(self, plan_id: PlanId) -> list[PlanId]:
         records = await self.connection.fetch(
-            "SELECT id, goal FROM nineplan_plans WHERE session_name = $1 AND status = 'queued' ORDER BY queue_position",
+            "SELECT plan_id FROM nineplan_prerequisites WHERE session_name = $1 "
+            "AND prerequisite_id = $2 ORDER BY plan_id",
             self.session_name,
+            plan_id,
         )
-        return [QueueEntry(r["id"], r["goal"], rank) for rank, r in enumerate(records, start=1)]
+        return [PlanId(record[0]) for record in records]
 
     async def tally(self) -> Tally:
         record = await self.connection.fetchrow(_TALLY, self.session_name)

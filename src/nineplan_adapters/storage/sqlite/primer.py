@@ -23,10 +23,10 @@ from nineplan_adapters.storage.priming import (
 )
 from nineplan_adapters.storage.sqlite.queries import (
     ACTIVE,
-    ACTIVE_ALL,
     COUNTS,
     LAST_EVENT_AT,
     LIVE_GOALS,
+    PRIMED_ACTIVE,
     QUEUE_GOALS,
     SESSION_ROW,
     WORKERS_NAMED,
@@ -195,7 +195,7 @@ def _read(
         active_plan=active,
         next=[goal for (goal,) in goals],
         stuck=stuck_from_rows(live, deferred, stuck_defers),
-        active_plans=primed_holds(db.execute(ACTIVE_ALL).fetchall(), file_of),
+        active_plans=primed_holds(db.execute(PRIMED_ACTIVE).fetchall(), file_of),
         workers_named=_workers_named(db),
     )
 

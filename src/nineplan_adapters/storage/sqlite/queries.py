@@ -15,6 +15,8 @@ WORKERS_NAMED = "SELECT workers_named FROM sessions"
 _QUEUED = "(SELECT n FROM plan_counts WHERE status = 'queued')"
 _COMPLETED = "(SELECT n FROM plan_counts WHERE status = 'completed')"
 _FRONT_OF = "(SELECT {} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1)"
+#: The first ready plan (nothing it waits for unsettled), from the partial index plans_ready.
+_READY = "FROM plans WHERE status = 'queued' AND waiting = 0 ORDER BY queue_position LIMIT 1"
 _BACK = "(SELECT queue_position FROM plans WHERE status = 'queued' ORDER BY queue_position DESC LIMIT 1)"
 _PLAN_COLUMNS = ", ".join(PLAN_COLUMNS)
 _PLACEHOLDERS = ", ".join(f":{column}" for column in PLAN_COLUMNS)
@@ -38,15 +40,20 @@ RENUMBER = (
 FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 #: The active plan of the worker `main` (a lone agent's).
-ACTIVE = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
+# The read-only primer opens databases of older schemas too: it reads the columns of v10.
+_PRIMED = ", ".join(column for column in PLAN_COLUMNS if column != "after_ids")
+ACTIVE = f"SELECT {_PRIMED} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
+#: Every active plan as the primer reads it.
+PRIMED_ACTIVE = f"SELECT {_PRIMED} FROM plans WHERE status = 'active' ORDER BY +id"  # noqa: S608 - constants only
 #: Every active plan (by id: the service orders them by when they were pulled).
 # `+id`: sort the few active rows found through the partial index plans_active_worker; a bare
 # `ORDER BY id` has SQLite walk the whole table in id order instead (200 ms at 100,000 plans).
 ACTIVE_ALL = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'active' ORDER BY +id"  # noqa: S608 - constants only
-FRONT = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT 1"  # noqa: S608
+#: The plan a pull takes: the first ready one in queue order.
+FRONT = f"SELECT {_PLAN_COLUMNS} {_READY}"
 TALLY = (
     f"SELECT {_QUEUED}, {_COMPLETED}, {_FRONT_OF.format('queue_position')}, {_BACK}, "
-    f"{_FRONT_OF.format('goal')}"
+    f"(SELECT goal {_READY})"
 )
 INSERT_EVENT = (
     "INSERT INTO journal (seq, at, kind, plan_id, actor, detail) "
@@ -71,8 +78,16 @@ HOURLY_COUNTS = (
     "GROUP BY hour, kind"
 )
 
-#: The queue, front first: (id, goal) rows (the store's queue()).
-QUEUE = "SELECT id, goal FROM plans WHERE status = 'queued' ORDER BY queue_position"
+#: The queue, front first: (id, goal, what it waits for as a JSON array or NULL) rows (the
+#: store's queue()); the unsettled prerequisites are looked up only for a waiting plan.
+QUEUE = (
+    "SELECT id, goal, CASE WHEN waiting > 0 THEN (SELECT json_group_array(id) FROM ("
+    "SELECT named.id FROM json_each(plans.after_ids) AS p JOIN plans AS named "
+    "ON named.id = p.value WHERE named.status IN ('queued', 'active') ORDER BY p.key)) END "
+    "FROM plans WHERE status = 'queued' ORDER BY queue_position"
+)
+#: The plans that name a plan in `after`, whatever their status, by id.
+NEEDED_BY = "SELECT plan_id FROM prerequisites WHERE prerequisite_id = ? ORDER BY plan_id"
 #: The first `?` goals of the queue (what prime shows of the queue).
 QUEUE_GOALS = "SELECT goal FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?"
 #: The queued and active plans, (id, goal).

@@ -41,6 +41,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     INSERT_EVENT,
     INSERT_PLAN,
     NAME_WORKERS,
+    NEEDED_BY,
     QUEUE,
     RENUMBER,
     SAVE_PLAN,
@@ -281,7 +282,10 @@ class SqliteSessionTx(EventRows):
         rows = await self.db.run_in_thread(  # grows with the queue: in the thread
             QUEUE
         )
-        return [QueueEntry(row[0], row[1], rank) for rank, row in enumerate(rows, start=1)]
+        return [
+            QueueEntry(row[0], row[1], rank, tuple(json.loads(row[2])) if row[2] else ())
+            for rank, row in enumerate(rows, start=1)
+        ]
 
     async def tally(self) -> Tally:
         row = await self._one(TALLY)
@@ -323,6 +327,9 @@ class SqliteSessionTx(EventRows):
     async def ahead_of(self, position: int, leaving: PlanId) -> tuple[int | None, int]:
         rows = await self.db.run(AHEAD_OF, {"position": position, "leaving": leaving})
         return (rows[0][0], int(rows[0][1])) if rows else (None, 0)
+
+    async def needed_by(self, plan_id: PlanId) -> list[PlanId]:
+        return [PlanId(row[0]) for row in await self.db.run(NEEDED_BY, (plan_id,))]
 
     async def plan_rows(self) -> list[PlanRow]:
         rows = await self.db.run_in_thread(
