@@ -7,8 +7,9 @@ from mcp import Client
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.entrypoints.mcp import build_server
 
-#: The budget for tools/list: tokens, taken as characters / 4.
-TOOL_TOKENS = 2_000
+#: The budget for tools/list: tokens, taken as characters / 4 (docs/architecture.md,
+#: "Prerequisites": thirteen tools, `after` and `queue_add_many` among them, stay under it).
+TOOL_TOKENS = 2_500
 #: The cap one major client applies to server instructions.
 INSTRUCTION_BYTES = 2_048
 

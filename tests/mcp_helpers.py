@@ -12,6 +12,7 @@ TOOLS = {
     "9plan_session_create",
     "9plan_session_resume",
     "9plan_queue_add",
+    "9plan_queue_add_many",
     "9plan_queue_pull",
     "9plan_plan_defer",
     "9plan_plan_complete",

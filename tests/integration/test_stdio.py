@@ -17,7 +17,7 @@ from tests.mcp_helpers import both_eras, category, ok, text
 
 @both_eras
 async def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path, mode: str):
-    """A whole lifecycle through a spawned `nineplan serve`, touching all twelve tools."""
+    """A whole lifecycle through a spawned `nineplan serve`, touching all twelve tools of the first release."""
     async with Client(stdio_server(tmp_path), mode=mode) as client:
         assert client.server_info.name == "9plan"  # type: ignore[union-attr]
         assert "9plan_queue_pull" in (client.instructions or "")

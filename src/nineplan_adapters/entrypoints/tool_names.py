@@ -15,6 +15,7 @@ SHORT_NAMES = (
     "session_create",
     "session_resume",
     "queue_add",
+    "queue_add_many",
     "queue_pull",
     "plan_defer",
     "plan_complete",

@@ -4,6 +4,7 @@ These TypedDicts are the contract with clients: they change only on purpose, nev
 the domain did.
 """
 
+from collections.abc import Sequence
 from typing import NotRequired
 
 from typing_extensions import TypedDict
@@ -15,6 +16,7 @@ from nineplan_adapters.entrypoints.journal_views import (
 )
 from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.results import (
+    AddedPlans,
     Completion,
     Discarded,
     HistoryMatch,
@@ -52,6 +54,8 @@ class QueueItem(TypedDict):
     queue_position: int
     defer_count: int
     stuck: bool
+    #: The plans it waits for that are not settled yet (empty: it is ready).
+    waiting_for: NotRequired[list[str]]
 
 
 class ActivePlan(TypedDict):
@@ -100,6 +104,31 @@ class PlanAdded(Told):
     plan_id: str
     plan_path: str
     queue_position: int
+    #: The plans named in `after` that are not settled yet.
+    waiting_for: NotRequired[list[str]]
+
+
+class BatchItem(TypedDict):
+    plan_id: str
+    key: str | None
+    plan_path: str
+    queue_position: int
+    waiting_for: list[str]
+
+
+class PlansAdded(Told):
+    plans: list[BatchItem]
+    queue_length: int
+
+
+class PrerequisiteView(TypedDict):
+    """A plan the pulled plan waited for: its outcome, or (discarded) why it was dropped."""
+
+    id: str
+    goal: str
+    status: str
+    outcome: str | None
+    reason: NotRequired[str | None]
 
 
 class PlanPulled(Told):
@@ -108,6 +137,8 @@ class PlanPulled(Told):
     goal: str
     plan_text: str
     worker: NotRequired[str]
+    #: The plans it waited for, in the order named, each with what it produced.
+    prerequisites: NotRequired[list[PrerequisiteView]]
 
 
 class PlanDeferred(Told):
@@ -155,6 +186,9 @@ class CompletedPlan(Told):
     #: Who holds it, when it is active (`9plan_history_get` shows an active plan as last
     #: stored).
     worker: NotRequired[str]
+    #: The plans it waits (or waited) for, and the plans that name it in theirs.
+    after: NotRequired[list[str]]
+    needed_by: NotRequired[list[str]]
 
 
 class Invariants(TypedDict):
@@ -219,6 +253,7 @@ def session_state(state: SessionState) -> SessionStateView:
                 "queue_position": e.rank,
                 "defer_count": state.defer_count(e.id),
                 "stuck": state.stuck(e.id),
+                "waiting_for": list(e.waiting_for),
             }
             for e in state.queue
         ],
@@ -264,7 +299,28 @@ def admin_state(state: SessionState) -> AdminState:
 
 
 def plan_added(placed: PlacedPlan) -> PlanAdded:
-    return {"plan_id": placed.plan.id, "plan_path": placed.path, "queue_position": placed.rank or 0}
+    return {
+        "plan_id": placed.plan.id,
+        "plan_path": placed.path,
+        "queue_position": placed.rank or 0,
+        "waiting_for": list(placed.waiting_for),
+    }
+
+
+def plans_added(added: AddedPlans) -> PlansAdded:
+    return {
+        "plans": [
+            {
+                "plan_id": entry.plan.id,
+                "key": entry.key,
+                "plan_path": entry.path,
+                "queue_position": entry.rank,
+                "waiting_for": list(entry.waiting_for),
+            }
+            for entry in added.plans
+        ],
+        "queue_length": added.queue_length,
+    }
 
 
 def plan_pulled(placed: PlacedPlan) -> PlanPulled:
@@ -274,6 +330,16 @@ def plan_pulled(placed: PlacedPlan) -> PlanPulled:
         "goal": placed.plan.goal,
         "plan_text": placed.text or "",
         "worker": stored_worker(placed.plan.worker),
+        "prerequisites": [
+            {
+                "id": named.id,
+                "goal": named.goal,
+                "status": named.status.value,
+                "outcome": named.outcome,
+                "reason": named.reason,
+            }
+            for named in placed.prerequisites
+        ],
     }
 
 
@@ -321,11 +387,14 @@ def completed_plan(plan: Plan) -> CompletedPlan:
     }
 
 
-def whole_plan(plan: Plan) -> CompletedPlan:
-    """A plan as `9plan_history_get` shows it: completed, or active with its worker."""
+def whole_plan(plan: Plan, needed_by: Sequence[str] = ()) -> CompletedPlan:
+    """A plan as `9plan_history_get` shows it: completed, or active with its worker; what it
+    waited for and what waits for it."""
     view = completed_plan(plan)
     if plan.hold is not None:
         view["worker"] = plan.hold.worker
+    view["after"] = list(plan.after)
+    view["needed_by"] = list(needed_by)
     return view
 
 

@@ -173,6 +173,17 @@ class Queries(Envelope):
             raise PlanNotFoundError(plan_id)
         return plan
 
+    async def needed_by(self, name: str, plan_id: str) -> list[PlanId]:
+        """The plans that name `plan_id` in `after`, whatever their status, by id.
+
+        Raises:
+            InvalidInputError, SessionNotFoundError, StorageError.
+        """
+        checked = check_plan_id(plan_id)
+        store = await self.catalog.open(check_session_name(name))
+        async with store.reading(snapshot=False) as reader:
+            return await reader.needed_by(checked)
+
     async def finished_plans(self, name: str) -> list[Plan]:
         """Every completed and discarded plan of a session, in the order they finished.
 

@@ -1,4 +1,4 @@
-"""The MCP surface: the twelve 9plan tools, the prompts, instructions and resources."""
+"""The MCP surface: the thirteen 9plan tools, the prompts, instructions and resources."""
 
 from nineplan_adapters.entrypoints.mcp.server import build_server
 

@@ -23,9 +23,11 @@ ERRORS = {
     "session_create": ["VALIDATION_ERROR", *STORAGE],
     "session_resume": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
     "queue_add": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
+    "queue_add_many": ["SESSION_NOT_FOUND", "VALIDATION_ERROR", *STORAGE],
     "queue_pull": [
         "SESSION_NOT_FOUND",
         "PLAN_ALREADY_ACTIVE",
+        "QUEUE_BLOCKED",
         "QUEUE_EMPTY",
         "VALIDATION_ERROR",
         *STORAGE,
@@ -63,6 +65,16 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("admin_sessions", {}),
     ("session_resume", {"session_name": "{name}"}),
     ("admin_state", {}),
+    (
+        "queue_add_many",
+        {
+            "plans": [
+                {**PLAN, "goal": "Add the login route", "key": "route"},
+                {**PLAN, "goal": "Test the login route", "after": ["route"]},
+            ],
+            "position": "front",
+        },
+    ),
 ]
 
 
@@ -150,6 +162,17 @@ _WORKERS = (
 )
 
 
+#: What the reference says about prerequisites (docs/architecture.md, "Prerequisites").
+_PREREQUISITES = (
+    "A plan added with `after` (plan ids, at most 20) waits until each of those plans is",
+    "completed or discarded; a pull takes the first *ready* plan in queue order and passes over",
+    "waiting ones, which keep their places. Plans queued but none ready is `QUEUE_BLOCKED`, naming",
+    "what the front plans wait for and who holds it; `QUEUE_EMPTY` means nothing is queued. A pull",
+    "of a plan that waited hands over each prerequisite's outcome (`prerequisites`, and a notice",
+    "each, cut at 1,000 characters).",
+)
+
+
 async def render() -> str:
     """The whole tools.md, from a server the container builds over memory storage."""
     app = build_container(Settings(storage="memory"))
@@ -178,6 +201,7 @@ async def render() -> str:
         "Session-scoped tools act on the client's current session (set by create and resume) unless",
         "`session_name` names another; mutating tools take an optional `request_id` for safe retries.",
         *_WORKERS,
+        *_PREREQUISITES,
         "The names are the default ones: `NINEPLAN_TOOL_PREFIX` (default `9plan_`) renames every tool",
         "and every text that names one ([clients.md](clients.md#tool-names)).",
         "",

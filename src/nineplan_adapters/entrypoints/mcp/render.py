@@ -31,9 +31,16 @@ def stuck_mark(item: View) -> str:
     return f" (deferred {item['defer_count']} times: stuck)" if item.get("stuck") else ""
 
 
+def waits_mark(item: View) -> str:
+    """` (waits for k3v9x, m2p8q)` after a queued plan whose prerequisites are not settled."""
+    waiting = item.get("waiting_for") or []
+    return f" (waits for {', '.join(waiting)})" if waiting else ""
+
+
 def _queue_lines(queue: Sequence[View]) -> list[str]:
     lines = [
         f"  {item['queue_position']}. {item['id']} {one_line(item['goal'])}{stuck_mark(item)}"
+        f"{waits_mark(item)}"
         for item in queue[:QUEUE_LINES]
     ]
     if len(queue) > QUEUE_LINES:
@@ -95,10 +102,22 @@ def session_created(view: View) -> str:
 
 
 def plan_added(view: View) -> str:
+    waits = waits_mark(view).strip()
+    waiting = f"\nIt {waits[1:-1]}: pulled once they are completed or discarded." if waits else ""
     return (
         f"Added plan {view['plan_id']} at queue position {view['queue_position']}.\n"
-        f"File: {view['plan_path']}"
+        f"File: {view['plan_path']}{waiting}"
     )
+
+
+def plans_added(view: View) -> str:
+    lines = [
+        f"  {item['queue_position']}. {item['plan_id']}"
+        + (f" ({item['key']})" if item.get("key") else "")
+        + f"{waits_mark(item)} {item['plan_path']}"
+        for item in view["plans"]
+    ]
+    return "\n".join([f"Added {len(lines)} plans; {view['queue_length']} queued.", *lines])
 
 
 def plan_pulled(view: View) -> str:
@@ -155,7 +174,12 @@ def whole_plan(view: View) -> str:
     worker = view.get("worker")
     what = f"Active plan (worker {worker})" if worker else "Completed plan"
     body = "\n".join(indented(key, view[key]) for key in PLAN_FIELDS)
-    return f"{what} {view['id']}:\n{body}"
+    links = [
+        f"{label}: {', '.join(view[key])}"
+        for key, label in (("after", "Waited for"), ("needed_by", "Needed by"))
+        if view.get(key)
+    ]
+    return "\n".join([f"{what} {view['id']}:", body, *links])
 
 
 def validation(view: View) -> str:
@@ -191,6 +215,7 @@ RENDERERS: dict[str, Renderer] = {
     "session_create": session_created,
     "session_resume": lambda view: state(view, "Resumed"),
     "queue_add": plan_added,
+    "queue_add_many": plans_added,
     "queue_pull": plan_pulled,
     "plan_defer": plan_deferred,
     "plan_complete": plan_completed,

@@ -1,4 +1,4 @@
-"""The twelve 9plan tools: each resolves its session, calls one use case, returns text + view.
+"""The thirteen 9plan tools: each resolves its session, calls one use case, returns text + view.
 
 Each tool is a plain function of its arguments and `ctx`; `TOOLS` is the table that names,
 describes and registers them, each behind the one error translation. A text that names a tool
@@ -26,7 +26,8 @@ from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import still_active
-from nineplan_core.results import Finished, SessionState
+from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.results import Finished, PlacedPlan, SessionState
 from nineplan_core.workers import stored_worker
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -49,6 +50,28 @@ WorkerArg = Annotated[
 HeldArg = Annotated[
     str | None,
     Field(description="The plan you finish (checked)", pattern=PLAN_ID_PATTERN),
+]
+AfterArg = Annotated[
+    list[str] | None,
+    Field(description="Plan ids to complete or discard first", max_length=20),
+]
+#: One plan of `queue_add_many`, as tools/list shows it (the use case checks every field and
+#: names the item: `plans[2].goal`).
+PLAN_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{name: {"type": "string"} for name in ("context", "goal", "approach")},
+        "success_criteria": {"type": "string"},
+        "inputs": {"type": "string"},
+        "outputs": {"type": "string"},
+        "key": {"type": "string", "description": "Names it in later items' after"},
+        "after": {"type": "array", "items": {"type": "string"}, "description": "Ids or keys"},
+    },
+    "required": ["context", "goal", "approach", "success_criteria"],
+}
+PlansArg = Annotated[
+    list[dict[str, Any]],
+    Field(description="1-50 plans, in order", json_schema_extra={"items": PLAN_ITEM}),
 ]
 TakeOverArg = Annotated[
     str | None,
@@ -95,9 +118,17 @@ def _salvaged(salvage: str | None) -> list[str]:
     return [salvage] if salvage else []
 
 
-def _next(names: ToolNames, goal: str | None, empty: str) -> str:
-    """What to do next: pull `goal`, or (the queue is empty) `empty`, a template."""
-    return f"Next: {one_line(goal)} ({names['queue_pull']})." if goal else names.fill(empty)
+def _next(names: ToolNames, goal: str | None, empty: str, queued: int = 0) -> str:
+    """What to do next: pull `goal` (the first ready plan); with `queued` plans and none
+    ready, wait for what they wait for; or (the queue is empty) `empty`, a template."""
+    if goal:
+        return f"Next: {one_line(goal)} ({names['queue_pull']})."
+    if queued:
+        return (
+            f"{queued} plan(s) are queued, all waiting for plans still active: pull again once "
+            "those are completed or discarded."
+        )
+    return names.fill(empty)
 
 
 def _empty(finished: Finished, otherwise: str) -> str:
@@ -218,12 +249,13 @@ async def queue_add(
     inputs: Annotated[str | None, Field(description="Needed from other plans")] = None,
     outputs: Annotated[str | None, Field(description="What it produces")] = None,
     position: PositionArg = "back",
+    after: AfterArg = None,
     session_name: SessionArg = None,
     request_id: RequestArg = None,
     worker: WorkerArg = None,
 ) -> Annotated[CallToolResult, views.PlanAdded]:
     """Queue a self-contained plan: front for blocking work, back (default) for later. A, B, C
-    added at front give C, B, A."""
+    added at front give C, B, A. With after, it is pulled only once those plans are done."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     placed = await call.service.add_plan(
         call.session,
@@ -235,6 +267,7 @@ async def queue_add(
         outputs=outputs or "",
         position=position,
         caller=call.caller,
+        after=after,
     )
     return call.succeed(
         render.plan_added,
@@ -246,6 +279,52 @@ async def queue_add(
     )
 
 
+async def queue_add_many(
+    ctx: ToolContext,
+    plans: PlansArg,
+    position: PositionArg = "back",
+    session_name: SessionArg = None,
+    request_id: RequestArg = None,
+    worker: WorkerArg = None,
+) -> Annotated[CallToolResult, views.PlansAdded]:
+    """Queue a task's plans in one call, in the given order: front gives A, B, C first, back
+    (default) last. An item's after names plan ids or earlier items' keys. One bad item adds
+    nothing."""
+    call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
+    added = await call.service.add_plans(call.session, plans, position=position, caller=call.caller)
+    return call.succeed(
+        render.plans_added,
+        views.plans_added(added),
+        _reminded(await call.service.reminder(call.session, caller=call.caller)),
+    )
+
+
+def handed_over(placed: PlacedPlan, names: ToolNames) -> list[str]:
+    """What a pull says of the plans the pulled plan waited for: each outcome (cut at
+    OUTCOME_CHARS, with where to read it whole), or why it was discarded."""
+    lines = []
+    for named in placed.prerequisites:
+        if named.status is PlanStatus.DISCARDED:
+            lines.append(
+                f"Plan {named.id}, which this plan waited for, was discarded: {named.reason or ''}".rstrip(
+                    ": "
+                )
+            )
+        elif named.outcome is not None:
+            outcome = named.outcome
+            if len(outcome) > OUTCOME_CHARS:
+                whole = names.fill('{history_get}(plan_id="' + named.id + '")')
+                outcome = outcome[:OUTCOME_CHARS] + f"... (cut; {whole} has it whole)"
+            lines.append(
+                f"Outcome of plan {named.id} ({one_line(named.goal)}), which this plan waited for: {outcome}"
+            )
+    return lines
+
+
+#: A prerequisite's outcome in a pull's text is cut after this many characters.
+OUTCOME_CHARS = 1000
+
+
 async def queue_pull(
     ctx: ToolContext,
     session_name: SessionArg = None,
@@ -253,8 +332,9 @@ async def queue_pull(
     worker: WorkerArg = None,
     take_over: TakeOverArg = None,
 ) -> Annotated[CallToolResult, views.PlanPulled]:
-    """Make the next queued plan active; returns its text and file. Do the work, keep notes in the
-    file or pass notes, then complete, defer or discard it."""
+    """Make the next ready plan active (one waiting for others is passed over); returns its text
+    and file. Do the work, keep notes in the file or pass notes, then complete, defer or discard
+    it."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     placed = await call.service.pull_plan(call.session, caller=call.caller, take_over=take_over)
     if call.deps.leases is not None:  # its file's edits renew the worker's lease
@@ -265,6 +345,7 @@ async def queue_pull(
         call.deps.leases.follow(call.session, held_by, placed.plan.id, placed.path, known)
     took = placed.taken_from
     notices = [f"Took over plan {placed.plan.id} from worker {took}."] if took else []
+    notices += handed_over(placed, call.names)
     notices.append("Keep notes in its # Notes section (or pass notes when you finish).")
     if placed.stuck:
         notices.append(stuck_text(placed.plan.id, placed.defer_count, call.names))
@@ -318,7 +399,12 @@ async def plan_complete(
     done = await call.service.complete_plan(
         call.session, outcome, notes=notes, caller=call.caller, plan_id=plan_id
     )
-    follow = _next(call.names, done.next_goal, _empty(done, "The queue is empty. Task complete!"))
+    follow = _next(
+        call.names,
+        done.next_goal,
+        _empty(done, "The queue is empty. Task complete!"),
+        done.queue_length,
+    )
     return call.succeed(
         render.plan_completed, views.plan_completed(done), [follow, *_salvaged(done.salvage)]
     )
@@ -340,7 +426,7 @@ async def plan_discard(
         call.session, reason, notes=notes, caller=call.caller, plan_id=plan_id
     )
     empty = _empty(gone, "The queue is empty: add plans with {queue_add}.")
-    follow = _next(call.names, gone.next_goal, empty)
+    follow = _next(call.names, gone.next_goal, empty, gone.queue_length)
     return call.succeed(
         render.plan_discarded, views.plan_discarded(gone), [follow, *_salvaged(gone.salvage)]
     )
@@ -376,7 +462,7 @@ async def history_get(
     plan = await call.service.get_history(call.session, plan_id)
     return call.succeed(
         render.whole_plan,
-        views.whole_plan(plan),
+        views.whole_plan(plan, await call.service.needed_by(call.session, plan.id)),
         _reminded(await call.service.reminder(call.session, caller=call.caller)),
     )
 
@@ -440,6 +526,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(session_create, "session_create", "Create session", WRITE),
     Tool(session_resume, "session_resume", "Resume session", RESUME),
     Tool(queue_add, "queue_add", "Add plan", WRITE),
+    Tool(queue_add_many, "queue_add_many", "Add plans", WRITE),
     Tool(queue_pull, "queue_pull", "Pull next plan", WRITE),
     Tool(plan_defer, "plan_defer", "Defer plan", WRITE),
     Tool(plan_complete, "plan_complete", "Complete plan", WRITE),
