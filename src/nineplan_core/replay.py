@@ -255,7 +255,13 @@ def replay_issues(
             replay.issues.append(f"journal event {event.seq} cannot be read: {event.problem}")
         else:
             replay.apply(event)
-    rows = list(rows)
+    _compare(replay, list(rows))
+    replay.cycles()
+    return replay.issues, replay.waits
+
+
+def _compare(replay: _Replay, rows: list[PlanRow]) -> None:
+    """What keeps the replayed state from matching the stored `rows`, into `replay.issues`."""
     stored_queue = [
         row.id
         for row in sorted(
@@ -294,5 +300,3 @@ def replay_issues(
         for plan_id in sorted(replayed_live)
         if plan_id not in replay.queue  # a queue mismatch was reported above
     ]
-    replay.cycles()
-    return replay.issues, replay.waits

@@ -397,3 +397,31 @@ def test_import_respects_fenced_code(tmp_path: Path, session: str):
     code, out, _ = nineplan(tmp_path, "show", session, added["plan_id"], "--json")
     assert json.loads(out)["context"] == fenced
     assert queue(tmp_path, session)[-1] == "fenced"
+
+
+def test_a_person_says_what_a_plan_waits_for(tmp_path: Path, session: str):
+    """`nineplan add --after` makes the new plan wait (it says for what); `nineplan state`
+    marks it; `nineplan edit --after` changes it, refuses a cycle naming it (exit 1, nothing
+    changed) and clears it with ''; `nineplan show` lists what it waits for."""
+    texts = ["--context", "c", "--approach", "a", "--success-criteria", "s"]
+    code, out, _ = nineplan(
+        tmp_path, "add", session, "--goal", "fourth", *texts, "--after", "00002"
+    )
+    assert code == 0, out
+    fourth = out.split()[0]
+    assert out.split()[1:] == ["rank", "3", "waits", "for", "00002"]
+    code, out, _ = nineplan(tmp_path, "state", session)
+    assert f"{fourth}" in out
+    assert "[waits for 00002]" in out
+    code, out, err = nineplan(tmp_path, "edit", session, "00002", "--after", fourth)
+    assert code == 1, out
+    assert f"would make plans wait for each other: 00002 -> {fourth} -> 00002" in err
+    code, out, _ = nineplan(tmp_path, "show", session, fourth)
+    assert "after: 00002" in out
+    code, out, _ = nineplan(tmp_path, "edit", session, fourth, "--after", "00003")
+    assert (code, "after: 00003" in out) == (0, True)
+    code, out, _ = nineplan(tmp_path, "edit", session, fourth, "--after", "")
+    assert code == 0
+    assert "after:" not in out
+    code, out, _ = nineplan(tmp_path, "validate", session)
+    assert code == 0, out

@@ -9,7 +9,7 @@ import attrs
 
 from nineplan_core.callers import AGENT, Caller, check_caller
 from nineplan_core.errors import InvalidInputError, QueueFullError
-from nineplan_core.journal import EventKind, plan_event
+from nineplan_core.journal import Actor, EventKind, plan_event
 from nineplan_core.model import (
     PLAN_ID,
     SECTION_FIELDS,
@@ -164,53 +164,60 @@ class Batches(Envelope):
             plans=[attrs.asdict(item) for item in items],
             position=where,
         )
-        who = caller.actor
 
         async def add(store: SessionStore, tx: SessionTx) -> Applied[AddedPlans]:
-            tally = await tx.tally()
-            if tally.queued + len(items) > self.limits.max_queue:
-                raise QueueFullError(self.limits.max_queue)
-            named = [
-                await check_named(tx, item.after, f"plans[{index}].after")
-                for index, item in enumerate(items)
-            ]
-            first = insert_position(tally, where)
-            if where is Position.FRONT and tally.low is not None:
-                first = tally.low - len(items)
-            added: list[BatchedPlan] = []
-            for index, item in enumerate(items):
-                after = (*item.after, *(added[earlier].plan.id for earlier in item.earlier))
-                plan = await self._insert(tx, item.content, first + index, after)
-                await tx.files.write(plan.id, render(plan.content, plan.notes))
-                rank = (1 if where is Position.FRONT else tally.queued + 1) + index
-                waiting = (*unsettled(named[index]), *after[len(item.after) :])
-                added.append(
-                    BatchedPlan(
-                        plan=plan,
-                        key=item.key,
-                        path=store.plan_path(plan.id),
-                        rank=rank,
-                        waiting_for=waiting,
-                    )
-                )
-            events = [
-                plan_event(
-                    entry.plan.created_at,
-                    who,
-                    EventKind.PLAN_ADDED,
-                    entry.plan,
-                    position=where,
-                    rank=entry.rank,
-                    batch=len(items),
-                    **({"after": list(entry.plan.after)} if entry.plan.after else {}),
-                )
-                for entry in added
-            ]
-            return Applied(
-                result=AddedPlans(plans=tuple(added), queue_length=tally.queued + len(items)),
-                events=events,
-                said="plans added",
-                about={"count": len(added)},
-            )
+            return await self._add_batch(store, tx, items, where, caller.actor)
 
         return await self._apply(name, add, retry=call)
+
+    async def _add_batch(
+        self,
+        store: SessionStore,
+        tx: SessionTx,
+        items: list[BatchItem],
+        where: Position,
+        who: Actor,
+    ) -> Applied[AddedPlans]:
+        """The checked `items` added in `tx`, in order, each with its file and `plan_added`."""
+        tally = await tx.tally()
+        if tally.queued + len(items) > self.limits.max_queue:
+            raise QueueFullError(self.limits.max_queue)
+        named = [
+            await check_named(tx, item.after, f"plans[{index}].after")
+            for index, item in enumerate(items)
+        ]
+        first = insert_position(tally, where)
+        if where is Position.FRONT and tally.low is not None:
+            first = tally.low - len(items)
+        added: list[BatchedPlan] = []
+        for index, item in enumerate(items):
+            after = (*item.after, *(added[earlier].plan.id for earlier in item.earlier))
+            plan = await self._insert(tx, item.content, first + index, after)
+            await tx.files.write(plan.id, render(plan.content, plan.notes))
+            rank = (1 if where is Position.FRONT else tally.queued + 1) + index
+            waiting = (*unsettled(named[index]), *after[len(item.after) :])
+            added.append(
+                BatchedPlan(
+                    plan=plan, key=item.key, path=store.plan_path(plan.id), rank=rank,
+                    waiting_for=waiting,
+                )
+            )  # fmt: skip
+        events = [
+            plan_event(
+                entry.plan.created_at,
+                who,
+                EventKind.PLAN_ADDED,
+                entry.plan,
+                position=where,
+                rank=entry.rank,
+                batch=len(items),
+                **({"after": list(entry.plan.after)} if entry.plan.after else {}),
+            )
+            for entry in added
+        ]
+        return Applied(
+            result=AddedPlans(plans=tuple(added), queue_length=tally.queued + len(items)),
+            events=events,
+            said="plans added",
+            about={"count": len(added)},
+        )

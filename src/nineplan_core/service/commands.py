@@ -11,6 +11,7 @@ from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import InvalidInputError, QueueFullError
 from nineplan_core.journal import (
+    Actor,
     EventKind,
     excerpt,
     plan_event,
@@ -158,33 +159,41 @@ class Commands(Envelope):
             position=where,
             **({"after": list(waits)} if waits else {}),
         )
-        who = caller.actor
 
         async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            tally = await tx.tally()
-            if tally.queued >= self.limits.max_queue:
-                raise QueueFullError(self.limits.max_queue)
-            named = await check_named(tx, waits)
-            plan = await self._insert(tx, content, insert_position(tally, where), waits)
-            await tx.files.write(plan.id, render(plan.content, plan.notes))
-            rank = insert_rank(tally, where)
-            added = plan_event(
-                plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank,
-                **({"after": list(waits)} if waits else {}),
-            )  # fmt: skip
-            return Applied(
-                result=PlacedPlan(
-                    plan=plan,
-                    path=store.plan_path(plan.id),
-                    rank=rank,
-                    waiting_for=unsettled(named),
-                ),
-                events=[added],
-                said="plan added",
-                about={"plan_id": plan.id, "rank": rank},
-            )
+            return await self._add(store, tx, content, where, waits, caller.actor)
 
         return await self._apply(name, add, retry=call)
+
+    async def _add(
+        self,
+        store: SessionStore,
+        tx: SessionTx,
+        content: PlanContent,
+        where: Position,
+        waits: tuple[PlanId, ...],
+        who: Actor,
+    ) -> Applied[PlacedPlan]:
+        """One plan added in `tx`, waiting for `waits` (checked against the session)."""
+        tally = await tx.tally()
+        if tally.queued >= self.limits.max_queue:
+            raise QueueFullError(self.limits.max_queue)
+        named = await check_named(tx, waits)
+        plan = await self._insert(tx, content, insert_position(tally, where), waits)
+        await tx.files.write(plan.id, render(plan.content, plan.notes))
+        rank = insert_rank(tally, where)
+        added = plan_event(
+            plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank,
+            **({"after": list(waits)} if waits else {}),
+        )  # fmt: skip
+        return Applied(
+            result=PlacedPlan(
+                plan=plan, path=store.plan_path(plan.id), rank=rank, waiting_for=unsettled(named)
+            ),
+            events=[added],
+            said="plan added",
+            about={"plan_id": plan.id, "rank": rank},
+        )
 
     async def defer_plan(
         self,

@@ -27,7 +27,7 @@ from nineplan_adapters.entrypoints.cli.catalogue import COMMANDS as CATALOGUE_CO
 from nineplan_adapters.entrypoints.cli.catalogue import NAMES as CATALOGUE_NAMES
 from nineplan_adapters.entrypoints.cli.catalogue import add_arguments as add_catalogue_arguments
 from nineplan_adapters.entrypoints.cli.steering import COMMANDS as STEERING_COMMANDS
-from nineplan_adapters.entrypoints.cli.steering import STEERING, edits
+from nineplan_adapters.entrypoints.cli.steering import STEERING, edits, plan_ids
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
 from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
@@ -347,7 +347,7 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     active = found.active_plan
     queue = [["RANK", "ID", "DEFERRED", "GOAL"]] + [
         [str(q["queue_position"]), q["id"], _deferred(q["defer_count"], stuck=q["stuck"]),
-         one_line(q["goal"])[:70]]
+         one_line(q["goal"])[:70] + _waits(q.get("waiting_for", []))]
         for q in state["queue"]
     ]  # fmt: skip
     held = "-"
@@ -372,6 +372,11 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     text = "\n".join([terminal_safe("\n".join(lines)), table, *map(terminal_safe, recent)])
     _emit(args, state, text, escaped=True)
     return 0
+
+
+def _waits(waiting_for: list[str]) -> str:
+    """`  [waits for k3v9x]` after a queued plan's goal while it waits."""
+    return f"  [waits for {', '.join(waiting_for)}]" if waiting_for else ""
 
 
 def _deferred(count: int, *, stuck: bool) -> str:
@@ -442,6 +447,7 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
         "discarded_by": plan.discarded_by,
         "revision": revision,
         "file": file,
+        "after": list(plan.after),
     }
     shown = ["status", "id", "goal", "discarded_by", "discard_reason", "outcome", "created_at"]
     lines = [indented(key, view[key]) for key in shown if view[key] is not None]
@@ -450,6 +456,8 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
         lines.append(indented(finished, view["completed_at"]))
     if revision is not None:
         lines.append(indented("revision", revision))
+    if plan.after:
+        lines.append(indented("after", ", ".join(plan.after)))
     body = (
         [f"file:\n{textwrap.indent(file, '  ')}"]
         if file is not None
@@ -461,16 +469,19 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
 
 async def _edit(service: NinePlan, args: argparse.Namespace) -> int:
     """Change sections of a queued plan, then print it as `show` does."""
-    changes = edits(args)
-    if not changes:
-        flags = ", ".join(f"--{field.replace('_', '-')}" for field in SECTION_FIELDS)
+    changes, after = edits(args), plan_ids(args.after)
+    if not changes and after is None:
+        flags = ", ".join(f"--{field.replace('_', '-')}" for field in (*SECTION_FIELDS, "after"))
         error = {
             "category": "VALIDATION_ERROR",
             "message": f"nothing to edit: give at least one of {flags}",
             "suggestion": "Name the sections to change.",
         }
         return _fail(args, error, f"nineplan: edit: {error['message']}", USAGE)
-    await service.edit_plan(args.name, args.plan_id, changes, revision=args.revision)
+    if changes:
+        await service.edit_plan(args.name, args.plan_id, changes, revision=args.revision)
+    if after is not None:
+        await service.edit_plan_after(args.name, args.plan_id, after)
     return await _show(service, args)
 
 

@@ -49,6 +49,9 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     for field in ("inputs", "outputs"):
         add.add_argument(f"--{field}", default="", help=f"the plan's {field} (optional)")
     add.add_argument("--front", action="store_true", help="pulled next (default: at the back)")
+    add.add_argument(
+        "--after", metavar="ID[,ID]", help="pulled only once these plans are completed or discarded"
+    )
     for name in ("move", "drop", "release"):
         commands[name].add_argument("plan_id", help="5-character plan id")
     where = commands["move"].add_mutually_exclusive_group(required=True)
@@ -63,6 +66,11 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
         edit.add_argument(
             f"--{field.replace('_', '-')}", help=f"the plan's new {field.replace('_', ' ')}"
         )
+    edit.add_argument(
+        "--after",
+        metavar="ID[,ID]",
+        help="what it waits for instead ('' for nothing); a cycle is refused",
+    )
     edit.add_argument(
         "--revision",
         help="the revision `nineplan show` printed: refused if the plan changed since",
@@ -80,6 +88,11 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
     commands["import"].add_argument(
         "--front", action="store_true", help="before the queue, keeping the file's order"
     )
+
+
+def plan_ids(raw: str | None) -> list[str] | None:
+    """`--after`'s ids, comma-separated (None when not given; `''` is none)."""
+    return None if raw is None else [part.strip() for part in raw.split(",") if part.strip()]
 
 
 def edits(args: argparse.Namespace) -> dict[str, str]:
@@ -108,8 +121,11 @@ async def _add(service: NinePlan, args: argparse.Namespace) -> int:
         **{field: getattr(args, field) for field in (*TEXTS, "inputs", "outputs")},
         position="front" if args.front else "back",
         caller=PERSON,
+        after=plan_ids(args.after),
     )
-    _emit(args, views.plan_added(placed), _told(f"{placed.plan.id}  rank {placed.rank}", placed))
+    waits = f"  waits for {', '.join(placed.waiting_for)}" if placed.waiting_for else ""
+    said = _told(f"{placed.plan.id}  rank {placed.rank}{waits}", placed)
+    _emit(args, views.plan_added(placed), said)
     return 0
 
 

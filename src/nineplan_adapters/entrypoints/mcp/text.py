@@ -45,7 +45,8 @@ WORKFLOW:
 2. CREATE SESSION: Use {session_create} with a task description
 3. DECOMPOSE: Break the task into discrete, self-contained plans
 4. CAPTURE DEPENDENCIES: Give each plan inputs and outputs
-5. ENQUEUE: Add plans with {queue_add} (respect dependency order)
+5. ENQUEUE: Add them all in one {queue_add_many} call, in order; give a plan a key and name
+   it in a later plan's after when that plan needs its output
 6. START WORK: Pull the first plan with {queue_pull}; it returns the whole plan, and its file
    is for notes
 
@@ -56,7 +57,8 @@ PLAN QUALITY CHECKLIST:
 - Inputs reference other plans by description
 - Outputs are specific enough to search for
 
-NOTE: Adding A, B, C at 'front' gives [C, B, A] - add in reverse order if needed.
+NOTE: {queue_add_many} at 'front' gives [A, B, C, ...]; single {queue_add} calls at 'front'
+give [C, B, A]. A plan with after is pulled only once those plans are completed or discarded.
 A parent gives each subagent its worker name and the session name in the prompt that starts
 it; agents working beside others on one session pass both on every call.
 """
