@@ -3,12 +3,14 @@
 for, a discarded prerequisite settling, the outcomes handed over, `add_plans` in one
 transaction, and the journal replaying to the state (`admin_validate` finds nothing)."""
 
+import attrs
 import pytest
 
 from nineplan_core.callers import Caller
 from nineplan_core.errors import InvalidInputError, QueueBlockedError, QueueEmptyError
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
+from nineplan_core.model import SessionName
 from tests.fakes import PLAN, Backend
 
 A, B = Caller.of("a"), Caller.of("b")
@@ -154,3 +156,26 @@ async def test_a_retried_batch_adds_nothing_twice(backend: Backend):
     again = await backend.service.add_plans(name, [_plan("A"), _plan("B")], caller=caller)
     assert [p.plan.id for p in again.plans] == [p.plan.id for p in first.plans]
     assert len((await backend.service.session_state(name)).queue) == 2
+
+
+async def test_a_restored_prerequisite_makes_its_dependents_wait_again(backend: Backend):
+    """The store's count follows a prerequisite both ways: dropped, its dependent is ready;
+    put back in the queue (a person's restore, written as the store's own save), the
+    dependent waits for it again and the restored plan is pulled first."""
+    name = await backend.session()
+    first = await _added(backend, name, "First")
+    second = await _added(backend, name, "Second", [first])
+    dropped = await backend.service.drop_plan(name, first, "not now")
+    store = await backend.catalog.open(SessionName(name))
+    async with store.reading() as reader:
+        assert [(e.id, e.waiting_for) for e in await reader.queue()] == [(second, ())]
+    async with store.transaction() as tx:
+        await tx.save(attrs.evolve(dropped.plan, status=PlanStatus.QUEUED, position=0))
+    async with store.reading() as reader:
+        assert [(e.id, e.waiting_for) for e in await reader.queue()] == [
+            (first, ()),
+            (second, (first,)),
+        ]
+        front = await reader.front_of_queue()
+    assert front is not None
+    assert front.id == first

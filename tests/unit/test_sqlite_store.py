@@ -13,7 +13,7 @@ import pytest
 from nineplan_adapters.storage.clock import FixedClock
 from nineplan_adapters.storage.sqlite.catalog import SqliteSessionCatalog
 from nineplan_adapters.storage.sqlite.connection import MIGRATIONS
-from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, HOURLY_COUNTS
+from nineplan_adapters.storage.sqlite.queries import ACTIVE_ALL, FRONT, HOURLY_COUNTS
 from nineplan_core.callers import Caller
 from nineplan_core.errors import DatabaseError, FileSystemError, SessionNotFoundError
 from nineplan_core.model import SessionName
@@ -58,6 +58,18 @@ async def test_the_active_plans_are_found_through_their_index(tmp_path: Path):
     with raw(tmp_path / name / "session.db") as db:
         plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {ACTIVE_ALL}"))
     assert "plans_active_worker" in plan, plan
+
+
+async def test_a_pull_finds_the_first_ready_plan_through_its_index(tmp_path: Path):
+    """The plan a pull takes (the first queued plan that waits for nothing unsettled) is read
+    from the partial index plans_ready, in queue order, with no sort: its cost does not grow
+    with the waiting plans ahead of it."""
+    async with open_backend("sqlite", tmp_path) as backend:
+        name = await backend.session()
+    with raw(tmp_path / name / "session.db") as db:
+        plan = " ".join(row[-1] for row in db.execute(f"EXPLAIN QUERY PLAN {FRONT}"))
+    assert "plans_ready" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
 
 
 async def test_the_hourly_counts_read_only_the_index_of_kinds_and_times(tmp_path: Path):
