@@ -123,8 +123,8 @@ class SessionReader(Protocol):
         """The first ready queued plan (nothing it waits for unsettled), in queue order."""
         ...
 
-    async def queue(self) -> list[QueueEntry]:
-        """Every queued plan, rank 1 first, each with what it waits for."""
+    async def queue(self, limit: int | None = None) -> list[QueueEntry]:
+        """Every queued plan (the first `limit`), rank 1 first, each with what it waits for."""
         ...
 
     async def tally(self) -> Tally:

@@ -110,22 +110,26 @@ async def cycle_through(
 
 
 def blocked(
-    queue: Sequence[QueueEntry], active: Sequence[Plan], now: dt.datetime, lease: dt.timedelta
+    front: Sequence[QueueEntry],
+    queued: int,
+    active: Sequence[Plan],
+    now: dt.datetime,
+    lease: dt.timedelta,
 ) -> QueueBlockedError:
-    """Why nothing can be pulled from `queue` (every entry waits): what the front plans wait
-    for and who holds it, and the first stale plan among those waited for, to take over."""
+    """Why none of the `queued` plans can be pulled (each waits): what the `front` ones wait
+    for and who holds it, and a stale active plan to take over (one they wait for first:
+    taking any over lets the work move again)."""
     holding = {plan.id: plan for plan in active}
-    stale: str | None = None
-    for entry in queue:
-        for plan_id in entry.waiting_for:
-            hold = plan.hold if (plan := holding.get(plan_id)) is not None else None
-            if stale is None and hold is not None and hold.stale(now, lease):
-                stale = plan_id
+    named = [plan_id for entry in front for plan_id in entry.waiting_for]
+    candidates = [*(holding[p] for p in named if p in holding), *active]
+    stale = next(
+        (plan.id for plan in candidates if (hold := plan.hold) and hold.stale(now, lease)), None
+    )
     waits = [
         (entry.id, [_waited_for(plan_id, holding, now) for plan_id in entry.waiting_for])
-        for entry in queue[:BLOCKED_NAMED]
+        for entry in front[:BLOCKED_NAMED]
     ]
-    return QueueBlockedError(queued=len(queue), waits=waits, stale=stale)
+    return QueueBlockedError(queued=queued, waits=waits, stale=stale)
 
 
 def _waited_for(plan_id: PlanId, holding: Mapping[PlanId, Plan], now: dt.datetime) -> str:

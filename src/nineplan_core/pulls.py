@@ -20,7 +20,7 @@ from nineplan_core.errors import (
 from nineplan_core.journal import heard_ago
 from nineplan_core.model import Plan, PlanId, QueueEntry, format_timestamp
 from nineplan_core.ports import SessionReader, SessionTx
-from nineplan_core.prerequisites import blocked
+from nineplan_core.prerequisites import BLOCKED_NAMED, blocked
 from nineplan_core.workers import MAIN, Hold, Worker
 
 
@@ -42,9 +42,11 @@ class PullSnapshot:
     target: Plan | None = None
     #: How many plans are completed (read when the queue is empty: the refusal says it).
     completed: int = 0
-    #: The queued plans, front first, when none is ready (each waits for a plan not settled;
-    #: read only then: the refusal names what the front ones wait for).
+    #: The front of the queue when plans are queued and none is ready (each waits for a plan
+    #: not settled; read only then: the refusal names what they wait for), and how many
+    #: plans are queued.
     waiting: tuple[QueueEntry, ...] = ()
+    queued: int = 0
     #: Whether a worker other than `main` has been named in the session (read only for a
     #: caller that named no worker: it is refused when so, and nothing else is read).
     workers_named: bool = False
@@ -121,7 +123,9 @@ def decide_pull(
         )
     if take_over is None:
         if snapshot.front is None and snapshot.waiting:
-            return Refusal(error=blocked(snapshot.waiting, snapshot.active, now, lease))
+            return Refusal(
+                error=blocked(snapshot.waiting, snapshot.queued, snapshot.active, now, lease)
+            )
         if snapshot.front is None:
             return Refusal(error=_empty(snapshot, lease))
         return Pull(
@@ -199,8 +203,10 @@ async def read_pull(
     if front is not None:
         return PullSnapshot(now=now, active=active, front=front)
     tally = await reader.tally()
-    waiting = tuple(await reader.queue()) if tally.queued else ()
-    return PullSnapshot(now=now, active=active, completed=tally.completed, waiting=waiting)
+    waiting = tuple(await reader.queue(BLOCKED_NAMED)) if tally.queued else ()
+    return PullSnapshot(
+        now=now, active=active, completed=tally.completed, waiting=waiting, queued=tally.queued
+    )
 
 
 async def unnamed_beside_others(reader: SessionReader, caller: Caller) -> bool:

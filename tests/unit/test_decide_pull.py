@@ -13,11 +13,13 @@ from nineplan_core.errors import (
     LeaseLiveError,
     PlanAlreadyActiveError,
     PlanNotFoundError,
+    QueueBlockedError,
     QueueEmptyError,
 )
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import Plan, PlanContent, PlanId
+from nineplan_core.model import Plan, PlanContent, PlanId, QueueEntry
 from nineplan_core.pulls import Pull, PullSnapshot, Refusal, decide_pull
+from nineplan_core.suggestions import Action
 from nineplan_core.workers import MAIN, UNNAMED, Worker
 
 E = TypeVar("E", bound=Exception)
@@ -235,3 +237,25 @@ def test_a_lone_agent_naming_no_worker_pulls_as_before() -> None:
     decided = decide_pull(snapshot, caller(), None, LEASE)
     assert isinstance(decided, Pull)
     assert decided.worker == MAIN
+
+
+def test_plans_queued_with_none_ready_are_blocked_naming_what_they_wait_for() -> None:
+    """No ready plan while plans are queued: QueueBlockedError naming the front plans and the
+    plan they wait for with its worker; nothing renewed; the suggestion is to wait, or to take
+    over the plan waited for once its lease has lapsed."""
+    front = (QueueEntry(PlanId("bbbbb"), "g", 1, (PlanId("aaaaa"),)),)
+    snapshot = PullSnapshot(now=NOW, active=(held("aaaaa", DOCS),), waiting=front, queued=4)
+    decided = refused(decide_pull(snapshot, caller(TESTS), None, LEASE), QueueBlockedError)
+    error = error_of(decided, QueueBlockedError)
+    assert decided.renewed is None
+    assert error.message == (
+        "4 plan(s) are queued, all waiting: bbbbb waits for aaaaa (active, worker docs, last "
+        "heard 0 s ago); 3 more behind them."
+    )
+    assert error.suggestion.action is Action.WAIT_FOR_PREREQUISITES
+    stale = attrs.evolve(snapshot, active=(held("aaaaa", DOCS, LONG_AGO),))
+    error = error_of(
+        refused(decide_pull(stale, caller(TESTS), None, LEASE), QueueBlockedError),
+        QueueBlockedError,
+    )
+    assert (error.suggestion.action, error.stale) == (Action.TAKE_OVER, "aaaaa")

@@ -11,6 +11,7 @@ from nineplan_core.errors import InvalidInputError, QueueBlockedError, QueueEmpt
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import SessionName
+from nineplan_core.suggestions import Action
 from tests.fakes import PLAN, Backend
 
 A, B = Caller.of("a"), Caller.of("b")
@@ -179,3 +180,26 @@ async def test_a_restored_prerequisite_makes_its_dependents_wait_again(backend: 
         front = await reader.front_of_queue()
     assert front is not None
     assert front.id == first
+
+
+async def test_a_queue_blocked_by_a_stale_plan_suggests_taking_it_over(backend: Backend):
+    """Plans wait for a plan whose worker went silent past its lease: the refusal still names
+    what they wait for (with how long ago its worker was heard), and its suggestion is to take
+    that plan over, not to wait."""
+    name = await backend.session()
+    first = await _added(backend, name, "Slow work")
+    second = await _added(backend, name, "Needs the slow work", [first])
+    await backend.service.pull_plan(name, caller=A)
+    with pytest.raises(QueueBlockedError) as live:
+        await backend.service.pull_plan(name, caller=B)
+    assert live.value.suggestion.action is Action.WAIT_FOR_PREREQUISITES
+    assert live.value.message == (
+        f"1 plan(s) are queued, all waiting: {second} waits for {first} "
+        "(active, worker a, last heard 0 s ago)."
+    )
+    backend.clock.advance(31 * 60)
+    with pytest.raises(QueueBlockedError) as stale:
+        await backend.service.pull_plan(name, caller=B)
+    assert stale.value.suggestion.action is Action.TAKE_OVER
+    assert stale.value.suggestion.plan_id == first
+    assert "last heard 31 min ago" in stale.value.message

@@ -231,10 +231,10 @@ class MemorySessionTx(EventRows):
     async def front_of_queue(self) -> Plan | None:
         return next((plan for plan in self._queued() if not self._unsettled(plan)), None)
 
-    async def queue(self) -> list[QueueEntry]:
+    async def queue(self, limit: int | None = None) -> list[QueueEntry]:
         return [
             QueueEntry(plan.id, plan.goal, rank, self._unsettled(plan))
-            for rank, plan in enumerate(self._queued(), start=1)
+            for rank, plan in enumerate(self._queued()[:limit], start=1)
         ]
 
     async def needed_by(self, plan_id: PlanId) -> list[PlanId]:

@@ -75,7 +75,7 @@ _QUEUE = (
     "JOIN nineplan_plans AS named ON named.session_name = plans.session_name AND named.id = p.id "
     "WHERE named.status IN ('queued', 'active'))::text END "
     "FROM nineplan_plans AS plans WHERE session_name = $1 AND status = 'queued' "
-    "ORDER BY queue_position"
+    "ORDER BY queue_position LIMIT $2"
 )
 #: One session's events of some kinds from a time on, counted per UTC hour: (hour, kind,
 #: count) rows; nineplan_journal_kind finds the kinds' rows.
@@ -306,8 +306,8 @@ class PostgresSessionTx(EventRows):
         )
         return [row_to_plan(record) for record in records]
 
-    async def queue(self) -> list[QueueEntry]:
-        records = await self.connection.fetch(_QUEUE, self.session_name)
+    async def queue(self, limit: int | None = None) -> list[QueueEntry]:
+        records = await self.connection.fetch(_QUEUE, self.session_name, limit)
         return [
             QueueEntry(r[0], r[1], rank, tuple(json.loads(r[2])) if r[2] else ())
             for rank, r in enumerate(records, start=1)

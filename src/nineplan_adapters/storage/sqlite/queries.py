@@ -84,7 +84,7 @@ QUEUE = (
     "SELECT id, goal, CASE WHEN waiting > 0 THEN (SELECT json_group_array(id) FROM ("
     "SELECT named.id FROM json_each(plans.after_ids) AS p JOIN plans AS named "
     "ON named.id = p.value WHERE named.status IN ('queued', 'active') ORDER BY p.key)) END "
-    "FROM plans WHERE status = 'queued' ORDER BY queue_position"
+    "FROM plans WHERE status = 'queued' ORDER BY queue_position LIMIT ?"
 )
 #: The plans that name a plan in `after`, whatever their status, by id.
 NEEDED_BY = "SELECT plan_id FROM prerequisites WHERE prerequisite_id = ? ORDER BY plan_id"

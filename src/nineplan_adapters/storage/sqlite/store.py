@@ -278,10 +278,11 @@ class SqliteSessionTx(EventRows):
         rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
         return [row_to_plan(dict(row)) for row in rows]
 
-    async def queue(self) -> list[QueueEntry]:
-        rows = await self.db.run_in_thread(  # grows with the queue: in the thread
-            QUEUE
-        )
+    async def queue(self, limit: int | None = None) -> list[QueueEntry]:
+        bounded = -1 if limit is None else limit  # SQLite's LIMIT -1: no limit
+        # A whole queue grows with the queue: read in the thread; a few rows on the loop.
+        run = self.db.run_in_thread if limit is None or limit > _FEW_PLANS else self.db.run
+        rows = await run(QUEUE, (bounded,))
         return [
             QueueEntry(row[0], row[1], rank, tuple(json.loads(row[2])) if row[2] else ())
             for rank, row in enumerate(rows, start=1)
