@@ -3,7 +3,10 @@
 import random
 import re
 import time
+from collections.abc import Sequence
+from html.parser import HTMLParser
 
+import attrs
 import pytest
 
 from nineplan_adapters.entrypoints.web.graph import (
@@ -16,6 +19,7 @@ from nineplan_adapters.entrypoints.web.graph import (
     cut,
     lay_out,
 )
+from nineplan_adapters.entrypoints.web.rendering import templates
 
 
 def node(
@@ -52,6 +56,51 @@ def ends(arrow: Arrow) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def overlap(a: Box, b: Box) -> bool:
     return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+
+
+@attrs.define
+class Element:
+    tag: str
+    attributes: dict[str, str | None]
+    text: str = ""
+
+
+class Elements(HTMLParser):
+    """Every element of a rendered fragment in document order, with the text directly in it."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.found: list[Element] = []
+        self.open: list[Element] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attributes: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, dict(attributes))
+        self.found.append(element)
+        self.open.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop().tag != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        if self.open:
+            self.open[-1].text += data
+
+    def all(self, tag: str, **attributes: str) -> list[Element]:
+        return [
+            element
+            for element in self.found
+            if element.tag == tag
+            and all(element.attributes.get(key) == value for key, value in attributes.items())
+        ]
+
+
+def drawn(nodes: Sequence[Node], name: str = "demo") -> str:
+    """The graph of `nodes` as the page renders it: through the project's templates."""
+    module = templates().get_template("graph.html").module
+    return str(module.graph(lay_out(nodes), name))  # type: ignore[attr-defined]
 
 
 def test_a_chain_takes_one_layer_per_link_left_to_right():
@@ -172,9 +221,14 @@ def test_of_two_plans_with_one_id_the_first_is_drawn():
     ]
 
 
-def test_nothing_to_draw_gives_an_empty_graph():
-    """No plans: no boxes, no arrows, no layers, no size."""
-    assert lay_out([]) == Graph(width=0, height=0, boxes=(), arrows=(), layers=0)
+def test_nothing_to_draw_gives_an_empty_graph_the_page_says_so():
+    """No plans: no boxes, no arrows, no layers, no size; the figure says there is nothing
+    to draw and holds no SVG."""
+    graph = lay_out([])
+    assert graph == Graph(width=0, height=0, boxes=(), arrows=(), layers=0)
+    page = Elements(drawn([]))
+    assert page.all("svg") == []
+    assert page.all("p", **{"class": "empty"})[0].text == "No plans to draw."
 
 
 def test_a_chain_of_five_thousand_lays_out_without_recursion():
@@ -265,3 +319,56 @@ def test_a_node_in_an_unknown_state_is_refused():
     """A status outside queued, active, completed and discarded is a programming error."""
     with pytest.raises(ValueError, match="status"):
         node("aaaaa", status="paused")
+
+
+def test_the_drawing_escapes_whatever_an_agent_wrote():
+    """A goal, a worker name and a session name carrying markup are text in the drawing:
+    no element comes from them, and the goal reads as written in the box's title."""
+    hostile = "<script>alert(1)</script> & \"quoted\" 'single'"
+    page = drawn(
+        [node("aaaaa", goal=hostile, status="active", worker='"><img src=x onerror=alert(1)>')],
+        name="<b>bold</b>",
+    )
+    elements = Elements(page)
+    assert elements.all("script") == elements.all("img") == elements.all("b") == []
+    (link,) = elements.all("a")
+    assert link.attributes["data-worker"] == '"><img src=x onerror=alert(1)>'
+    (title,) = [element for element in elements.all("title") if element.attributes == {}]
+    assert title.text.startswith(f"aaaaa: {hostile}")
+    assert "&lt;script&gt;" in page
+    assert not re.search(r"<style|\sstyle=", page)
+
+
+def test_each_box_is_a_link_carrying_its_plans_state():
+    """Each box is a link to its plan with its id, status, settled, waiting and worker as
+    data attributes and its title first; each arrow a path from and to plan ids ending in
+    the one arrowhead defined; the scroll container is a labelled, focusable region."""
+    page = Elements(
+        drawn(
+            [
+                node("aaaaa", status="active", worker="api", stale=True),
+                node("bbbbb", "aaaaa", "ccccc", waiting=True),
+                node("ccccc", status="completed"),
+            ]
+        )
+    )
+    links = {link.attributes["data-plan-id"]: link.attributes for link in page.all("a")}
+    assert links["aaaaa"]["href"] == "/s/demo/plans/aaaaa"
+    assert links["aaaaa"]["class"] == "node active stale"
+    assert (links["aaaaa"]["data-worker"], links["aaaaa"]["data-stale"]) == ("api", "true")
+    assert [links[p * 5]["data-settled"] for p in "abc"] == ["false", "false", "true"]
+    assert [links[p * 5]["data-waiting"] for p in "abc"] == ["false", "true", "false"]
+    assert "data-worker" not in links["bbbbb"]
+    (marker,) = page.all("marker")
+    edges = page.all("path", **{"marker-end": f"url(#{marker.attributes['id']})"})
+    assert {(edge.attributes["data-from"], edge.attributes["data-to"]) for edge in edges} == {
+        ("aaaaa", "bbbbb"),
+        ("ccccc", "bbbbb"),
+    }
+    (region,) = page.all("div", **{"class": "graph-scroll"})
+    assert (region.attributes["tabindex"], region.attributes["role"]) == ("0", "region")
+    assert region.attributes["aria-label"]
+    first = [page.found[page.found.index(page.all("a")[n]) + 1].tag for n in range(3)]
+    assert first == ["title", "title", "title"]
+    (figure,) = page.all("figure", **{"data-testid": "graph"})
+    assert (figure.attributes["data-plans"], figure.attributes["data-arrows"]) == ("3", "2")
