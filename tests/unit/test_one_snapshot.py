@@ -194,7 +194,7 @@ async def test_a_plan_in_full_brings_its_neighbours_in_the_same_snapshot(backend
     """`plan_in_full` of B (after A, and C after B) gives A as what it waits for and C as what
     needs it, as stored, from the one read view it opens; the web view's plan page of B, too."""
     name = await backend.session()
-    ids = []
+    ids: list[str] = []
     for goal, after in (("A", []), ("B", [0]), ("C", [1])):
         named = [ids[index] for index in after]
         placed = await backend.service.add_plan(name, **{**PLAN, "goal": goal}, after=named)
