@@ -188,7 +188,7 @@ class Reads:
             state=state,
             plans=plans,
             waiting=waiting,
-            left_out=len(state.queue) - shown,
+            left_out=max(0, len(state.queue) - shown),  # a plan may move between reads
         )
 
     async def board(
