@@ -430,10 +430,15 @@ class Board:
 @attrs.frozen(kw_only=True)
 class PlanCopy:
     """A plan as stored and, when it is queued or active, its working copy: the file's text
-    (or the stored copy rendered) and the plan as that text holds it (`plan_in_full`)."""
+    (or the stored copy rendered) and the plan as that text holds it; and its neighbours in
+    the graph of prerequisites (`plan_in_full`)."""
 
     plan: Plan
     text: str | None = None
     #: The plan with its file's sections and notes (`plan_revision` of its content is what a
     #: person's edit is checked against).
     written: Plan | None = None
+    #: The plans it waits for (its `after`, in the order named) and the plans that name it in
+    #: theirs, whatever their status, as stored in the same read view.
+    waits_for: tuple[Plan, ...] = ()
+    needed_by: tuple[Plan, ...] = ()

@@ -188,3 +188,29 @@ async def test_a_plan_page_and_its_edit_form_are_read_in_one_snapshot(backend: B
             assert page.status_code == 200, page.text
             assert "fifth" in page.text
             assert catalog.readings.count == 1
+
+
+async def test_a_plan_in_full_brings_its_neighbours_in_the_same_snapshot(backend: Backend):
+    """`plan_in_full` of B (after A, and C after B) gives A as what it waits for and C as what
+    needs it, as stored, from the one read view it opens; the web view's plan page of B, too."""
+    name = await backend.session()
+    ids: list[str] = []
+    for goal, after in (("A", []), ("B", [0]), ("C", [1])):
+        named = [ids[index] for index in after]
+        placed = await backend.service.add_plan(name, **{**PLAN, "goal": goal}, after=named)
+        ids.append(placed.plan.id)
+    catalog = CountingCatalog(backend.catalog)
+    service = attrs.evolve(backend.service, catalog=catalog)
+    copy = await service.plan_in_full(name, ids[1])
+    assert catalog.readings.count == 1
+    assert [plan.id for plan in copy.waits_for] == [ids[0]]
+    assert [plan.id for plan in copy.needed_by] == [ids[2]]
+    assert copy.waits_for[0] == await service.get_plan(name, ids[0])
+    app = web_app(service, Settings(sessions_path=backend.root))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        catalog.readings.count = 0
+        page = await http.get(f"/sessions/{name}/plans/{ids[1]}")
+        assert page.status_code == 200, page.text
+        assert catalog.readings.count == 1
+        assert "Needed by" in page.text

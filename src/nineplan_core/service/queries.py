@@ -6,6 +6,7 @@ A read checks its input, opens the session and reads; it never reconciles or wri
 
 import datetime as dt
 import logging
+from collections.abc import Iterable
 
 import attrs
 
@@ -255,7 +256,8 @@ class Queries(Envelope):
     async def plan_in_full(self, name: str, plan_id: str) -> PlanCopy:
         """Any plan of the session by id as stored and, when queued or active, its working
         copy (as `plan_file_text`) and the plan as that copy holds it (as `plan_as_written`),
-        all in one read view; repairs nothing.
+        with the plans it waits for and those that wait for it (as `get_plans` of its `after`
+        and of `needed_by`), all in one read view; repairs nothing.
 
         Raises:
             PlanNotFoundError: no plan with that id.
@@ -267,10 +269,12 @@ class Queries(Envelope):
             plan = await reader.plan(checked)
             live = plan is not None and plan.status in LIVE
             data = await reader.files.read(checked) if live else None
-        if plan is None:
-            raise PlanNotFoundError(plan_id, kind="")
+            if plan is None:
+                raise PlanNotFoundError(plan_id, kind="")
+            waits_for = await _stored(reader, plan.after)
+            needed_by = await _stored(reader, await reader.needed_by(checked))
         if not live:
-            return PlanCopy(plan=plan)
+            return PlanCopy(plan=plan, waits_for=waits_for, needed_by=needed_by)
         text = _working_copy(plan, data)
         read = read_back(
             text.encode("utf-8"),
@@ -278,7 +282,9 @@ class Queries(Envelope):
             max_section_chars=self.limits.max_text_chars,
         )
         written = plan.with_edits(read.text.content, read.text.notes)
-        return PlanCopy(plan=plan, text=text, written=written)
+        return PlanCopy(
+            plan=plan, text=text, written=written, waits_for=waits_for, needed_by=needed_by
+        )
 
     async def plan_as_written(self, name: str, plan_id: str) -> Plan:
         """A queued or active plan as its file holds it now (the agent's notes, a person's
@@ -361,3 +367,9 @@ async def _finishes(reader: SessionReader, kind: EventKind, last: int) -> list[t
         if (plan := await reader.plan(PlanId(event.plan_id))) is not None:
             found.append((plan, event))
     return found
+
+
+async def _stored(reader: SessionReader, plan_ids: Iterable[PlanId]) -> tuple[Plan, ...]:
+    """The plans of `plan_ids` as stored, in that order (an id with no plan is left out)."""
+    found = [await reader.plan(plan_id) for plan_id in plan_ids]
+    return tuple(plan for plan in found if plan is not None)

@@ -1,5 +1,6 @@
 """The web view's Starlette app: pages, forms, live updates and static files, behind the guard."""
 
+from collections.abc import Awaitable, Callable
 from importlib.resources import files
 
 from starlette.applications import Starlette
@@ -11,7 +12,11 @@ from starlette.types import ASGIApp
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.entrypoints.tool_names import ToolNames
-from nineplan_adapters.entrypoints.web.live import LiveResponse, SessionsLiveResponse
+from nineplan_adapters.entrypoints.web.live import (
+    GraphLiveResponse,
+    LiveResponse,
+    SessionsLiveResponse,
+)
 from nineplan_adapters.entrypoints.web.pages import (
     Pages,
     SessionView,
@@ -65,13 +70,18 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
     pages.environment.globals["tools"] = ToolNames(settings.tool_prefix).fields
     steering, sign_in = Steering(pages), SignIn(pages)
 
-    async def live(request: Request) -> Response:
-        try:
-            name = check_session_name(request.path_params["name"])
-            await pages.reads.state(name)  # refuse an unknown session before the stream starts
-        except NinePlanError as exc:
-            return pages.error(exc, back="/")
-        return LiveResponse(pages, watch, name, SessionView.of(request))
+    def live(stream: type[LiveResponse]) -> Callable[[Request], Awaitable[Response]]:
+        """The handler of a session's `stream` (its page's, or its graph page's)."""
+
+        async def respond(request: Request) -> Response:
+            try:
+                name = check_session_name(request.path_params["name"])
+                await pages.reads.state(name)  # refuse an unknown session before it starts
+            except NinePlanError as exc:
+                return pages.error(exc, back="/")
+            return stream(pages, watch, name, SessionView.of(request))
+
+        return respond
 
     async def live_list(request: Request) -> Response:
         return SessionsLiveResponse(
@@ -87,7 +97,9 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/login", sign_in.login_page, methods=["GET"]),
         Route("/login", sign_in.login, methods=["POST"]),
         Route("/sessions/{name}", pages.session),
-        Route("/sessions/{name}/live", live),
+        Route("/sessions/{name}/live", live(LiveResponse)),
+        Route("/sessions/{name}/graph", pages.session_graph),
+        Route("/sessions/{name}/graph/live", live(GraphLiveResponse)),
         Route("/sessions/{name}/plans", steering.add, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}", pages.plan),
         Route("/sessions/{name}/plans/{plan_id}/move", steering.move, methods=["POST"]),

@@ -1,4 +1,5 @@
-"""Server-Sent Events for an open session page: re-rendered fragments whenever it changes.
+"""Server-Sent Events for an open session page (or its graph page): re-rendered fragments
+whenever it changes.
 
 Three things wake the stream: the session's change ticks (the watch port: any process's
 commit), the active plan's file (watchfiles: the agent's notes as it writes them), and the
@@ -135,6 +136,9 @@ class EventStream(EventSourceResponse):
 class LiveResponse(EventStream):
     """`fragments` events for one session page: the parts that changed, at each change."""
 
+    #: Whether the active plans' files wake the stream (the board shows their notes).
+    follows_files = True
+
     def __init__(
         self, pages: Pages, watch: SessionWatch, name: SessionName, view: SessionView
     ) -> None:
@@ -143,6 +147,11 @@ class LiveResponse(EventStream):
         self.watch = watch
         self.name = name
         self.view = view
+
+    async def fragments(self) -> tuple[dict[str, str], SessionState]:
+        """The page's parts that change, rendered as the page renders them, and the state
+        they show."""
+        return await self.pages.fragments(self.name, self.view)
 
     async def stream(self, events: Events) -> None:
         wakes, woken = anyio.create_memory_object_stream[None](1)
@@ -166,7 +175,7 @@ class LiveResponse(EventStream):
         shown: dict[str, str] = {}
         while True:
             try:
-                fragments, state = await self.pages.fragments(self.name, self.view)
+                fragments, state = await self.fragments()
             except SessionNotFoundError:
                 return  # the session went away: the page's next reload says so
             except NinePlanError as exc:  # busy or failing storage: try again at the next wake
@@ -174,7 +183,8 @@ class LiveResponse(EventStream):
                 fragments, state = {}, None
             lapse = math.inf
             if state is not None:
-                follower.follow(hold.path for hold in state.active_plans)
+                if self.follows_files:
+                    follower.follow(hold.path for hold in state.active_plans)
                 lapse = self._until_a_lease_lapses(state)
             changed = {key: html for key, html in fragments.items() if shown.get(key) != html}
             if changed:
@@ -186,6 +196,16 @@ class LiveResponse(EventStream):
     def _until_a_lease_lapses(self, state: SessionState) -> float:
         lease_minutes = self.pages.service.lease_minutes
         return until_a_lease_lapses(state, self.pages.clock(), lease_minutes)
+
+
+class GraphLiveResponse(LiveResponse):
+    """`fragments` events for a session's graph page: the drawing when a plan changes or a
+    lease lapses (a box turns stale); a plan's notes do not show there."""
+
+    follows_files = False
+
+    async def fragments(self) -> tuple[dict[str, str], SessionState]:
+        return await self.pages.graph_fragments(self.name)
 
 
 class SessionsLiveResponse(EventStream):

@@ -1,4 +1,4 @@
-"""The pages: sessions, one session, one plan; what every handler shares (rendering, the
+"""The pages: sessions, one session, its graph, one plan; what every handler shares (rendering, the
 error page, the CSRF check of a posted form).
 
 Every read goes through `Reads`; the forms a person steers with are `steering`'s, signing in
@@ -21,7 +21,8 @@ from starlette.responses import HTMLResponse, Response
 
 from nineplan_adapters.entrypoints.web.chart import Chart, hours
 from nineplan_adapters.entrypoints.web.forms import AddForm, MoveForm
-from nineplan_adapters.entrypoints.web.reads import BoardPage, Reads
+from nineplan_adapters.entrypoints.web.graph import lay_out
+from nineplan_adapters.entrypoints.web.reads import BoardPage, GraphPage, Reads
 from nineplan_adapters.entrypoints.web.rendering import templates
 from nineplan_adapters.entrypoints.web.security import WebSecurity
 from nineplan_adapters.entrypoints.web.suggestions import for_people
@@ -73,6 +74,23 @@ class Pages:
         task = board.state.session.task_description
         drawn = module.chart(drawing, name, task)  # type: ignore[attr-defined]
         return markupsafe.Markup(drawn)  # noqa: S704 - the template escaped every value in it
+
+    def graph(self, name: str, drawn: GraphPage) -> markupsafe.Markup:
+        """The session's graph, laid out and rendered as its page renders it."""
+        module = self.environment.get_template("graph.html").module
+        figure = module.graph(lay_out(drawn.nodes(name)), name)  # type: ignore[attr-defined]
+        return markupsafe.Markup(figure)  # noqa: S704 - the template escaped every value in it
+
+    async def graph_fragments(self, name: str) -> tuple[dict[str, str], SessionState]:
+        """The parts of a graph page that change (the drawing and the counts above it),
+        rendered as the page renders them."""
+        drawn = await self.reads.graph(name)
+        parts = {
+            "summary": self.fragment("summary", drawn.state),
+            "graph": self.graph(name, drawn),
+            "left-out": self.fragment("left_out", drawn.left_out),
+        }
+        return parts, drawn.state
 
     async def board(self, name: str, view: "SessionView") -> BoardPage:
         """The board of a session page showing `view`, read in one snapshot."""
@@ -186,6 +204,23 @@ class Pages:
         except NinePlanError as exc:
             return self.error(exc, back="/")
 
+    async def session_graph(self, request: Request) -> Response:
+        """The graph page: the session's plans as boxes by layer, an arrow from each
+        prerequisite to the plans that wait for it."""
+        name = request.path_params["name"]
+        try:
+            drawn = await self.reads.graph(name)
+        except NinePlanError as exc:
+            return self.error(exc, back="/")
+        return self.render(
+            "session_graph.html",
+            name=name,
+            state=drawn.state,
+            graph=self.graph(name, drawn),
+            left_out=drawn.left_out,
+            live_url=f"/sessions/{name}/graph/live",
+        )
+
     async def plan(self, request: Request) -> Response:
         name, plan_id = request.path_params["name"], request.path_params["plan_id"]
         try:
@@ -216,6 +251,8 @@ class Pages:
             now=self.clock(),
             file_text=text,
             file_path=path,
+            waits_for=copy.waits_for,
+            needed_by=copy.needed_by,
         )
 
     async def posted(self, request: Request) -> FormData | Response:

@@ -1,5 +1,5 @@
 """Every read the view makes, in one place, and the shapes a session page shows them in: a
-queue page, a journal page, the board's Done column.
+queue page, a journal page, the board's Done column, the plans the graph view draws.
 
 Reads are inspection: nothing is reconciled or written.
 """
@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from nineplan_adapters.entrypoints.web.chart import COUNTED, window_start
+from nineplan_adapters.entrypoints.web.graph import Node
 from nineplan_core.journal import Event, EventKind, EventQuery, UnreadableEvent
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, PlanId, QueueEntry
 from nineplan_core.results import HistoryMatch, PlanCopy, SessionListing, SessionState
 from nineplan_core.service import NinePlan
@@ -25,6 +27,8 @@ JOURNAL_LIMIT = 100
 #: Completed plans the board's Done column shows, newest first (and as many of the most
 #: recently discarded or dropped ones in its folded list).
 DONE_LIMIT = 20
+#: Queued plans the graph view draws, the front of the queue (a drawing of more is not read).
+GRAPH_LIMIT = 200
 
 
 @attrs.frozen
@@ -102,6 +106,44 @@ class DoneColumn:
     discarded: Sequence[Finish] = ()
 
 
+def plan_href(name: str, plan_id: str) -> str:
+    """A plan's page."""
+    return f"/sessions/{name}/plans/{plan_id}"
+
+
+@attrs.frozen(kw_only=True)
+class GraphPage:
+    """What the graph view draws: the session's active plans (the one pulled longest ago
+    first), its queued plans by rank (the first GRAPH_LIMIT), then the plans those name that
+    are not among them (settled ones, and queued ones further back), in the order first
+    named; each plan as stored, `waiting` the unsettled prerequisites of each queued one."""
+
+    state: SessionState
+    plans: Sequence[Plan]
+    waiting: Mapping[PlanId, tuple[PlanId, ...]]
+    #: Queued plans left out of the drawing (the queue beyond GRAPH_LIMIT, less those named).
+    left_out: int = 0
+
+    def nodes(self, name: str) -> list[Node]:
+        """The plans as the graph lays them out, each box a link to its plan's page; an
+        active plan is stale as the board marks it (its lease lapsed, with several workers)."""
+        holds = {hold.plan.id: hold for hold in self.state.active_plans}
+        many = self.state.many_workers
+        return [
+            Node(
+                id=plan.id,
+                goal=plan.goal,
+                status=plan.status.value,
+                after=plan.after,
+                worker=holds[plan.id].worker if plan.id in holds else None,
+                stale=plan.id in holds and holds[plan.id].stale and many,
+                waiting=bool(self.waiting.get(plan.id)),
+                href=plan_href(name, plan.id),
+            )
+            for plan in self.plans
+        ]
+
+
 @attrs.define
 class Reads:
     """Every read the view makes, in one place (so each can switch to a better call)."""
@@ -121,9 +163,33 @@ class Reads:
         return await self.service.search_history(name, query, SEARCH_RESULTS, snippets=True)
 
     async def plan(self, name: str, plan_id: str) -> PlanCopy:
-        """Any plan, whatever its status, as stored; a queued or active one with its working
-        copy and the plan as that copy holds it, from one read view."""
+        """Any plan, whatever its status, as stored, with the plans it waits for and those
+        that wait for it; a queued or active one with its working copy and the plan as that
+        copy holds it, from one read view."""
         return await self.service.plan_in_full(name, plan_id)
+
+    async def graph(self, name: str, limit: int = GRAPH_LIMIT) -> GraphPage:
+        """The plans the graph view draws (`GraphPage`), in three reads: the session's state,
+        its first `limit` queued plans as stored (for all they name, settled ones too: a
+        queue entry names only the unsettled) and the plans those and the active ones name
+        that are not drawn yet."""
+        state = await self.state(name)
+        queued = state.queue[:limit]
+        stored = await self.service.get_plans(name, [entry.id for entry in queued])
+        plans = [hold.plan for hold in state.active_plans]
+        plans += [stored[entry.id] for entry in queued if entry.id in stored]
+        drawn = {plan.id for plan in plans}
+        named = [i for plan in plans for i in plan.after if i not in drawn]
+        found = await self.service.get_plans(name, list(dict.fromkeys(named))) if named else {}
+        plans += found.values()
+        waiting = {entry.id: entry.waiting_for for entry in state.queue}
+        shown = sum(1 for plan in plans if plan.status is PlanStatus.QUEUED)
+        return GraphPage(
+            state=state,
+            plans=plans,
+            waiting=waiting,
+            left_out=max(0, len(state.queue) - shown),  # a plan may move between reads
+        )
 
     async def board(
         self, name: str, page: int, before: int | None, now: dt.datetime
