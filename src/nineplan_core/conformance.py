@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant
 
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.model import STUCK_DEFERS
-from nineplan_core.results import PrimedSession
+from nineplan_core.primed import PrimedSession
 from nineplan_core.service import NinePlan
 from nineplan_core.strategies import ManualClock
 from nineplan_core.workers import MAIN

@@ -18,7 +18,6 @@ A verdict answers one criterion: met, unmet or needs_person, with evidence. The 
 is derived from the verdicts, never stored beside them; unmet criteria become a follow-up plan.
 """
 
-import enum
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +26,7 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.model import PlanContent, check_text
+from nineplan_core.verdicts import PlanVerdict, Verdict, VerdictStatus
 
 __all__ = [
     "MAX_EVIDENCE_CHARS",
@@ -140,38 +140,6 @@ def _hanging(lead: str, text: str, *, indent: str | None = None) -> str:
     pad = " " * len(lead) if indent is None else indent
     first, *rest = text.split("\n")
     return "\n".join([lead + first, *(pad + line if line else "" for line in rest)])
-
-
-class VerdictStatus(enum.StrEnum):
-    """An answer to one criterion."""
-
-    MET = "met"
-    UNMET = "unmet"
-    NEEDS_PERSON = "needs_person"
-
-
-class PlanVerdict(enum.StrEnum):
-    """A plan's verdict, derived from its criteria and their verdicts (`plan_verdict`)."""
-
-    PARTIAL = "partial"
-    UNCHECKED = "unchecked"
-    NEEDS_PERSON = "needs_person"
-    MET = "met"
-
-
-@attrs.frozen(kw_only=True)
-class Verdict:
-    """The answer to criterion `n`: its status and the evidence for it, with the criterion's
-    text as judged, so a verdict is never separated from what it judged. `by` is who gave the
-    status (`agent`, or `person` for a decision on a needs_person criterion) with their `note`.
-    """
-
-    n: int
-    text: str
-    status: VerdictStatus
-    evidence: str
-    by: str = "agent"
-    note: str | None = None
 
 
 _VERDICT_KEYS = frozenset({"criterion", "status", "evidence"})

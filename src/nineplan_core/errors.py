@@ -220,36 +220,6 @@ class QueueEmptyError(NinePlanError):
         self.stale = [plan_id for plan_id, _, _ in stale]
 
 
-class QueueBlockedError(NinePlanError):
-    """Plans are queued, but each waits for a plan not yet settled (docs/architecture.md,
-    "Prerequisites"): nothing can be pulled until one of those is completed or discarded."""
-
-    category = "QUEUE_BLOCKED"
-
-    def __init__(
-        self,
-        *,
-        queued: int,
-        waits: Sequence[tuple[str, Sequence[str]]],
-        stale: str | None = None,
-    ) -> None:
-        """`waits`: the front plans, each `(plan id, [what it waits for, in words])`, like
-        `("e7k2m", ["k3v9x (active, worker tests, last heard 2 min ago)"])`; `stale`: a
-        stale plan among those, which the caller could take over."""
-        fronts = "; ".join(f"{plan_id} waits for {', '.join(on)}" for plan_id, on in waits)
-        more = "" if queued <= len(waits) else f"; {queued - len(waits)} more behind them"
-        message = f"{queued} plan(s) are queued, all waiting: {fronts}{more}."
-        suggestion = (
-            Suggestion(Action.TAKE_OVER, plan_id=stale)
-            if stale
-            else Suggestion(Action.WAIT_FOR_PREREQUISITES)
-        )
-        super().__init__(message, suggestion=suggestion)
-        self.queued = queued
-        self.waits = [(plan_id, list(on)) for plan_id, on in waits]
-        self.stale = stale
-
-
 class InvalidInputError(NinePlanError, ValueError):
     """An argument broke a rule; `field` names it."""
 

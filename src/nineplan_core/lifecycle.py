@@ -45,3 +45,13 @@ def check_transition(
     extra = PERSON_ALLOWED.get(current, frozenset()) if by_person else frozenset()
     if wanted not in ALLOWED[current] | extra:
         raise InvalidTransitionError(plan_id, current.value, wanted.value)
+
+
+#: A plan deferred this many times or more is stuck (docs/agents.md; NINEPLAN_STUCK_DEFERS in
+#: docs/configuration.md).
+STUCK_DEFERS = 3
+
+
+def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
+    """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
+    return defer_count >= stuck_defers

@@ -8,10 +8,13 @@ from typing import NewType, Self, TypeVar
 import attrs
 
 from nineplan_core.errors import InvalidInputError, InvalidTransitionError
-from nineplan_core.lifecycle import PlanStatus, check_transition
-from nineplan_core.workers import Hold, Worker, stored_worker
+from nineplan_core.lifecycle import STUCK_DEFERS, PlanStatus, check_transition, is_stuck
+from nineplan_core.verdicts import Verdict
+from nineplan_core.workers import LEASE_MINUTES, Hold, Worker, stored_worker
 
 __all__ = [
+    "LEASE_MINUTES",
+    "STUCK_DEFERS",
     "Limits",
     "Plan",
     "PlanContent",
@@ -23,6 +26,7 @@ __all__ = [
     "Session",
     "SessionName",
     "Tally",
+    "is_stuck",
 ]
 
 T = TypeVar("T")
@@ -190,6 +194,13 @@ class Plan:
     #: The plans that must be settled (completed or discarded) before this one can be pulled,
     #: in the order named (docs/architecture.md, "Prerequisites").
     after: tuple[PlanId, ...] = ()
+    #: The answers to its success criteria given at completion (docs/architecture.md,
+    #: "Criteria and verdicts"), each with the criterion's text as judged.
+    verdicts: tuple[Verdict, ...] = ()
+    #: The plan whose unmet criteria this one was added to meet, and the plans added to meet
+    #: this one's: the two ends of one link, each stored with its plan.
+    follow_up_of: PlanId | None = None
+    follow_ups: tuple[PlanId, ...] = ()
 
     @property
     def goal(self) -> str:
@@ -258,8 +269,11 @@ class Plan:
             last_seen=None,
         )
 
-    def complete(self, *, outcome: str, at: dt.datetime) -> Self:
-        """Finish: the outcome goes with the plan into searchable history."""
+    def complete(
+        self, *, outcome: str, at: dt.datetime, verdicts: tuple[Verdict, ...] = ()
+    ) -> Self:
+        """Finish: the outcome (and the verdicts on its criteria) go with the plan into
+        searchable history."""
         check_transition(self.id, self.status, PlanStatus.COMPLETED)
         return attrs.evolve(
             self,
@@ -269,6 +283,7 @@ class Plan:
             completed_at=at,
             worker=None,
             last_seen=None,
+            verdicts=verdicts,
         )
 
     def discard(self, *, reason: str, at: dt.datetime) -> Self:
@@ -376,18 +391,3 @@ class PlanRow:
     position: int | None
     #: The worker an active plan belongs to.
     worker: str | None = None
-
-
-#: A plan deferred this many times or more is stuck (docs/agents.md; NINEPLAN_STUCK_DEFERS in
-#: docs/configuration.md).
-STUCK_DEFERS = 3
-
-
-#: A worker's hold on its active plan lapses this many minutes after it was last heard from
-#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (`workers.Hold`).
-LEASE_MINUTES = 30.0
-
-
-def is_stuck(defer_count: int, stuck_defers: int = STUCK_DEFERS) -> bool:
-    """Whether a plan deferred `defer_count` times is stuck: split it, or say what blocks it."""
-    return defer_count >= stuck_defers

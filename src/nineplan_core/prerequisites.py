@@ -9,17 +9,48 @@ plans that exist when it is set, so adding never makes a cycle; a person's chang
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from nineplan_core.errors import InvalidInputError, QueueBlockedError
+from nineplan_core.errors import InvalidInputError, NinePlanError
 from nineplan_core.journal import heard_ago
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, PlanId, QueueEntry, check_plan_id, check_type
 from nineplan_core.ports import SessionReader
 from nineplan_core.results import Prerequisite
+from nineplan_core.suggestions import Action, Suggestion
 
 #: At most this many plans named in one `after`.
 MAX_AFTER = 20
 #: A blocked pull names what this many front plans wait for.
 BLOCKED_NAMED = 3
+
+
+class QueueBlockedError(NinePlanError):
+    """Plans are queued, but each waits for a plan not yet settled (docs/architecture.md,
+    "Prerequisites"): nothing can be pulled until one of those is completed or discarded."""
+
+    category = "QUEUE_BLOCKED"
+
+    def __init__(
+        self,
+        *,
+        queued: int,
+        waits: Sequence[tuple[str, Sequence[str]]],
+        stale: str | None = None,
+    ) -> None:
+        """`waits`: the front plans, each `(plan id, [what it waits for, in words])`, like
+        `("e7k2m", ["k3v9x (active, worker tests, last heard 2 min ago)"])`; `stale`: a
+        stale plan among those, which the caller could take over."""
+        fronts = "; ".join(f"{plan_id} waits for {', '.join(on)}" for plan_id, on in waits)
+        more = "" if queued <= len(waits) else f"; {queued - len(waits)} more behind them"
+        message = f"{queued} plan(s) are queued, all waiting: {fronts}{more}."
+        suggestion = (
+            Suggestion(Action.TAKE_OVER, plan_id=stale)
+            if stale
+            else Suggestion(Action.WAIT_FOR_PREREQUISITES)
+        )
+        super().__init__(message, suggestion=suggestion)
+        self.queued = queued
+        self.waits = [(plan_id, list(on)) for plan_id, on in waits]
+        self.stale = stale
 
 
 def check_after(after: object, field: str = "after") -> tuple[PlanId, ...]:

@@ -10,6 +10,10 @@ import attrs
 
 from nineplan_core.errors import InvalidInputError
 
+#: A worker's hold on its active plan lapses this many minutes after it was last heard from
+#: (NINEPLAN_LEASE_MINUTES in docs/configuration.md): the plan is then stale (`Hold`).
+LEASE_MINUTES = 30.0
+
 _WORKER = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}")
 
 #: A worker name that has the checked shape: only `check_worker` (or a store reading back a

@@ -15,7 +15,7 @@ from mcp import Client
 from nineplan_adapters.entrypoints.cli.demo import spawned_http_server
 from nineplan_adapters.entrypoints.cli.prime import BUDGET
 from nineplan_adapters.entrypoints.cli.prime import block as prime_block
-from nineplan_core.results import PrimedPlan, PrimedSession, StuckPlan
+from nineplan_core.primed import PrimedPlan, PrimedSession, StuckPlan
 from tests.fakes import PLAN, postgres_schema
 from tests.integration.servers import PYTHON, child_env, memory_client, run_nineplan, stdio_server
 from tests.mcp_helpers import ok, text

@@ -15,7 +15,7 @@ from nineplan_adapters.backends import chosen
 from nineplan_adapters.config import Settings
 from nineplan_adapters.container import build_container, repeatable, running
 from nineplan_adapters.storage.priming import Primer
-from nineplan_core.results import PrimedSession
+from nineplan_core.primed import PrimedSession
 from nineplan_core.service import NinePlan
 from nineplan_core.testing import QueueConformance
 from tests.fakes import postgres_schema

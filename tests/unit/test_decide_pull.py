@@ -13,11 +13,11 @@ from nineplan_core.errors import (
     LeaseLiveError,
     PlanAlreadyActiveError,
     PlanNotFoundError,
-    QueueBlockedError,
     QueueEmptyError,
 )
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, PlanContent, PlanId, QueueEntry
+from nineplan_core.prerequisites import QueueBlockedError
 from nineplan_core.pulls import Pull, PullSnapshot, Refusal, decide_pull
 from nineplan_core.suggestions import Action
 from nineplan_core.workers import MAIN, UNNAMED, Worker

@@ -7,10 +7,11 @@ import attrs
 import pytest
 
 from nineplan_core.callers import Caller
-from nineplan_core.errors import InvalidInputError, QueueBlockedError, QueueEmptyError
+from nineplan_core.errors import InvalidInputError, QueueEmptyError
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import SessionName
+from nineplan_core.prerequisites import QueueBlockedError
 from nineplan_core.suggestions import Action
 from tests.fakes import PLAN, Backend
 

@@ -19,7 +19,7 @@ from nineplan_adapters.storage.sqlite.primer import SqlitePrimer, find_sqlite, l
 from nineplan_core.callers import Caller
 from nineplan_core.model import STUCK_DEFERS
 from nineplan_core.plan_file import MAX_FILE_BYTES
-from nineplan_core.results import OtherSession, PrimedHold, PrimedPlan, PrimedSession
+from nineplan_core.primed import OtherSession, PrimedHold, PrimedPlan, PrimedSession
 from tests.fakes import PLAN, open_backend, open_service, postgres_schema
 
 

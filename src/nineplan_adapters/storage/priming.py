@@ -20,7 +20,7 @@ from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
 from nineplan_core.model import DEFAULT_LIMITS, PlanContent, PlanId
 from nineplan_core.plan_file import MAX_FILE_BYTES, PlanText, read_back
-from nineplan_core.results import (
+from nineplan_core.primed import (
     OtherSession,
     PrimedHold,
     PrimedPlan,

@@ -1,6 +1,7 @@
-"""A decomposition added in one call (docs/architecture.md, "Prerequisites"): 1-50 plans in
-one transaction, in the given order at the front or the back, later items waiting for earlier
-ones by `key`. Every item is checked before anything is stored: one bad item adds nothing."""
+"""Adding plans: one at a time (`add_plan`), or a decomposition in one call (`add_plans`,
+docs/architecture.md, "Prerequisites"): 1-50 plans in one transaction, in the given order at
+the front or the back, later items waiting for earlier ones by `key`. Every item is checked
+before anything is stored: one bad item adds nothing."""
 
 import re
 from collections.abc import Mapping, Sequence
@@ -23,11 +24,11 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
-from nineplan_core.prerequisites import MAX_AFTER, check_named, unsettled
-from nineplan_core.queue import insert_position
-from nineplan_core.results import AddedPlans, BatchedPlan
+from nineplan_core.prerequisites import MAX_AFTER, check_after, check_named, unsettled
+from nineplan_core.queue import insert_position, insert_rank
+from nineplan_core.results import AddedPlans, BatchedPlan, PlacedPlan
 from nineplan_core.retries import request
-from nineplan_core.service.checks import OPTIONAL_SECTIONS
+from nineplan_core.service.checks import OPTIONAL_SECTIONS, check_sections
 from nineplan_core.service.envelope import Applied, Envelope
 
 #: At most this many plans in one call.
@@ -131,9 +132,89 @@ def _after(
 
 
 class Batches(Envelope):
-    """The agent's decomposition of a task, added in one call."""
+    """Adding plans: one at a time, or a task's decomposition in one call."""
 
     __slots__ = ()
+
+    async def add_plan(
+        self,
+        name: str,
+        *,
+        context: str,
+        goal: str,
+        approach: str,
+        success_criteria: str,
+        inputs: str = "",
+        outputs: str = "",
+        position: Position | str = Position.BACK,
+        caller: Caller = AGENT,
+        after: Sequence[str] | None = None,
+    ) -> PlacedPlan:
+        """Add a plan at the front or the back of the queue and write its file; with `after`,
+        it is pulled only once those plans of the session are settled (completed or
+        discarded).
+
+        Raises:
+            QueueFullError: the queue holds as many plans as it may.
+            InvalidInputError: a section, the position or `after` (an unknown or discarded
+                plan, one named twice, more than 20) breaks a rule.
+            SessionNotFoundError, StorageError.
+        """
+        caller = check_caller(caller)
+        waits = check_after(after)
+        texts = {
+            "context": context,
+            "goal": goal,
+            "approach": approach,
+            "success_criteria": success_criteria,
+        }
+        check_sections({**texts, "inputs": inputs, "outputs": outputs}, self.limits)
+        where = check_position(position)
+        content = PlanContent(**texts, inputs=inputs, outputs=outputs)
+        call = request(
+            caller.request_id,
+            PlacedPlan,
+            "add_plan",
+            worker=caller.holder,
+            content=attrs.asdict(content),
+            position=where,
+            **({"after": list(waits)} if waits else {}),
+        )
+
+        async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
+            return await self._add(store, tx, content, where, waits, caller.actor)
+
+        return await self._apply(name, add, retry=call)
+
+    async def _add(
+        self,
+        store: SessionStore,
+        tx: SessionTx,
+        content: PlanContent,
+        where: Position,
+        waits: tuple[PlanId, ...],
+        who: Actor,
+    ) -> Applied[PlacedPlan]:
+        """One plan added in `tx`, waiting for `waits` (checked against the session)."""
+        tally = await tx.tally()
+        if tally.queued >= self.limits.max_queue:
+            raise QueueFullError(self.limits.max_queue)
+        named = await check_named(tx, waits)
+        plan = await self._insert(tx, content, insert_position(tally, where), waits)
+        await tx.files.write(plan.id, render(plan.content, plan.notes))
+        rank = insert_rank(tally, where)
+        added = plan_event(
+            plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank,
+            **({"after": list(waits)} if waits else {}),
+        )  # fmt: skip
+        return Applied(
+            result=PlacedPlan(
+                plan=plan, path=store.plan_path(plan.id), rank=rank, waiting_for=unsettled(named)
+            ),
+            events=[added],
+            said="plan added",
+            about={"plan_id": plan.id, "rank": rank},
+        )
 
     async def add_plans(
         self,

@@ -2,16 +2,14 @@
 discard a plan. Each change runs in the envelope (`Envelope._apply`)."""
 
 import logging
-from collections.abc import Sequence
 
 import attrs
 
 from nineplan_core.callers import AGENT, SEVERAL_WORKERS, Caller, check_caller
 from nineplan_core.copies import kept_lines, render_if_never_here
 from nineplan_core.edits import active_with_edits
-from nineplan_core.errors import InvalidInputError, QueueFullError
+from nineplan_core.errors import InvalidInputError
 from nineplan_core.journal import (
-    Actor,
     EventKind,
     excerpt,
     plan_event,
@@ -19,7 +17,6 @@ from nineplan_core.journal import (
 )
 from nineplan_core.model import (
     Plan,
-    PlanContent,
     PlanId,
     Position,
     check_plan_id,
@@ -29,7 +26,6 @@ from nineplan_core.model import (
 )
 from nineplan_core.plan_file import render
 from nineplan_core.ports import SessionStore, SessionTx
-from nineplan_core.prerequisites import check_after, check_named, unsettled
 from nineplan_core.pulls import unnamed_beside_others
 from nineplan_core.queue import insert_position, insert_rank
 from nineplan_core.reconcile import active_file_notices, reconcile_level
@@ -38,7 +34,6 @@ from nineplan_core.retries import request
 from nineplan_core.service.checks import (
     MAX_WORKSPACE_CHARS,
     check_notes,
-    check_sections,
     check_task_description,
 )
 from nineplan_core.service.envelope import Applied, Envelope
@@ -113,86 +108,6 @@ class Commands(Envelope):
             state,
             kept=kept_lines(repairs),
             notices=active_file_notices(repairs, state.active_plan),
-        )
-
-    async def add_plan(
-        self,
-        name: str,
-        *,
-        context: str,
-        goal: str,
-        approach: str,
-        success_criteria: str,
-        inputs: str = "",
-        outputs: str = "",
-        position: Position | str = Position.BACK,
-        caller: Caller = AGENT,
-        after: Sequence[str] | None = None,
-    ) -> PlacedPlan:
-        """Add a plan at the front or the back of the queue and write its file; with `after`,
-        it is pulled only once those plans of the session are settled (completed or
-        discarded).
-
-        Raises:
-            QueueFullError: the queue holds as many plans as it may.
-            InvalidInputError: a section, the position or `after` (an unknown or discarded
-                plan, one named twice, more than 20) breaks a rule.
-            SessionNotFoundError, StorageError.
-        """
-        caller = check_caller(caller)
-        waits = check_after(after)
-        texts = {
-            "context": context,
-            "goal": goal,
-            "approach": approach,
-            "success_criteria": success_criteria,
-        }
-        check_sections({**texts, "inputs": inputs, "outputs": outputs}, self.limits)
-        where = check_position(position)
-        content = PlanContent(**texts, inputs=inputs, outputs=outputs)
-        call = request(
-            caller.request_id,
-            PlacedPlan,
-            "add_plan",
-            worker=caller.holder,
-            content=attrs.asdict(content),
-            position=where,
-            **({"after": list(waits)} if waits else {}),
-        )
-
-        async def add(store: SessionStore, tx: SessionTx) -> Applied[PlacedPlan]:
-            return await self._add(store, tx, content, where, waits, caller.actor)
-
-        return await self._apply(name, add, retry=call)
-
-    async def _add(
-        self,
-        store: SessionStore,
-        tx: SessionTx,
-        content: PlanContent,
-        where: Position,
-        waits: tuple[PlanId, ...],
-        who: Actor,
-    ) -> Applied[PlacedPlan]:
-        """One plan added in `tx`, waiting for `waits` (checked against the session)."""
-        tally = await tx.tally()
-        if tally.queued >= self.limits.max_queue:
-            raise QueueFullError(self.limits.max_queue)
-        named = await check_named(tx, waits)
-        plan = await self._insert(tx, content, insert_position(tally, where), waits)
-        await tx.files.write(plan.id, render(plan.content, plan.notes))
-        rank = insert_rank(tally, where)
-        added = plan_event(
-            plan.created_at, who, EventKind.PLAN_ADDED, plan, position=where, rank=rank,
-            **({"after": list(waits)} if waits else {}),
-        )  # fmt: skip
-        return Applied(
-            result=PlacedPlan(
-                plan=plan, path=store.plan_path(plan.id), rank=rank, waiting_for=unsettled(named)
-            ),
-            events=[added],
-            said="plan added",
-            about={"plan_id": plan.id, "rank": rank},
         )
 
     async def defer_plan(

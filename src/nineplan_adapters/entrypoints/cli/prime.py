@@ -23,7 +23,7 @@ from nineplan_adapters.entrypoints.text import stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.model import LEASE_MINUTES
-from nineplan_core.results import OtherSession, PrimedSession
+from nineplan_core.primed import OtherSession, PrimedSession
 from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worker_name
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.

@@ -24,7 +24,7 @@ from nineplan_adapters.storage.priming import (
 from nineplan_core.journal import Event
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import file_name
-from nineplan_core.results import PrimedSession
+from nineplan_core.primed import PrimedSession
 from nineplan_core.workers import MAIN
 
 

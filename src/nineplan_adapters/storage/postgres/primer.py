@@ -23,7 +23,7 @@ from nineplan_adapters.storage.priming import (
 from nineplan_core.journal import deferrals
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, file_name
-from nineplan_core.results import PrimedSession
+from nineplan_core.primed import PrimedSession
 from nineplan_core.workers import MAIN
 
 #: The sessions bound to $1 (the folder, or one below its workspace) with queued or active

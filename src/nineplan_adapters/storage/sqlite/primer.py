@@ -33,7 +33,7 @@ from nineplan_adapters.storage.sqlite.queries import (
 )
 from nineplan_core.journal import deferrals
 from nineplan_core.model import SESSION_NAME, PlanId, file_name
-from nineplan_core.results import PrimedSession
+from nineplan_core.primed import PrimedSession
 
 WORKSPACE_BYTES = 8192  # a path, with room to spare
 
