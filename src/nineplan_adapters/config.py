@@ -14,6 +14,9 @@ from nineplan_core.model import DEFAULT_LIMITS, LEASE_MINUTES, STUCK_DEFERS, Lim
 Transport = Literal["stdio", "http"]
 LogLevel = Literal["debug", "info", "warn", "error"]
 Durability = Literal["full", "normal"]
+#: NINEPLAN_VERDICTS (docs/configuration.md): what a complete without a verdict on every
+#: criterion gets: a line naming them (`ask`), a refusal (`require`), or nothing (`off`).
+VerdictPolicy = Literal["ask", "require", "off"]
 Storage = Literal["sqlite", "memory"]
 
 
@@ -64,6 +67,7 @@ class Settings:
     stuck_defers: int = STUCK_DEFERS
     #: Minutes after a worker was last heard from that its active plan is stale (docs/architecture.md, "Workers and leases").
     lease_minutes: float = LEASE_MINUTES
+    verdicts: VerdictPolicy = "ask"
     #: The folder a stdio server's new sessions belong to, before the client's roots and the
     #: working directory (entrypoints.workspace); one that is not usable is passed over.
     workspace: str | None = None

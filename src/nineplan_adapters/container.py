@@ -125,6 +125,7 @@ class App(containers.DeclarativeContainer):
         limits=limits,
         stuck_defers=settings.provided.stuck_defers,
         lease_minutes=settings.provided.lease_minutes,
+        verdict_policy=settings.provided.verdicts,
     )
 
 

@@ -51,6 +51,7 @@ class EventKind(enum.StrEnum):
     PLAN_EDITED = "plan_edited"
     PLAN_TAKEN_OVER = "plan_taken_over"
     PLAN_RELEASED = "plan_released"
+    VERDICT_DECIDED = "verdict_decided"
     NOTES_ADDED = "notes_added"
     EDITS_SALVAGED = "edits_salvaged"
     FILES_REPAIRED = "files_repaired"

@@ -112,6 +112,9 @@ class _Replay:
             self.issues.append(f"journal event {event.seq} adds plan {plan_id} twice")
         if "after" in event.detail:
             self.wait_for(event, plan_id, event.detail["after"])
+        joins = event.detail.get("joins")
+        for waiting in joins if isinstance(joins, list) else []:  # a follow-up's dependents
+            self.after.setdefault(str(waiting), []).append(plan_id)
         self.enqueue(plan_id, event.detail.get("position"), event.detail.get("rank", 1))
 
     def pull(self, event: Event, plan_id: str) -> None:
@@ -197,6 +200,10 @@ class _Replay:
                 self.release(event, plan_id)
             self.statuses[plan_id] = PlanStatus.DISCARDED
 
+    def decide(self, event: Event, _: str) -> None:
+        """A person's decision on a criterion that waited for one: of a completed plan."""
+        self.expect(event, PlanStatus.COMPLETED)
+
     def take_over(self, event: Event, plan_id: str) -> None:
         if self.expect(event, PlanStatus.ACTIVE):
             self.release(event, plan_id, named_worker(event, "from"))
@@ -225,6 +232,7 @@ _STEPS = {
     EventKind.PLAN_DISCARDED: _Replay.discard,
     EventKind.PLAN_TAKEN_OVER: _Replay.take_over,
     EventKind.PLAN_RELEASED: _Replay.person_releases,
+    EventKind.VERDICT_DECIDED: _Replay.decide,
 }
 
 

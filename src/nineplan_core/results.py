@@ -269,7 +269,15 @@ class Finished:
 
 @attrs.frozen(kw_only=True)
 class Completion(Finished):
-    """The result of completing a plan: the plan and what is left to do."""
+    """The result of completing a plan: the plan (with its verdicts) and what is left to do:
+    the follow-up its unmet criteria became, the criteria it left without a verdict, those
+    deleted since its pull (numbered as listed then), and whether the chain's limit turned
+    unmet criteria over to a person."""
+
+    follow_up: Plan | None = None
+    without: tuple[int, ...] = ()
+    missing: tuple[int, ...] = ()
+    capped: bool = False
 
     @property
     def completed_count(self) -> int:

@@ -19,7 +19,7 @@ T = TypeVar("T")
 PLAN_COLUMNS = (
     "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
     "success_criteria", "notes", "outcome", "created_at", "completed_at", "worker", "last_seen",
-    "after_ids",
+    "after_ids", "verdicts", "follow_up_of", "follow_ups",
 )  # fmt: skip
 #: What saving a stored plan may change: all but its id and creation time.
 CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})
@@ -74,6 +74,8 @@ def plan_to_row(plan: Plan, rows: cattrs.Converter = converter) -> dict[str, Any
     content: dict[str, Any] = data.pop("content")
     data["queue_position"] = data.pop("position")
     data["after_ids"] = json.dumps(data.pop("after"))
+    data["verdicts"] = json.dumps(data["verdicts"], ensure_ascii=False)
+    data["follow_ups"] = json.dumps(data["follow_ups"])
     return data | content
 
 
@@ -90,12 +92,14 @@ def row_to_plan(row: Mapping[str, Any]) -> Plan:
     data["content"] = {field: data.pop(field) for field in _CONTENT}
     data["position"] = data.pop("queue_position")
     data["after"] = _ids(data.pop("after_ids", None))
+    data["verdicts"] = _ids(data.get("verdicts"))
+    data["follow_ups"] = _ids(data.get("follow_ups"))
     return _structure(data, Plan)
 
 
 def _ids(stored: object) -> object:
-    """Stored prerequisites (a JSON array of plan ids, or NULL) as a list, or as they are
-    when they are not JSON (the plan is then reported invalid)."""
+    """A stored JSON array (prerequisites, verdicts, follow-ups; NULL for none) as a list, or
+    as it is when it is not JSON (the plan is then reported invalid)."""
     if stored is None:
         return []
     try:

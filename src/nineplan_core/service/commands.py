@@ -11,7 +11,6 @@ from nineplan_core.edits import active_with_edits
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.journal import (
     EventKind,
-    excerpt,
     plan_event,
     worker_detail,
 )
@@ -36,13 +35,14 @@ from nineplan_core.service.checks import (
     check_notes,
     check_task_description,
 )
-from nineplan_core.service.envelope import Applied, Envelope
+from nineplan_core.service.completing import Completing
+from nineplan_core.service.envelope import Applied
 from nineplan_core.workers import MAIN, stored_worker
 
 log = logging.getLogger("nineplan.service")
 
 
-class Commands(Envelope):
+class Commands(Completing):
     """The use cases an agent calls (through MCP, or an embedding program)."""
 
     __slots__ = ()
@@ -179,12 +179,18 @@ class Commands(Envelope):
         notes: str | None = None,
         caller: Caller = AGENT,
         plan_id: str | None = None,
+        verdicts: object = None,
     ) -> Completion:
-        """Finish the caller's active plan: its outcome goes into searchable history, its file goes away
-        (its edits read back first, `notes` appended after them).
+        """Finish the caller's active plan: its outcome goes into searchable history, its file
+        goes away (its edits read back first, `notes` appended after them). `verdicts`
+        answer its success criteria as stored then (`[{criterion, status, evidence}]`);
+        unmet ones become a follow-up plan at the front of the queue (docs/agents.md,
+        "Done with evidence").
 
         Raises:
-            NoActivePlanError, InvalidInputError, SessionNotFoundError, StorageError.
+            NoActivePlanError, SessionNotFoundError, StorageError.
+            InvalidInputError: a bad argument; a verdict that breaks a rule (naming
+                `verdicts[i]`); under NINEPLAN_VERDICTS=require, criteria without one.
         """
         caller = check_caller(caller)
         check_text("outcome", outcome, max_chars=self.limits.max_text_chars)
@@ -198,30 +204,13 @@ class Commands(Envelope):
             outcome=outcome,
             notes=notes,
             **_naming(mine),
+            **({} if verdicts is None else {"verdicts": verdicts}),
         )
 
         async def complete(store: SessionStore, tx: SessionTx) -> Applied[Completion]:
             active, salvage = await self._active_with_edits(tx, store, notes, caller, mine)
-            plan = active.complete(outcome=outcome, at=self.clock())
-            await tx.save(plan)
-            tx.files.remove_after_commit(plan.id)
-            at = plan.completed_at or self.clock()
-            completed = plan_event(
-                at,
-                caller.actor,
-                EventKind.PLAN_COMPLETED,
-                plan,
-                outcome=excerpt(outcome),
-                **worker_detail(holder),
-            )
-            return Applied(
-                result=Completion(
-                    plan=plan, tally=await tx.tally(), salvage=salvage, held=await _held(tx)
-                ),
-                events=[completed],
-                said="plan completed",
-                about={"plan_id": plan.id},
-            )
+            done = await self._completed(tx, active, outcome, verdicts, caller.actor, holder)
+            return attrs.evolve(done, result=attrs.evolve(done.result, salvage=salvage))
 
         return await self._apply(name, complete, retry=call, reads_file=True)
 

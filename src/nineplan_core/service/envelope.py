@@ -94,6 +94,8 @@ class Envelope:
     stuck_defers: int = STUCK_DEFERS
     #: A worker's lease on its active plan, in minutes (NINEPLAN_LEASE_MINUTES).
     lease_minutes: float = LEASE_MINUTES
+    #: NINEPLAN_VERDICTS: `ask`, `require` or `off` (`follow_ups.POLICIES`).
+    verdict_policy: str = "ask"
     _reconciled: set[SessionName] = attrs.field(factory=set, init=False)
     #: How far each shared session's file mirror is known to be current (reconcile's state).
     _mirrors: MirrorMarks = attrs.field(factory=MirrorMarks, init=False)

@@ -27,6 +27,7 @@ from nineplan_core.prerequisites import handed_over
 from nineplan_core.pulls import Pull, Refusal, decide_pull, held_by, read_pull
 from nineplan_core.results import PlacedPlan
 from nineplan_core.retries import request
+from nineplan_core.service.completing import pull_detail
 from nineplan_core.service.envelope import Applied, Envelope, Refused
 from nineplan_core.workers import MAIN, check_worker, worker_name
 
@@ -144,7 +145,9 @@ class Pulling(Envelope):
                 stale_beside=decided.stale_beside,
                 prerequisites=prerequisites,
             ),
-            events=[plan_event(now, who, EventKind.PLAN_PULLED, plan, **where)],
+            events=[
+                plan_event(now, who, EventKind.PLAN_PULLED, plan, **where, **pull_detail(plan))
+            ],
             said="plan pulled",
             about={"plan_id": plan.id},
         )

@@ -40,7 +40,7 @@ log = logging.getLogger("nineplan.postgres")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in range(1, 11)
+    for number in range(1, 12)
 )
 _MIGRATION_LOCK = 0x9_1A_4  # pg_advisory_lock key: one migrator at a time, on any machine
 

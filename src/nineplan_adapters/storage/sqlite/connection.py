@@ -21,7 +21,7 @@ log = logging.getLogger("nineplan.sqlite")
 
 MIGRATIONS = tuple(
     resources.files(__package__).joinpath(f"schema_v{number}.sql").read_text("utf-8")
-    for number in range(1, 12)
+    for number in range(1, 13)
 )
 _ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+) [^;]*;$", re.MULTILINE)
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}

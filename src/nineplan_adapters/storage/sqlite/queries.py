@@ -41,7 +41,11 @@ FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'di
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 #: The active plan of the worker `main` (a lone agent's).
 # The read-only primer opens databases of older schemas too: it reads the columns of v10.
-_PRIMED = ", ".join(column for column in PLAN_COLUMNS if column != "after_ids")
+_PRIMED = ", ".join(
+    column
+    for column in PLAN_COLUMNS
+    if column not in {"after_ids", "verdicts", "follow_up_of", "follow_ups"}
+)
 ACTIVE = f"SELECT {_PRIMED} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
 #: Every active plan as the primer reads it.
 PRIMED_ACTIVE = f"SELECT {_PRIMED} FROM plans WHERE status = 'active' ORDER BY +id"  # noqa: S608 - constants only
