@@ -62,9 +62,10 @@ class Walk:
 
 
 async def _walk_every_tool(client: Client) -> tuple[str, Walk]:
-    """A session with a lead and three workers: adds, pulls (one of them by a worker that
-    then falls silent, one a take-over), defers, a completion, a discard, searches, gets,
-    validation, state, resume and the session list."""
+    """A session with a lead and three workers: adds (one of a batch), pulls (one of them by
+    a worker that then falls silent, one a take-over), defers, a completion with an unmet
+    verdict (its follow-up), a discard, searches, gets, validation, state, resume and the
+    session list."""
     walk = Walk(client)
     name = (await walk.call("session_create", task_description="ship it"))["session_name"]
     ids = [(await walk.call("queue_add", goal=f"Plan {n}", **PLAN))["plan_id"] for n in range(6)]
@@ -74,7 +75,16 @@ async def _walk_every_tool(client: Client) -> tuple[str, Walk]:
     await walk.call("plan_defer", session_name=name, worker="main", reason="blocked")
     await walk.call("queue_pull", session_name=name, worker="main")
     await walk.call("queue_add", session_name=name, worker="main", goal="Later", **PLAN)
-    await walk.call("plan_complete", session_name=name, worker="main", outcome="made users.sql")
+    await walk.call(
+        "plan_complete",
+        session_name=name,
+        worker="main",
+        outcome="made users.sql",
+        verdicts=[{"criterion": 1, "status": "unmet", "evidence": "no test for it yet"}],
+    )
+    await walk.call(
+        "queue_add_many", session_name=name, worker="main", plans=[{**PLAN, "goal": "Split"}]
+    )
     await walk.call("queue_pull", session_name=name, worker="w2", take_over=ids[0])
     await walk.call("history_search", session_name=name, worker="w2", query="users")
     await walk.call("history_search", session_name=name, worker="w2", query="nothing matches")

@@ -161,8 +161,14 @@ async def test_a_whole_lifecycle(client: Client):
         "completed_count": 1,
         "queue_length": 1,
         "next_goal": "urgent",
-        "notices": ["Next: urgent (9plan_queue_pull)."],
-    }
+        "notices": [
+            (
+                f"No verdict on criteria 1 of {first['plan_id']}: answer each numbered criterion"
+                " in 9plan_plan_complete's verdicts (met, unmet or needs_person, with evidence)."
+            ),
+            "Next: urgent (9plan_queue_pull).",
+        ],
+    }  # a complete without verdicts: the fields as before, and the one line of `ask`
     found = await ok(client, "9plan_history_search", query="users table")
     assert found["matches"][0] == {
         "id": first["plan_id"],

@@ -14,6 +14,8 @@ from nineplan_adapters.entrypoints.journal_views import (
     UnreadableEventView,
     journal_entry,
 )
+from nineplan_core.criteria import criteria, plan_verdict
+from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, format_timestamp
 from nineplan_core.results import (
     AddedPlans,
@@ -131,6 +133,25 @@ class PrerequisiteView(TypedDict):
     reason: NotRequired[str | None]
 
 
+class CriterionView(TypedDict):
+    n: int
+    text: str
+
+
+class VerdictView(TypedDict):
+    n: int
+    text: str
+    status: str
+    evidence: str
+    by: str
+    note: str | None
+
+
+class FollowUpView(TypedDict):
+    plan_id: str
+    goal: str
+
+
 class PlanPulled(Told):
     plan_id: str
     plan_path: str
@@ -139,6 +160,8 @@ class PlanPulled(Told):
     worker: NotRequired[str]
     #: The plans it waited for, in the order named, each with what it produced.
     prerequisites: NotRequired[list[PrerequisiteView]]
+    #: Its success criteria, numbered: what a complete's verdicts answer.
+    criteria: NotRequired[list[CriterionView]]
 
 
 class PlanDeferred(Told):
@@ -151,6 +174,10 @@ class PlanCompleted(Told):
     completed_count: int
     queue_length: int
     next_goal: str | None
+    #: The plan its unmet criteria became (null: none was unmet, or the chain's limit).
+    follow_up: NotRequired[FollowUpView | None]
+    #: Derived from the verdicts: met, partial, needs_person or unchecked.
+    verdict: NotRequired[str]
 
 
 class PlanDiscarded(Told):
@@ -189,6 +216,11 @@ class CompletedPlan(Told):
     #: The plans it waits (or waited) for, and the plans that name it in theirs.
     after: NotRequired[list[str]]
     needed_by: NotRequired[list[str]]
+    criteria: NotRequired[list[CriterionView]]
+    verdicts: NotRequired[list[VerdictView]]
+    verdict: NotRequired[str]
+    follow_up_of: NotRequired[str | None]
+    follow_ups: NotRequired[list[str]]
 
 
 class Invariants(TypedDict):
@@ -330,6 +362,7 @@ def plan_pulled(placed: PlacedPlan) -> PlanPulled:
         "goal": placed.plan.goal,
         "plan_text": placed.text or "",
         "worker": stored_worker(placed.plan.worker),
+        "criteria": criteria_view(placed.plan),
         "prerequisites": [
             {
                 "id": named.id,
@@ -348,12 +381,29 @@ def plan_deferred(placed: PlacedPlan) -> PlanDeferred:
 
 
 def plan_completed(completion: Completion) -> PlanCompleted:
-    return {
+    """A completion; with verdicts, its follow-up and derived verdict too (a complete without
+    verdicts has the fields it always had)."""
+    view: PlanCompleted = {
         "plan_id": completion.plan.id,
         "completed_count": completion.completed_count,
         "queue_length": completion.queue_length,
         "next_goal": completion.next_goal,
     }
+    if completion.plan.verdicts:
+        follow_up = completion.follow_up
+        view["follow_up"] = {"plan_id": follow_up.id, "goal": follow_up.goal} if follow_up else None
+        view["verdict"] = verdict_of(completion.plan)
+    return view
+
+
+def criteria_view(plan: Plan) -> list[CriterionView]:
+    """A plan's success criteria, numbered as verdicts name them."""
+    return [{"n": item.n, "text": item.text} for item in criteria(plan.content.success_criteria)]
+
+
+def verdict_of(plan: Plan) -> str:
+    """A plan's verdict, derived from its verdicts on its criteria."""
+    return plan_verdict(criteria(plan.content.success_criteria), plan.verdicts).value
 
 
 def plan_discarded(discarded: Discarded) -> PlanDiscarded:
@@ -395,6 +445,22 @@ def whole_plan(plan: Plan, needed_by: Sequence[str] = ()) -> CompletedPlan:
         view["worker"] = plan.hold.worker
     view["after"] = list(plan.after)
     view["needed_by"] = list(needed_by)
+    view["criteria"] = criteria_view(plan)
+    view["verdicts"] = [
+        {
+            "n": v.n,
+            "text": v.text,
+            "status": v.status.value,
+            "evidence": v.evidence,
+            "by": v.by,
+            "note": v.note,
+        }
+        for v in plan.verdicts
+    ]
+    if plan.status is PlanStatus.COMPLETED:
+        view["verdict"] = verdict_of(plan)
+    view["follow_up_of"] = plan.follow_up_of
+    view["follow_ups"] = list(plan.follow_ups)
     return view
 
 

@@ -132,10 +132,32 @@ def plan_deferred(view: View) -> str:
 
 
 def plan_completed(view: View) -> str:
+    verdict = f" Verdict: {view['verdict']}." if view.get("verdict") else ""
     return (
-        f"Completed plan {view['plan_id']}. {view['completed_count']} completed, "
+        f"Completed plan {view['plan_id']}.{verdict} {view['completed_count']} completed, "
         f"{view['queue_length']} queued."
     )
+
+
+#: How a criterion's verdict is marked: met, unmet, waiting for a person, none.
+MARKS = {"met": "✔", "unmet": "✘", "needs_person": "?", None: "—"}
+
+
+def criteria_lines(view: View) -> list[str]:
+    """A plan's criteria, each marked by its verdict with the evidence; then the derived
+    verdict. None when it has no verdicts."""
+    given = {v["n"]: v for v in view.get("verdicts") or []}
+    if not given:
+        return []
+    lines = [f"Verdict: {view['verdict']}"] if view.get("verdict") else []
+    for item in view.get("criteria") or []:
+        verdict = given.get(item["n"])
+        mark = MARKS[verdict["status"] if verdict else None]
+        lines.append(f"  {mark} {item['n']}. {one_line(item['text'])}")
+        if verdict:
+            by = " (a person)" if verdict["by"] == "person" else ""
+            lines.append(f"     evidence{by}: {one_line(verdict['evidence'])}")
+    return lines
 
 
 def plan_discarded(view: View) -> str:
@@ -176,10 +198,16 @@ def whole_plan(view: View) -> str:
     body = "\n".join(indented(key, view[key]) for key in PLAN_FIELDS)
     links = [
         f"{label}: {', '.join(view[key])}"
-        for key, label in (("after", "Waited for"), ("needed_by", "Needed by"))
+        for key, label in (
+            ("after", "Waited for"),
+            ("needed_by", "Needed by"),
+            ("follow_ups", "Followed up by"),
+        )
         if view.get(key)
     ]
-    return "\n".join([f"{what} {view['id']}:", body, *links])
+    if view.get("follow_up_of"):
+        links.append(f"Follows up: {view['follow_up_of']}")
+    return "\n".join([f"{what} {view['id']}:", body, *links, *criteria_lines(view)])
 
 
 def validation(view: View) -> str:

@@ -12,11 +12,12 @@ the end of a conversation and context compaction.
 
 QUICK START:
 1. Create a session: {session_create} (or {session_resume} with its three-word name)
-2. Add plans: {queue_add} ('front' for blocking work, 'back' for eventual work)
+2. Add plans: {queue_add_many} in order ({queue_add} for one; 'front' for blocking work);
+   after=[ids] makes a plan wait until those are done
 3. Get work: {queue_pull} returns the whole plan and its file
 4. Execute the plan; keep notes in the file's # Notes section (or pass notes when finishing)
-5. Finish: {plan_complete} with an outcome naming what was produced
-   (or {plan_defer} / {plan_discard})
+5. Finish: {plan_complete} with an outcome naming what was produced and verdicts answering
+   each numbered criterion with evidence (or {plan_defer} / {plan_discard})
 6. Repeat until the queue is empty
 
 PLAN FILE FORMAT:
@@ -53,7 +54,8 @@ WORKFLOW:
 PLAN QUALITY CHECKLIST:
 - Goal is specific and measurable
 - Approach has concrete steps
-- Success criteria are observable
+- Success criteria are observable, one per line ("- ..."): each is answered with evidence
+  when the plan is completed
 - Inputs reference other plans by description
 - Outputs are specific enough to search for
 

@@ -25,9 +25,10 @@ from nineplan_adapters.entrypoints.mcp.roots import session_workspace
 from nineplan_adapters.entrypoints.mcp.uris import plan_link
 from nineplan_adapters.entrypoints.text import one_line, stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
+from nineplan_core.criteria import criteria, numbered
 from nineplan_core.errors import still_active
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.results import Finished, PlacedPlan, SessionState
+from nineplan_core.results import Completion, Finished, PlacedPlan, SessionState
 from nineplan_core.workers import stored_worker
 
 SessionArg = Annotated[str | None, Field(description="Instead of the current session")]
@@ -72,6 +73,21 @@ PLAN_ITEM: dict[str, Any] = {
 PlansArg = Annotated[
     list[dict[str, Any]],
     Field(description="1-50 plans, in order", json_schema_extra={"items": PLAN_ITEM}),
+]
+#: One verdict of `plan_complete`, as tools/list shows it (the use case checks each and names
+#: it: `verdicts[1]`).
+VERDICT_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "criterion": {"type": "integer"},
+        "status": {"enum": ["met", "unmet", "needs_person"]},
+        "evidence": {"type": "string"},
+    },
+    "required": ["criterion", "status", "evidence"],
+}
+VerdictsArg = Annotated[
+    list[dict[str, Any]] | None,
+    Field(description="One per numbered criterion", json_schema_extra={"items": VERDICT_ITEM}),
 ]
 TakeOverArg = Annotated[
     str | None,
@@ -346,6 +362,8 @@ async def queue_pull(
     took = placed.taken_from
     notices = [f"Took over plan {placed.plan.id} from worker {took}."] if took else []
     notices += handed_over(placed, call.names)
+    if listed := numbered(criteria(placed.plan.content.success_criteria)):
+        notices.append(listed)
     notices.append("Keep notes in its # Notes section (or pass notes when you finish).")
     if placed.stuck:
         notices.append(stuck_text(placed.plan.id, placed.defer_count, call.names))
@@ -387,6 +405,7 @@ async def plan_defer(
 async def plan_complete(
     ctx: ToolContext,
     outcome: Annotated[str, Field(description="Summary with the outputs produced")],
+    verdicts: VerdictsArg = None,
     notes: NotesArg = None,
     session_name: SessionArg = None,
     request_id: RequestArg = None,
@@ -394,10 +413,11 @@ async def plan_complete(
     plan_id: HeldArg = None,
 ) -> Annotated[CallToolResult, views.PlanCompleted]:
     """Finish the active plan. The outcome (what was produced, where) and notes become searchable
-    history. Returns what remains."""
+    history; verdicts answer each numbered criterion with evidence (unmet ones become the next
+    plan). Returns what remains."""
     call = ToolCall.of(ctx, session_name, worker=worker, request_id=request_id)
     done = await call.service.complete_plan(
-        call.session, outcome, notes=notes, caller=call.caller, plan_id=plan_id
+        call.session, outcome, notes=notes, caller=call.caller, plan_id=plan_id, verdicts=verdicts
     )
     follow = _next(
         call.names,
@@ -405,9 +425,45 @@ async def plan_complete(
         _empty(done, "The queue is empty. Task complete!"),
         done.queue_length,
     )
+    said = judged(done, call.service.verdict_policy, call.names)
     return call.succeed(
-        render.plan_completed, views.plan_completed(done), [follow, *_salvaged(done.salvage)]
+        render.plan_completed,
+        views.plan_completed(done),
+        [*said, follow, *_salvaged(done.salvage)],
     )
+
+
+def judged(done: Completion, policy: str, names: ToolNames) -> list[str]:
+    """What a completion says of its verdicts: the follow-up its unmet criteria became (or
+    the chain's limit), criteria deleted since the pull, and, under `ask`, the criteria left
+    without a verdict."""
+    plan, lines = done.plan, []
+    if done.follow_up is not None:
+        lines.append(
+            f"Unmet criteria of {plan.id} became plan {done.follow_up.id} at the front of the "
+            f"queue: {one_line(done.follow_up.goal)}"
+        )
+    if done.capped:
+        waiting = [str(v.n) for v in plan.verdicts if v.status.value == "needs_person"]
+        lines.append(
+            f"Plan {plan.id} ends a chain of follow-ups: criteria {', '.join(waiting)} now wait "
+            "for a person (the board's Needs you list, or nineplan verdict)."
+        )
+    if done.missing and policy != "off":
+        listed = ", ".join(map(str, done.missing))
+        lines.append(
+            f"Criteria {listed} as listed at the pull are gone from the plan: they count as "
+            "without a verdict."
+        )
+    if done.without and policy == "ask":
+        numbers = ", ".join(map(str, done.without))
+        lines.append(
+            f"No verdict on criteria {numbers} of {plan.id}: answer each numbered criterion "
+            + names.fill(
+                "in {plan_complete}'s verdicts (met, unmet or needs_person, with evidence)."
+            )
+        )
+    return lines
 
 
 async def plan_discard(
