@@ -121,3 +121,37 @@ def verdict_counts(items: int, verdicts: Sequence[Verdict]) -> dict[str, int]:
     for verdict in verdicts:
         counts[verdict.status.value] += 1
     return counts | {"none": max(0, items - len(verdicts))}
+
+
+def verdict_issues(plans: Sequence[Plan]) -> list[str]:
+    """What breaks `verdicts_consistent` among `plans` (the session's finished plans, and its
+    live ones for the links): a verdict naming no criterion of its plan, an unmet criterion
+    with no follow-up (but a person's, past the chain's limit), a plan met in every
+    criterion that has follow-ups anyway."""
+    by_id = {plan.id: plan for plan in plans}
+    issues: list[str] = []
+    for plan in plans:
+        count = len(criteria(plan.content.success_criteria))
+        issues += [
+            f"plan {plan.id} has a verdict on criterion {v.n}, which it does not have"
+            for v in plan.verdicts
+            if not 1 <= v.n <= count
+        ]
+        unmet = [v for v in plan.verdicts if v.status is VerdictStatus.UNMET]
+        exempt = all(v.by == "person" for v in unmet) and _depth(by_id, plan) >= MAX_FOLLOW_UP_DEPTH
+        if unmet and not plan.follow_ups and not exempt:
+            issues.append(f"plan {plan.id} has unmet criteria and no follow-up")
+        if plan.follow_ups and plan.verdicts and not unmet:
+            issues.append(f"plan {plan.id} has follow-ups but no unmet criterion")
+    return issues
+
+
+def _depth(by_id: dict[PlanId, Plan], plan: Plan) -> int:
+    depth, current = 0, plan
+    while current.follow_up_of is not None and depth <= MAX_FOLLOW_UP_DEPTH:
+        depth += 1
+        above = by_id.get(current.follow_up_of)
+        if above is None:
+            break
+        current = above
+    return depth

@@ -22,6 +22,7 @@ def check(
     *,
     journal: Sequence[str] = (),
     waits: Sequence[str] = (),
+    verdicts: Sequence[str] = (),
     unrendered: Collection[str] = (),
     finished_elsewhere: Collection[str] = (),
 ) -> ValidationReport:
@@ -30,7 +31,8 @@ def check(
     `rows` must include every queued or active plan and every plan that holds a position;
     `damaged` names the live plans' files that cannot be read as a plan, and why; `journal`
     holds what keeps the journal from replaying to these rows, `waits` the pulls made before a
-    prerequisite was settled, prerequisites never added and cycles (`replay_issues`). On a
+    prerequisite was settled, prerequisites never added and cycles (`replay_issues`), `verdicts`
+    what breaks `verdicts_consistent` (`follow_ups.verdict_issues`). On a
     machine's copy of a shared database, `unrendered` names the live plans' files this
     machine never wrote and `finished_elsewhere` the files of plans finished on another
     machine: what its next open heals, named in `notes`, never a violation.
@@ -65,7 +67,8 @@ def check(
         no_orphaned_files=not orphans,
         journal_matches_state=not journal,
         prerequisites_respected=not waits,
-        issues=[*issues, *journal, *waits],
+        verdicts_consistent=not verdicts,
+        issues=[*issues, *journal, *waits, *verdicts],
         notes=_healed_next(live - files, files & set(finished_elsewhere), unrendered),
     )
 

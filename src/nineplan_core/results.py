@@ -307,7 +307,7 @@ SNIPPET_MARKS = ("\x02", "\x03")
 
 @attrs.frozen(kw_only=True)
 class ValidationReport:
-    """The six invariants of a session and the violations found."""
+    """The seven invariants of a session and the violations found."""
 
     single_active_plan: bool
     queue_order_preserved: bool
@@ -316,6 +316,8 @@ class ValidationReport:
     journal_matches_state: bool = True
     #: No plan was pulled before its prerequisites were settled, each exists, none in a cycle.
     prerequisites_respected: bool = True
+    #: Every verdict names a criterion of its plan; unmet criteria have their follow-up.
+    verdicts_consistent: bool = True
     issues: list[str]
     #: What is not a violation but worth knowing: on a machine's copy of a shared database,
     #: what the next open renders or moves here.
@@ -332,6 +334,7 @@ class ValidationReport:
             and self.no_orphaned_files
             and self.journal_matches_state
             and self.prerequisites_respected
+            and self.verdicts_consistent
         )
 
 

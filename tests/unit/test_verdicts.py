@@ -3,14 +3,19 @@ verdicts stored with their criteria's texts, unmet criteria becoming a follow-up
 that the plan's dependents wait for, a chain capped at three, the `require` policy, criteria
 deleted since the pull, retries, and a person's decision on what waits for one."""
 
+import datetime as dt
+
 import attrs
 import pytest
 
 from nineplan_core.callers import Caller
 from nineplan_core.errors import InvalidInputError
+from nineplan_core.follow_ups import verdict_issues
 from nineplan_core.journal import Event, EventKind
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.verdicts import VerdictStatus
+from nineplan_core.model import Plan, PlanContent, PlanId
+from nineplan_core.verdicts import Verdict, VerdictStatus
+from nineplan_core.workers import Worker
 from tests.fakes import PLAN, Backend
 
 CRITERIA = "- passwords are hashed with argon2\n- a wrong password gets 401\n- the form has a label"
@@ -192,3 +197,48 @@ async def test_a_person_decides_what_waits_for_a_person(backend: Backend):
     report = await backend.service.validate_session(name)
     assert report.valid, report.issues
     assert (await backend.service.get_plan(name, unmet.follow_up.id)).status is PlanStatus.QUEUED
+
+
+def test_inconsistent_verdicts_are_named():
+    """`verdicts_consistent` finds a verdict on a criterion the plan lacks, an unmet criterion
+    with no follow-up, and follow-ups on a plan met in every criterion; a consistent plan and
+    a person's unmet past the chain's limit pass."""
+    at = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    content = PlanContent(**{**PLAN, "success_criteria": CRITERIA})
+
+    def done(
+        plan_id: str,
+        *verdicts: Verdict,
+        follow_up_of: str | None = None,
+        follow_ups: tuple[str, ...] = (),
+    ) -> Plan:
+        plan = Plan(id=PlanId(plan_id), content=content, created_at=at, position=1)
+        finished = plan.pull(worker=Worker("main"), at=at).complete(
+            outcome="x", at=at, verdicts=verdicts
+        )
+        above = None if follow_up_of is None else PlanId(follow_up_of)
+        below = tuple(PlanId(i) for i in follow_ups)
+        return attrs.evolve(finished, follow_up_of=above, follow_ups=below)
+
+    def verdict(n: int, status: str, by: str = "agent") -> Verdict:
+        return Verdict(n=n, text="t", status=VerdictStatus(status), evidence="e", by=by)
+
+    issues = verdict_issues(
+        [
+            done("aaaaa", verdict(9, "met")),
+            done("bbbbb", verdict(1, "unmet")),
+            done("ccccc", verdict(1, "met"), follow_ups=("ddddd",)),
+            done("eeeee", verdict(1, "unmet"), follow_ups=("fffff",)),
+        ]
+    )
+    assert issues == [
+        "plan aaaaa has a verdict on criterion 9, which it does not have",
+        "plan bbbbb has unmet criteria and no follow-up",
+        "plan ccccc has follow-ups but no unmet criterion",
+    ]
+    chain = [done("00000", verdict(1, "unmet"), follow_ups=("00001",))]
+    for n in range(1, 4):
+        below = (f"0000{n + 1}",) if n < 3 else ()
+        last = verdict(1, "unmet", by="person" if n == 3 else "agent")
+        chain.append(done(f"0000{n}", last, follow_up_of=f"0000{n - 1}", follow_ups=below))
+    assert verdict_issues(chain) == []

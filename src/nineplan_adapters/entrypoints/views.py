@@ -230,6 +230,7 @@ class Invariants(TypedDict):
     no_orphaned_files: bool
     journal_matches_state: bool
     prerequisites_respected: bool
+    verdicts_consistent: bool
 
 
 class Validation(Told):
@@ -474,6 +475,7 @@ def validation(report: ValidationReport) -> Validation:
             "no_orphaned_files": report.no_orphaned_files,
             "journal_matches_state": report.journal_matches_state,
             "prerequisites_respected": report.prerequisites_respected,
+            "verdicts_consistent": report.verdicts_consistent,
         },
         "issues": report.issues,
         "notes": report.notes,

@@ -16,6 +16,7 @@ from nineplan_core.errors import (
     PlanDiscardedError,
     PlanNotFoundError,
 )
+from nineplan_core.follow_ups import verdict_issues
 from nineplan_core.invariants import check, damaged_files, healed_here
 from nineplan_core.journal import (
     Event,
@@ -301,7 +302,7 @@ class Queries(Envelope):
         return copy.written
 
     async def validate_session(self, name: str) -> ValidationReport:
-        """Check the six invariants; only reports, never repairs (not even by opening).
+        """Check the seven invariants; only reports, never repairs (not even by opening).
 
         A damaged journal row makes `journal_matches_state` false with an issue line.
 
@@ -319,6 +320,7 @@ class Queries(Envelope):
             names = await reader.files.names()
             damaged = await damaged_files(reader, rows, set(names))
             journal, waits = replay_issues(await reader.events(EventQuery()), rows)
+            judged = await reader.finished() + await reader.active_plans()
             unrendered, finished = await healed_here(store, reader, rows, set(names))
             return check(
                 rows,
@@ -326,6 +328,7 @@ class Queries(Envelope):
                 damaged,
                 journal=journal,
                 waits=waits,
+                verdicts=verdict_issues(judged),
                 unrendered=unrendered,
                 finished_elsewhere=finished,
             )
