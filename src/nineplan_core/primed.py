@@ -14,6 +14,9 @@ class PrimedPlan:
     goal: str
     file_path: str
     notes_tail: list[str]
+    #: Its success criteria as the file has them now, numbered from 1 (what a complete's
+    #: verdicts answer).
+    criteria: list[str] = attrs.field(factory=list)
 
 
 @attrs.frozen

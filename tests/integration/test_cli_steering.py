@@ -59,7 +59,7 @@ def test_add_prints_the_id_and_rank(tmp_path: Path, session: str):
     )
     added = json.loads(out)
     assert (code, added["queue_position"], set(added)) == (
-        0, 1, {"plan_id", "plan_path", "queue_position"},
+        0, 1, {"plan_id", "plan_path", "queue_position", "waiting_for"},
     )  # fmt: skip
     assert queue(tmp_path, session) == ["zeroth", "second", "third", "fourth"]
 

@@ -226,6 +226,7 @@ async def test_prime_json_has_the_documented_fields(tmp_path: Path, project: Pat
             "goal": "easy one",
             "file_path": str(plan_file),
             "notes_tail": ["found the schema in db/", "next: the index"],
+            "criteria": [PLAN["success_criteria"]],
         },
         "next": ["hard one"],
         "stuck": [stuck],

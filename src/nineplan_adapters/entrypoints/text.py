@@ -44,3 +44,7 @@ def stale_line(
 def take_over_hint(plan_id: str) -> str:
     """What an agent does with another worker's stale plan."""
     return f'take it over with take_over="{plan_id}"'
+
+
+#: How a criterion's verdict is marked, on every way in: met, unmet, waiting for a person, none.
+MARKS: dict[str | None, str] = {"met": "✔", "unmet": "✘", "needs_person": "?", None: "—"}

@@ -16,6 +16,7 @@ import attrs
 
 from nineplan_adapters.config import Settings
 from nineplan_adapters.storage.journal_rows import row_event
+from nineplan_core.criteria import criteria
 from nineplan_core.errors import NinePlanError
 from nineplan_core.journal import Event, UnreadableEvent, stuck_plans
 from nineplan_core.model import DEFAULT_LIMITS, PlanContent, PlanId
@@ -91,15 +92,20 @@ def primed_plan(row: Mapping[str, Any], path: Path | str, data: bytes | None) ->
     back from the file's `data` as the use cases would read them (the agent writes there as it
     works); the stored notes without a file."""
     notes, goal = str(row["notes"]), str(row["goal"])
+    items: list[str] = []
     try:
         content = PlanContent(**{name: str(row[name]) for name in CONTENT_COLUMNS})
     except NinePlanError:  # a row edited by hand past the rules: its stored notes, as they are
         pass
     else:
         stored = PlanText(content, notes)
-        notes = read_back(data, stored, max_section_chars=DEFAULT_LIMITS.max_text_chars).text.notes
+        text = read_back(data, stored, max_section_chars=DEFAULT_LIMITS.max_text_chars).text
+        notes = text.notes
+        items = [item.text for item in criteria(text.content.success_criteria)]
     tail = [line for line in notes.splitlines() if line.strip()][-NOTES_LINES:]
-    return PrimedPlan(id=str(row["id"]), goal=goal, file_path=str(path), notes_tail=tail)
+    return PrimedPlan(
+        id=str(row["id"]), goal=goal, file_path=str(path), notes_tail=tail, criteria=items
+    )
 
 
 def read_file(path: Path, limit: int = MAX_FILE_BYTES + 1) -> bytes | None:

@@ -136,14 +136,16 @@ async def run_demo(transport: str, emit: Emit) -> int:
 
 
 async def _queue_three_plans(call: Call) -> None:
-    """Two plans at the back, then a blocking one at the front."""
+    """Two plans at the back (the second waits for the first), then a blocking one at the
+    front."""
     common = {"context": "The notekeeper web app has no accounts yet."}
-    await call(
+    users = await call(
         "queue_add",
         **common,
         goal="Design the users table",
         approach="Write the migration; add a unique index on email.",
-        success_criteria="Migration applies cleanly on an empty database.",
+        success_criteria="- Migration applies cleanly on an empty database.\n"
+        "- A second user with the same email is refused.",
         outputs="migrations/0002_users.sql",
     )
     await call(
@@ -154,6 +156,7 @@ async def _queue_three_plans(call: Call) -> None:
         success_criteria="A user can log in and sees their notes.",
         inputs="The users table from the schema plan",
         position="back",
+        after=[users["plan_id"]],
     )
     await call(
         "queue_add",
@@ -179,6 +182,18 @@ async def _work_through_the_first(call: Call, emit: Emit) -> None:
     done = await call(
         "plan_complete",
         outcome="Created migrations/0002_users.sql: users(id uuid, email citext unique, password_hash).",
+        verdicts=[
+            {
+                "criterion": 1,
+                "status": "met",
+                "evidence": "psql -f 0002_users.sql on a new database: no errors",
+            },
+            {
+                "criterion": 2,
+                "status": "met",
+                "evidence": "test_unique_email: the second insert is refused",
+            },
+        ],
     )
     await call("history_search", query="users table migration")
     await call("history_get", plan_id=done["plan_id"])

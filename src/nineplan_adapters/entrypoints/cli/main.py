@@ -31,12 +31,13 @@ from nineplan_adapters.entrypoints.cli.steering import STEERING, edits, plan_ids
 from nineplan_adapters.entrypoints.cli.steering import add_arguments as add_steering_arguments
 from nineplan_adapters.entrypoints.cli.suggestions import for_the_terminal
 from nineplan_adapters.entrypoints.journal_views import event_line, journal_entry
-from nineplan_adapters.entrypoints.text import indented, one_line, stale_line, terminal_safe
+from nineplan_adapters.entrypoints.text import MARKS, indented, one_line, stale_line, terminal_safe
 from nineplan_adapters.log_setup import configure_logging
+from nineplan_core.criteria import criteria, plan_verdict
 from nineplan_core.errors import NinePlanError, PlanHeldByAgentError, SessionNotFoundError
 from nineplan_core.journal import Event, EventQuery, UnreadableEvent, minutes_since
 from nineplan_core.lifecycle import PlanStatus
-from nineplan_core.model import SECTION_FIELDS
+from nineplan_core.model import SECTION_FIELDS, Plan
 from nineplan_core.results import SNIPPET_MARKS, SessionState
 from nineplan_core.revisions import plan_revision
 from nineplan_core.service import NinePlan
@@ -93,7 +94,7 @@ SETTING_FLAGS = tuple(FLAG_NAMES)
 # or no such session (argparse exits 2 for bad usage itself).
 REFUSED, USAGE = 1, 2
 #: Steering commands whose every refusal and bad usage is one line (the plan, and why).
-ONE_LINE_STEERS = frozenset({"move", "edit", "release", "workers"})
+ONE_LINE_STEERS = frozenset({"move", "edit", "release", "workers", "verdict"})
 MAX_LIMIT = 100  # search
 MAX_LOG_LIMIT = 10_000  # log
 SECTIONS = ("context", "inputs", "outputs", "approach", "success_criteria", "notes")
@@ -362,6 +363,10 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
         f"Task: {one_line(state['task_description']) or '-'}",
         f"Workspace: {state['workspace'] or '-'}",
         f"Active: {held}",
+        *(
+            f"  {item.n}. {one_line(item.text)[:100]}"
+            for item in (criteria(active.content.success_criteria) if active else ())
+        ),
         *_held_lines(found, service.clock()),
         f"Completed: {state['completed_count']}   Files match database: {state['file_db_match']}",
         "",
@@ -372,6 +377,26 @@ async def _state(service: NinePlan, args: argparse.Namespace) -> int:
     text = "\n".join([terminal_safe("\n".join(lines)), table, *map(terminal_safe, recent)])
     _emit(args, state, text, escaped=True)
     return 0
+
+
+def verdict_lines(plan: Plan) -> list[str]:
+    """A plan's criteria marked by their verdicts (✔ met, ✘ unmet, ? waits for a person, —
+    none) with the evidence, the derived verdict and the follow-up links; none without
+    verdicts."""
+    if not plan.verdicts:
+        return []
+    given = {v.n: v for v in plan.verdicts}
+    items = criteria(plan.content.success_criteria)
+    lines = [indented("verdict", plan_verdict(items, plan.verdicts).value)]
+    for item in items:
+        verdict = given.get(item.n)
+        mark = MARKS[verdict.status.value if verdict else None]
+        lines.append(f"  {mark} {item.n}. {one_line(item.text)}")
+        if verdict is not None:
+            by = f" (a person: {verdict.note or 'no note'})" if verdict.by == "person" else ""
+            lines.append(f"       {one_line(verdict.evidence)}{by}")
+    links = [("follow_up_of", plan.follow_up_of), ("follow_ups", ", ".join(plan.follow_ups))]
+    return lines + [indented(key, value) for key, value in links if value]
 
 
 def _waits(waiting_for: list[str]) -> str:
@@ -458,6 +483,7 @@ async def _show(service: NinePlan, args: argparse.Namespace) -> int:
         lines.append(indented("revision", revision))
     if plan.after:
         lines.append(indented("after", ", ".join(plan.after)))
+    lines += verdict_lines(plan)
     body = (
         [f"file:\n{textwrap.indent(file, '  ')}"]
         if file is not None

@@ -140,6 +140,14 @@ def block(
             (30, 3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
             (40, 4, f"  File: {_clip(active.file_path, 300)}", False),
         ]
+        if active.criteria:
+            lines.append(
+                (45, 8, "  Success criteria (answer each with evidence when done):", False)
+            )
+            lines += [
+                (45 + index, 8 + index, f"    {index}. {_clip(item, 150)}", False)
+                for index, item in enumerate(active.criteria[:4], start=1)
+            ]
         if active.notes_tail:
             lines.append((50, 10, "  Last notes:", False))
             lines += [

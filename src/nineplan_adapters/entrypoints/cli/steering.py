@@ -1,5 +1,5 @@
-"""The `nineplan add | move | edit | drop | release | workers | import | export` commands: a person
-steers a session (`edit` prints the plan as `show` does: its handler is beside `show`'s)."""
+"""The `nineplan add | move | edit | drop | release | workers | verdict | import | export`
+commands: a person steers a session (`edit` prints the plan as `show` does: its handler is beside `show`'s)."""
 
 import argparse
 import json
@@ -34,6 +34,8 @@ COMMANDS = [
      "nineplan workers brave-quiet-otter\n  nineplan workers brave-quiet-otter --forget"),
     ("export", "print a whole session (queue, active plan, history) as Markdown or JSON",
      "nineplan export brave-quiet-otter > session.md\n  nineplan export brave-quiet-otter --format json"),
+    ("verdict", "decide a completed plan's criterion that waits for a person: met or unmet",
+     'nineplan verdict brave-quiet-otter a3x9k 2 met\n  nineplan verdict brave-quiet-otter a3x9k 3 unmet --note "the label is missing"'),
     ("import", "add the plans of a file (plan files separated by ---), all or none",
      "nineplan import brave-quiet-otter plans.md\n  nineplan import brave-quiet-otter plans.md --front"),
 ]  # fmt: skip
@@ -76,6 +78,11 @@ def add_arguments(commands: dict[str, argparse.ArgumentParser]) -> None:
         help="the revision `nineplan show` printed: refused if the plan changed since",
     )
     commands["drop"].add_argument("--reason", required=True, help="why it is dropped")
+    verdict = commands["verdict"]
+    verdict.add_argument("plan_id", help="5-character plan id of a completed plan")
+    verdict.add_argument("criterion", type=int, help="the criterion's number")
+    verdict.add_argument("status", choices=("met", "unmet"), help="what a person decided")
+    verdict.add_argument("--note", help="why (kept with the verdict)")
     commands["workers"].add_argument(
         "--forget",
         action="store_true",
@@ -277,12 +284,36 @@ def _plan(plan: Plan) -> dict[str, Any]:
             **{k: getattr(plan.content, k) for k in (*TEXTS, "inputs", "outputs")}}  # fmt: skip
 
 
+async def _verdict(service: NinePlan, args: argparse.Namespace) -> int:
+    """A person's decision on a criterion that waits for one."""
+    done = await service.decide_verdict(
+        args.name, args.plan_id, args.criterion, args.status, note=args.note
+    )
+    follow_up = done.follow_up
+    said = f"Criterion {args.criterion} of {done.plan.id} is {args.status}."
+    if follow_up is not None:
+        said += f"\nIts follow-up, {follow_up.id}, is at the front of the queue: {one_line(follow_up.goal)}"
+    elif done.capped:
+        said += "\nThe chain of follow-ups has reached its limit: no follow-up was added."
+    data = {
+        "plan_id": done.plan.id,
+        "criterion": args.criterion,
+        "status": args.status,
+        "follow_up": None
+        if follow_up is None
+        else {"plan_id": follow_up.id, "goal": follow_up.goal},
+    }
+    _emit(args, data, said)
+    return 0
+
+
 STEERING: dict[str, Callable[[NinePlan, argparse.Namespace], Awaitable[int]]] = {
     "add": _add,
     "move": _move,
     "drop": _drop,
     "release": _release,
     "workers": _workers,
+    "verdict": _verdict,
     "import": _import,
     "export": _export,
 }

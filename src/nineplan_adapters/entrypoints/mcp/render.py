@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nineplan_adapters.entrypoints.journal_views import entry_line
-from nineplan_adapters.entrypoints.text import indented, one_line
+from nineplan_adapters.entrypoints.text import MARKS, indented, one_line
 
 #: The text shows this many queued plans; structured content has them all.
 QUEUE_LINES = 20
@@ -102,8 +102,14 @@ def session_created(view: View) -> str:
 
 
 def plan_added(view: View) -> str:
-    waits = waits_mark(view).strip()
-    waiting = f"\nIt {waits[1:-1]}: pulled once they are completed or discarded." if waits else ""
+    waiting_for = view.get("waiting_for") or []
+    those = "that plan is" if len(waiting_for) == 1 else "those are"
+    waiting = (
+        f"\nIt waits for {', '.join(waiting_for)}: it is pulled once {those} completed or "
+        "discarded."
+        if waiting_for
+        else ""
+    )
     return (
         f"Added plan {view['plan_id']} at queue position {view['queue_position']}.\n"
         f"File: {view['plan_path']}{waiting}"
@@ -137,10 +143,6 @@ def plan_completed(view: View) -> str:
         f"Completed plan {view['plan_id']}.{verdict} {view['completed_count']} completed, "
         f"{view['queue_length']} queued."
     )
-
-
-#: How a criterion's verdict is marked: met, unmet, waiting for a person, none.
-MARKS = {"met": "✔", "unmet": "✘", "needs_person": "?", None: "—"}
 
 
 def criteria_lines(view: View) -> list[str]:
