@@ -660,10 +660,9 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
 
     from benchmarks.data import plan_records
 
-    schema = f"bench_{os.getpid()}"
-    admin = await asyncpg.connect(url)
-    await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
-    scoped = f"{url}{'&' if '?' in url else '?'}search_path={schema}"
+    # A random schema name, not the process id: runs in other PID namespaces (containers) may
+    # share the server, and one's DROP SCHEMA of the same name would break the other's run.
+    scoped = await new_schema(url)
     try:
         cycles: dict[str, list[float]] = {}
         for label, settings in (("sqlite", {}), ("postgres", {"database_url": scoped})):
@@ -707,8 +706,7 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
                 raw.append(time.perf_counter() - start)
             await connection.close()
     finally:
-        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        await admin.close()
+        await drop_schema(url, scoped)
     return [
         Row(8, "add → pull → complete (library), PostgreSQL vs SQLite", cycles["postgres"], cycles["sqlite"],
             "— (informational)"),
