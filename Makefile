@@ -149,11 +149,13 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.steering --size $(BENCH_SIZE)
 
 # 500 rounds of SIGKILL at random moments, then the workers' race 20 times (8 worker processes on
-# a 200-plan SQLite queue; 2 x 4 on PostgreSQL too with NINEPLAN_TEST_DATABASE_URL); each prints
-# a table and exits 1 on any loss (the race: on any plan completed twice or lost).
+# a 200-plan SQLite queue; 2 x 4 on PostgreSQL too with NINEPLAN_TEST_DATABASE_URL), then the same
+# race 20 times on a random 200-plan graph of prerequisites; each prints a table and exits 1 on
+# any loss (the races: on any plan completed twice or lost; the graph's: or pulled early).
 torture: $(STAMP)
 	$(BIN)/python -m tests.reliability.torture --rounds 500
 	$(BIN)/python -m tests.reliability.race --runs 20
+	$(BIN)/python -m tests.reliability.graph_race --runs 20
 
 # 50,000 hostile MCP calls.
 fuzz: $(STAMP)

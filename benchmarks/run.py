@@ -27,9 +27,10 @@ import anyio
 import attrs
 from mcp import Client, StdioServerParameters
 
-from benchmarks import web
+from benchmarks import prerequisites, web
 from benchmarks.context import INSTRUCTION_BYTES, TOOL_TOKENS, context_cost
 from benchmarks.data import queries, seed_session
+from benchmarks.workers import drop_schema, new_schema
 from nineplan_adapters import open_nineplan
 from nineplan_adapters.entrypoints.cli.demo import server_command
 from nineplan_adapters.storage.ids import random_plan_id
@@ -68,6 +69,10 @@ SIZES = {
         "cycle_runs": 1,
         "page_renders": 3,
         "events": 500,
+        "batches": 3,  # rounds of row 23
+        "drain_workers": 2,  # row 24: workers, plans per drain, rounds of a graph and a flat queue
+        "drain_plans": 12,
+        "drain_rounds": 1,
     },
     "full": {
         "repeat": 200,
@@ -79,6 +84,10 @@ SIZES = {
         "cycle_runs": 5,
         "page_renders": 30,
         "events": 100_000,
+        "batches": 50,
+        "drain_workers": 8,
+        "drain_plans": 200,
+        "drain_rounds": 3,
     },
 }
 PLAN: dict[str, Any] = {  # Any: spread into add_plan beside its caller
@@ -94,7 +103,7 @@ INITIALIZE = json.dumps({
 
 
 #: How a row's samples are shown in its unit (samples are seconds, bytes or plain counts).
-SCALES = {"ms": 1000, "MiB": 1 / 2**20, "tokens": 1, "bytes": 1}
+SCALES = {"ms": 1000, "MiB": 1 / 2**20, "tokens": 1, "bytes": 1, "plans/s": 1}
 
 
 @attrs.define
@@ -651,10 +660,9 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
 
     from benchmarks.data import plan_records
 
-    schema = f"bench_{os.getpid()}"
-    admin = await asyncpg.connect(url)
-    await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
-    scoped = f"{url}{'&' if '?' in url else '?'}search_path={schema}"
+    # A random schema name, not the process id: runs in other PID namespaces (containers) may
+    # share the server, and one's DROP SCHEMA of the same name would break the other's run.
+    scoped = await new_schema(url)
     try:
         cycles: dict[str, list[float]] = {}
         for label, settings in (("sqlite", {}), ("postgres", {"database_url": scoped})):
@@ -698,14 +706,57 @@ async def rows_postgres(folder: Path, size: dict[str, int], url: str) -> list[Ro
                 raw.append(time.perf_counter() - start)
             await connection.close()
     finally:
-        await admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        await admin.close()
+        await drop_schema(url, scoped)
     return [
         Row(8, "add → pull → complete (library), PostgreSQL vs SQLite", cycles["postgres"], cycles["sqlite"],
             "— (informational)"),
         Row(9, f"history_search at {size['completed']:,} completed, PostgreSQL (library)", ours, raw,
             "≤ 1.5 × raw tsquery (the raw query alone is over 10 ms)", limit_ratio=1.5),
     ]  # fmt: skip
+
+
+# -- rows 22 to 25: plans that wait for other plans ----------------------------------------------
+
+
+async def row_waiting_pull(folder: Path, size: dict[str, int], url: str | None = None) -> Row:
+    """Row 22 (SQLite), or 25 on the PostgreSQL server at `url` (in a schema of its own)."""
+    settings: dict[str, Any] = {}
+    if url:
+        settings["database_url"] = scoped = await new_schema(url)
+    try:
+        waiting, ready = await prerequisites.pull_samples(
+            folder / ("waiting-pg" if url else "waiting"), size["queued"], size["repeat"], settings
+        )
+    finally:
+        if url:
+            await drop_schema(url, scoped)
+    waits = size["queued"] - prerequisites.READY_BEHIND
+    where = ", PostgreSQL" if url else ""
+    return Row(25 if url else 22,
+               f"pull, {size['queued']:,} queued of which the first {waits:,} wait, vs {size['queued']:,} ready{where} (library)",
+               waiting, ready, "≤ 1.2", limit_ratio=1.2)  # fmt: skip
+
+
+async def row_add_many(folder: Path, size: dict[str, int]) -> Row:
+    many, single = await prerequisites.batch_samples(folder / "batches", size["batches"])
+    return Row(23, "9plan_queue_add_many of 20 plans (1 call) vs 20 × 9plan_queue_add (20 calls), over stdio",
+               many, single, "— (informational)")  # fmt: skip
+
+
+async def row_graph_drain(folder: Path, size: dict[str, int]) -> Row:
+    """Throughputs: the ratio is a graph's over a flat queue's (higher is better)."""
+    workers, plans = size["drain_workers"], size["drain_plans"]
+    drains = await prerequisites.drain_samples(
+        folder / "drains", workers, plans, size["drain_rounds"]
+    )
+    checked = (
+        f"journal: {len(drains.early)} pulled early, {drains.twice} completed twice, "
+        f"{drains.lost} lost; {drains.blocked} pulls blocked"
+    )
+    return Row(24,
+               f"{workers} workers drain a {plans}-plan graph (widest layer {min(drains.widths)}-{max(drains.widths)}, "
+               f"held 20-50 ms) vs {plans} plans without after, over stdio; {checked}",
+               drains.graph, drains.flat, "— (informational; throughput, graph / flat)", unit="plans/s")  # fmt: skip
 
 
 # -- rows 12 and 13: the web view -------------------------------------------------------------
@@ -740,6 +791,7 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
         folder = Path(temporary)
         for number, measure in (
             (1, row_cycle), (11, row_schema), (3, row_queue), (6, row_sessions), (7, row_resume),
+            (22, row_waiting_pull), (23, row_add_many), (24, row_graph_drain),
         ):  # fmt: skip
             if wanted(number):
                 rows.append(await measure(folder, size))
@@ -765,6 +817,8 @@ async def run(size_name: str, only: set[int] | None = None) -> list[Row]:
         )
         if url and wanted(8, 9):
             rows += await rows_postgres(folder, size, url)
+        if url and wanted(25):
+            rows.append(await row_waiting_pull(folder, size, url))
     return sorted(rows, key=lambda row: row.number)
 
 

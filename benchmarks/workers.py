@@ -325,13 +325,13 @@ async def measure(size_name: str, url: str | None = None, rounds: int = 1) -> li
                         Path(temporary)
                         / f"{round_number}-{'pg' if backend else 'sqlite'}-{workers}"
                     )
-                    scoped = await _schema(backend) if backend else None
+                    scoped = await new_schema(backend) if backend else None
                     try:
                         ours, ids = await nineplan_run(folder / "nineplan", workers, plans, scoped)
                         floor, floor_ids = await floor_run(folder / "floor", workers, plans, scoped)
                     finally:
                         if backend and scoped:
-                            await _drop_schema(backend, scoped)
+                            await drop_schema(backend, scoped)
                     twice, lost = ours.twice_lost(ids)
                     assert floor.twice_lost(floor_ids) == (0, 0), (
                         "the floor lost or repeated a plan"
@@ -348,7 +348,8 @@ def _empty(run: Run, kind: str) -> Run:
     return Run(run.backend, kind, run.workers, 0, 0.0, [], [])
 
 
-async def _schema(url: str) -> str:
+async def new_schema(url: str) -> str:
+    """A fresh schema on the server at `url`, as a URL that makes it the search path."""
     import asyncpg
 
     schema = f"bench_workers_{uuid.uuid4().hex[:8]}"
@@ -358,7 +359,8 @@ async def _schema(url: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}search_path={schema}"
 
 
-async def _drop_schema(url: str, scoped: str) -> None:
+async def drop_schema(url: str, scoped: str) -> None:
+    """Drop the schema `new_schema` made for `scoped`."""
     import asyncpg
 
     schema = scoped.rsplit("search_path=", 1)[1]
