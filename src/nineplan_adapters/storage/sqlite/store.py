@@ -44,6 +44,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     NEEDED_BY,
     QUEUE,
     RENUMBER,
+    WAITING_FOR_PERSON,
     SAVE_PLAN,
     STORED_SESSION,
     TALLY,
@@ -277,6 +278,9 @@ class SqliteSessionTx(EventRows):
     async def finished(self) -> list[Plan]:
         rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
         return [row_to_plan(dict(row)) for row in rows]
+
+    async def waiting_for_person(self, limit: int) -> list[Plan]:
+        return [row_to_plan(dict(row)) for row in await self.db.run(WAITING_FOR_PERSON, (limit,))]
 
     async def queue(self, limit: int | None = None) -> list[QueueEntry]:
         bounded = -1 if limit is None else limit  # SQLite's LIMIT -1: no limit
