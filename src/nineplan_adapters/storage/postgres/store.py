@@ -309,7 +309,7 @@ class PostgresSessionTx(EventRows):
     async def waiting_for_person(self, limit: int) -> list[Plan]:
         records = await self.connection.fetch(
             f"{PLAN_SELECT} WHERE session_name = $1 AND status = 'completed' "
-            "AND verdicts::jsonb @> '[{\"status\": \"needs_person\"}]'::jsonb "
+            'AND verdicts::jsonb @> \'[{"status": "needs_person"}]\'::jsonb '
             "ORDER BY completed_at, id LIMIT $2",
             self.session_name,
             limit,

@@ -44,10 +44,10 @@ from nineplan_adapters.storage.sqlite.queries import (
     NEEDED_BY,
     QUEUE,
     RENUMBER,
-    WAITING_FOR_PERSON,
     SAVE_PLAN,
     STORED_SESSION,
     TALLY,
+    WAITING_FOR_PERSON,
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
