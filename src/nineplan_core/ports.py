@@ -139,6 +139,12 @@ class SessionReader(Protocol):
         """The completed and discarded plans, in the order they finished (for an export)."""
         ...
 
+    async def waiting_for_person(self, limit: int) -> list[Plan]:
+        """The completed plans with a verdict waiting for a person (`needs_person`), the
+        earliest completed first, at most `limit`: found in the database, so a board reads
+        only these however long the history."""
+        ...
+
     async def search(
         self, terms: list[str], limit: int, *, snippets: bool = False
     ) -> list[HistoryMatch]:

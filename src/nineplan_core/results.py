@@ -378,6 +378,8 @@ class Board:
     counts: Mapping[tuple[dt.datetime, EventKind], int]
     #: The journal's events the board asked for, oldest first.
     journal: Sequence[Event | UnreadableEvent]
+    #: The completed plans with a criterion waiting for a person, the earliest first.
+    waiting_for_person: Sequence[Plan] = ()
 
 
 @attrs.frozen(kw_only=True)

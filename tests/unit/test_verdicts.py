@@ -11,7 +11,7 @@ import pytest
 from nineplan_core.callers import Caller
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.follow_ups import verdict_issues
-from nineplan_core.journal import Event, EventKind
+from nineplan_core.journal import Event, EventKind, EventQuery
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import Plan, PlanContent, PlanId
 from nineplan_core.verdicts import Verdict, VerdictStatus
@@ -242,3 +242,37 @@ def test_inconsistent_verdicts_are_named():
         last = verdict(1, "unmet", by="person" if n == 3 else "agent")
         chain.append(done(f"0000{n}", last, follow_up_of=f"0000{n - 1}", follow_ups=below))
     assert verdict_issues(chain) == []
+
+
+async def test_the_board_reads_only_the_plans_waiting_for_a_person(backend: Backend):
+    """The board's read of what waits for a person holds the completed plans with a
+    needs_person verdict, the earliest completed first, at most as many as asked: not a plan
+    whose evidence merely mentions the word, nor one a person has decided; none unless
+    asked."""
+    name = await backend.session()
+    person = {"status": "needs_person", "evidence": "look at the login page's contrast"}
+    first = await _pulled(backend, name, "first")
+    await backend.service.complete_plan(name, "done", verdicts=[{"criterion": 1, **person}])
+    await _pulled(backend, name, "words")
+    said = {"criterion": 1, "status": "met", "evidence": "not needs_person: argon2 in use"}
+    await backend.service.complete_plan(name, "done", verdicts=[said])
+    second = await _pulled(backend, name, "second")
+    await backend.service.complete_plan(name, "done", verdicts=[{"criterion": 2, **person}])
+    third = await _pulled(backend, name, "third")
+    await backend.service.complete_plan(name, "done", verdicts=[{"criterion": 3, **person}])
+    await backend.service.decide_verdict(name, third, 3, "met")
+
+    async def waiting(limit: int) -> list[str]:
+        board = await backend.service.session_board(
+            name,
+            journal=EventQuery(last=1),
+            finished=1,
+            counted=frozenset(),
+            since=backend.service.clock(),
+            waiting=limit,
+        )
+        return [plan.id for plan in board.waiting_for_person]
+
+    assert await waiting(10) == [first, second]
+    assert await waiting(1) == [first]
+    assert await waiting(0) == []

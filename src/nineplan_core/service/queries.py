@@ -80,12 +80,14 @@ class Queries(Envelope):
         finished: int,
         counted: frozenset[EventKind],
         since: dt.datetime,
+        waiting: int = 0,
     ) -> Board:
         """A session's board, every part read in one snapshot: its state (as `session_state`
         without a worker), each active plan's working copy (as `plan_file_text`), the
         `finished` latest completions and as many discards with their plans, the `counted`
-        events per UTC hour from `since` (as `hourly_counts`) and the journal's events
-        `journal` asks for. A read only: nothing is reconciled or written.
+        events per UTC hour from `since` (as `hourly_counts`), the journal's events
+        `journal` asks for and the first `waiting` completed plans with a criterion waiting
+        for a person. A read only: nothing is reconciled or written.
 
         Raises:
             InvalidInputError, SessionNotFoundError, StorageError.
@@ -101,6 +103,7 @@ class Queries(Envelope):
             discarded = await _finishes(reader, EventKind.PLAN_DISCARDED, finished)
             counts = await reader.hourly_counts(counted, since)
             events = await reader.events(journal)
+            for_person = await reader.waiting_for_person(waiting) if waiting else []
         return Board(
             state=self._for_worker(state, MAIN),
             files=files,
@@ -108,6 +111,7 @@ class Queries(Envelope):
             discarded=discarded,
             counts=counts,
             journal=events,
+            waiting_for_person=for_person,
         )
 
     async def names(self) -> list[SessionName]:

@@ -107,6 +107,7 @@ def web_app(service: NinePlan, settings: Settings) -> ASGIApp:
         Route("/sessions/{name}/plans/{plan_id}/edit", steering.edit, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}/drop", steering.drop, methods=["POST"]),
         Route("/sessions/{name}/plans/{plan_id}/release", steering.release, methods=["POST"]),
+        Route("/sessions/{name}/plans/{plan_id}/verdicts/{n}", steering.decide, methods=["POST"]),
         Mount(
             "/static",
             StaticFiles(packages=[("nineplan_adapters.entrypoints.web", "static")]),

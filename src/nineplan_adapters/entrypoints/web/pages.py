@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, Response
 from nineplan_adapters.entrypoints.web.chart import Chart, hours
 from nineplan_adapters.entrypoints.web.forms import AddForm, MoveForm
 from nineplan_adapters.entrypoints.web.graph import lay_out
+from nineplan_adapters.entrypoints.web.marks import Decided
 from nineplan_adapters.entrypoints.web.reads import BoardPage, GraphPage, Reads
 from nineplan_adapters.entrypoints.web.rendering import templates
 from nineplan_adapters.entrypoints.web.security import WebSecurity
@@ -109,6 +110,7 @@ class Pages:
             "active": self.fragment("active", state, board.files, name, csrf, now),
             "queue": self.fragment("queue", state, board.queue, name, csrf, view),
             "done": self.fragment("done", board.done, state, name, now),
+            "needs-you": self.fragment("needs_you", board.needs_you, name, csrf),
             "journal": self.fragment("journal", board.journal, view, now),
         }
         return parts, state
@@ -194,6 +196,8 @@ class Pages:
                 view=view,
                 csrf=self.security.csrf_token,
                 journal=board.journal,
+                needs_you=board.needs_you,
+                said=Decided.parse(request.query_params.get("decided", "")),
                 query=query,
                 matches=matches,
                 search_error=search_error,
@@ -253,6 +257,7 @@ class Pages:
             file_path=path,
             waits_for=copy.waits_for,
             needed_by=copy.needed_by,
+            plan=plan,
         )
 
     async def posted(self, request: Request) -> FormData | Response:

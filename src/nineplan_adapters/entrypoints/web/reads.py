@@ -27,6 +27,8 @@ JOURNAL_LIMIT = 100
 #: Completed plans the board's Done column shows, newest first (and as many of the most
 #: recently discarded or dropped ones in its folded list).
 DONE_LIMIT = 20
+#: Completed plans the board's Needs you lists, the earliest completed first.
+NEEDS_YOU_LIMIT = 50
 #: Queued plans the graph view draws, the front of the queue (a drawing of more is not read).
 GRAPH_LIMIT = 200
 
@@ -204,6 +206,7 @@ class Reads:
             finished=DONE_LIMIT,
             counted=frozenset(COUNTED),
             since=window_start(now),
+            waiting=NEEDS_YOU_LIMIT,
         )
         return BoardPage(
             state=board.state,
@@ -215,6 +218,7 @@ class Reads:
             ),
             counts=board.counts,
             journal=JournalPage(board.journal[::-1], before),
+            needs_you=board.waiting_for_person,
             now=now,
         )
 
@@ -231,5 +235,7 @@ class BoardPage:
     #: The chart's counts per UTC hour and kind.
     counts: Mapping[tuple[dt.datetime, EventKind], int]
     journal: JournalPage
+    #: The completed plans with a criterion waiting for a person, the earliest first.
+    needs_you: Sequence[Plan]
     #: The moment the board was read for: the chart's window and every "ago" end there.
     now: dt.datetime

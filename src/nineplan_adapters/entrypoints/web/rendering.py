@@ -12,9 +12,11 @@ import markupsafe
 
 from nineplan_adapters.entrypoints.text import stale_line
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES
+from nineplan_adapters.entrypoints.web.marks import marks
 from nineplan_core.journal import minutes_since
 from nineplan_core.model import format_timestamp
 from nineplan_core.results import SNIPPET_MARKS
+from nineplan_core.service.deciding import MAX_NOTE_CHARS
 
 
 def templates() -> jinja2.Environment:
@@ -34,6 +36,8 @@ def templates() -> jinja2.Environment:
     environment.filters["first_line"] = first_line
     environment.filters["marked"] = marked
     environment.globals["stale_line"] = board_stale_line
+    environment.globals["marks"] = marks
+    environment.globals["max_note_chars"] = MAX_NOTE_CHARS
     environment.globals["tools"] = DEFAULT_NAMES.fields  # web_app sets the configured names
     return environment
 

@@ -1,11 +1,13 @@
-"""A person's steering: add, move, edit, drop and release plans (POSTs, CSRF-checked), and the
-edit form; a refused change comes back as its page with the reason beside the field."""
+"""A person's steering: add, move, edit, drop and release plans, and decide the criteria that
+wait for a person (POSTs, CSRF-checked), and the edit form; a refused change comes back as its
+page with the reason beside the field."""
 
 import attrs
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from nineplan_adapters.entrypoints.web.forms import ADD_FIELDS, AddForm, EditForm, MoveForm, text_of
+from nineplan_adapters.entrypoints.web.marks import Decided
 from nineplan_adapters.entrypoints.web.pages import STATUS_CODES, Pages
 from nineplan_adapters.entrypoints.web.suggestions import for_people
 from nineplan_core.callers import PERSON
@@ -16,6 +18,7 @@ from nineplan_core.errors import (
     PlanHeldByAgentError,
     PlanNotFoundError,
 )
+from nineplan_core.journal import Actor
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.revisions import plan_revision
 
@@ -154,6 +157,38 @@ class Steering:
         except NinePlanError as exc:
             return self.pages.error(exc, back=f"/sessions/{name}", status_code=_steer_status(exc))
         return RedirectResponse(f"/sessions/{name}", status_code=303)
+
+    async def decide(self, request: Request) -> Response:
+        """A person's decision on a criterion that waits for one (`status` met or unmet, an
+        optional `note`): back to the board's Needs you, whose address says what was decided
+        and the follow-up an unmet added; a refusal is the error page with the reason."""
+        name, plan_id = request.path_params["name"], request.path_params["plan_id"]
+        form = await self.pages.posted(request)
+        if isinstance(form, Response):
+            return form
+        status = text_of(form, "status")
+        note = text_of(form, "note").replace("\r\n", "\n").strip() or None
+        try:
+            number = _criterion_number(request.path_params["n"])
+            done = await self.pages.service.decide_verdict(
+                name, plan_id, number, status, note=note, actor=Actor.PERSON
+            )
+        except NinePlanError as exc:
+            return self.pages.error(exc, back=f"/sessions/{name}#needs-you")
+        follow_up = done.follow_up.id if done.follow_up else ("capped" if done.capped else None)
+        said = Decided(done.plan.id, number, status, follow_up)
+        return RedirectResponse(f"/sessions/{name}?{said.query()}#needs-you", status_code=303)
+
+
+def _criterion_number(text: str) -> int:
+    """A criterion's number from the address: 1 to 9 digits.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):  # noqa: PLR2004 - as the core's
+        raise InvalidInputError("criterion", "must be a criterion's number: 1, 2, …")
+    return int(text)
 
 
 def _steer_status(exc: NinePlanError) -> int | None:

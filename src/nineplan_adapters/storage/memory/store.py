@@ -37,6 +37,7 @@ from nineplan_core.model import (
     file_name,
 )
 from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
+from nineplan_core.verdicts import VerdictStatus
 
 # The same column weights as the SQLite ranking: outputs and outcome weigh most, notes least.
 _WEIGHTS = {
@@ -252,6 +253,15 @@ class MemorySessionTx(EventRows):
 
     async def plan(self, plan_id: PlanId) -> Plan | None:
         return self.plans.get(plan_id)
+
+    async def waiting_for_person(self, limit: int) -> list[Plan]:
+        waiting = [
+            p
+            for p in self.plans.values()
+            if p.status is PlanStatus.COMPLETED
+            and any(v.status is VerdictStatus.NEEDS_PERSON for v in p.verdicts)
+        ]
+        return sorted(waiting, key=lambda p: (p.completed_at or p.created_at, p.id))[:limit]
 
     async def finished(self) -> list[Plan]:
         done = [p for p in self.plans.values() if p.status not in LIVE]

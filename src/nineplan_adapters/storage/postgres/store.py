@@ -306,6 +306,16 @@ class PostgresSessionTx(EventRows):
         )
         return [row_to_plan(record) for record in records]
 
+    async def waiting_for_person(self, limit: int) -> list[Plan]:
+        records = await self.connection.fetch(
+            f"{PLAN_SELECT} WHERE session_name = $1 AND status = 'completed' "
+            'AND verdicts::jsonb @> \'[{"status": "needs_person"}]\'::jsonb '
+            "ORDER BY completed_at, id LIMIT $2",
+            self.session_name,
+            limit,
+        )
+        return [row_to_plan(record) for record in records]
+
     async def queue(self, limit: int | None = None) -> list[QueueEntry]:
         records = await self.connection.fetch(_QUEUE, self.session_name, limit)
         return [

@@ -38,6 +38,15 @@ RENUMBER = (
     "WHERE plans.id = fresh.key AND plans.status = 'queued'"
 )
 FINISHED = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status IN ('completed', 'discarded') ORDER BY completed_at, id"  # noqa: S608 - constants only
+#: The completed plans with a verdict waiting for a person, the earliest completed first.
+WAITING_FOR_PERSON = (
+    f"SELECT {_PLAN_COLUMNS} FROM plans WHERE status = 'completed' "  # noqa: S608 - constants only
+    # The substring passes few rows on to json_each, which then reads the status exactly.
+    "AND verdicts LIKE '%needs_person%' AND EXISTS ("
+    "SELECT 1 FROM json_each(plans.verdicts) "
+    "WHERE json_extract(json_each.value, '$.status') = 'needs_person') "
+    "ORDER BY completed_at, id LIMIT ?"
+)
 BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - constants only
 #: The active plan of the worker `main` (a lone agent's).
 # The read-only primer opens databases of older schemas too: it reads the columns of v10.

@@ -47,6 +47,7 @@ from nineplan_adapters.storage.sqlite.queries import (
     SAVE_PLAN,
     STORED_SESSION,
     TALLY,
+    WAITING_FOR_PERSON,
 )
 from nineplan_adapters.storage.unit_of_work import Cleanups, FileChanges, UnitOfWork
 from nineplan_core.errors import DatabaseError
@@ -276,6 +277,12 @@ class SqliteSessionTx(EventRows):
 
     async def finished(self) -> list[Plan]:
         rows = await self.db.run_in_thread(FINISHED)  # grows with the history: in the thread
+        return [row_to_plan(dict(row)) for row in rows]
+
+    async def waiting_for_person(self, limit: int) -> list[Plan]:
+        # A few rows come back, but the completed plans are scanned (about 10 ms for 20,000):
+        # in the thread, so a board's live update never holds up the loop for it.
+        rows = await self.db.run_in_thread(WAITING_FOR_PERSON, (limit,))
         return [row_to_plan(dict(row)) for row in rows]
 
     async def queue(self, limit: int | None = None) -> list[QueueEntry]:
