@@ -23,7 +23,7 @@ from nineplan_adapters.entrypoints.text import stale_line, take_over_hint
 from nineplan_adapters.entrypoints.tool_names import DEFAULT_NAMES, ToolNames
 from nineplan_core.errors import InvalidInputError
 from nineplan_core.model import LEASE_MINUTES
-from nineplan_core.primed import OtherSession, PrimedSession
+from nineplan_core.primed import OtherSession, PrimedPlan, PrimedSession
 from nineplan_core.workers import MAIN, Hold, check_worker, stored_worker, worker_name
 
 #: The most a block may hold: it lands in the agent's context on every start and compaction.
@@ -136,24 +136,7 @@ def block(
     if found.task_description:
         lines.append((20, 2, f"Task: {_clip(found.task_description, 300)}", False))
     if (active := found.active_plan) is not None:
-        lines += [
-            (30, 3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
-            (40, 4, f"  File: {_clip(active.file_path, 300)}", False),
-        ]
-        if active.criteria:
-            lines.append(
-                (45, 8, "  Success criteria (answer each with evidence when done):", False)
-            )
-            lines += [
-                (45 + index, 8 + index, f"    {index}. {_clip(item, 150)}", False)
-                for index, item in enumerate(active.criteria[:4], start=1)
-            ]
-        if active.notes_tail:
-            lines.append((50, 10, "  Last notes:", False))
-            lines += [
-                (50 + index, 10 + index, f"    {_clip(line, 200)}", False)
-                for index, line in enumerate(active.notes_tail, start=1)
-            ]
+        lines += _active_lines(active)
     else:
         lines.append((30, 3, _nothing_held(found, names), True))
     if found.next:
@@ -268,3 +251,25 @@ def prime(
     if as_json:
         return json.dumps(json_fields(found, names, lease, worker), indent=2, ensure_ascii=False)
     return block(found, names, lease, named=worker is not None and worker != MAIN, worker=worker)
+
+
+def _active_lines(active: PrimedPlan) -> list[tuple[int, int, str, bool]]:
+    """The caller's active plan as `block` ranks its lines: its id and goal (always shown),
+    its file, its first criteria and the last lines of its notes."""
+    lines = [
+        (30, 3, f"Active plan: {active.id} {_clip(active.goal, 200)}", True),
+        (40, 4, f"  File: {_clip(active.file_path, 300)}", False),
+    ]
+    if active.criteria:
+        lines.append((45, 8, "  Success criteria (answer each with evidence when done):", False))
+        lines += [
+            (45 + index, 8 + index, f"    {index}. {_clip(item, 150)}", False)
+            for index, item in enumerate(active.criteria[:4], start=1)
+        ]
+    if active.notes_tail:
+        lines.append((50, 10, "  Last notes:", False))
+        lines += [
+            (50 + index, 10 + index, f"    {_clip(line, 200)}", False)
+            for index, line in enumerate(active.notes_tail, start=1)
+        ]
+    return lines
