@@ -138,7 +138,7 @@ async def test_both_kinds_of_result_match_the_listed_output_schema(tmp_path: Pat
             ("9plan_plan_defer", {"reason": "later", **explicit}),
             ("9plan_queue_pull", explicit),
             ("9plan_plan_complete", {"outcome": "made the users table", **explicit}),
-            ("9plan_queue_add", {**PLAN, **explicit}),
+            ("9plan_queue_add_many", {"plans": [PLAN], **explicit}),
             ("9plan_queue_pull", explicit),
             ("9plan_plan_discard", {"reason": "not needed", **explicit}),
             ("9plan_history_search", {"query": "users", **explicit}),

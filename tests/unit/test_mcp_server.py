@@ -175,6 +175,7 @@ async def test_a_whole_lifecycle(client: Client):
         "goal": PLAN["goal"],
         "outcome": "wrote schema.sql with the users table",
         "relevance_rank": 1,
+        "verdict": "unchecked",
     }
     plan = await ok(client, "9plan_history_get", plan_id=first["plan_id"])
     assert plan["outputs"] == "schema.sql"

@@ -4,7 +4,7 @@ These TypedDicts are the contract with clients: they change only on purpose, nev
 the domain did.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NotRequired
 
 from typing_extensions import TypedDict
@@ -190,6 +190,8 @@ class Match(TypedDict):
     goal: str
     outcome: str | None
     relevance_rank: int
+    #: The plan's verdict, derived from its verdicts (unchecked: it has none).
+    verdict: NotRequired[str]
 
 
 class SearchResults(Told):
@@ -411,14 +413,17 @@ def plan_discarded(discarded: Discarded) -> PlanDiscarded:
     return {"plan_id": discarded.plan.id, "queue_length": discarded.queue_length}
 
 
-def search_results(matches: list[HistoryMatch], query: str) -> SearchResults:
-    return {
-        "matches": [
-            {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
-            for m in matches
-        ],
-        "query": query,
-    }
+def search_results(
+    matches: list[HistoryMatch], query: str, plans: Mapping[str, Plan] | None = None
+) -> SearchResults:
+    """Search matches, each with its plan's verdict when `plans` has the plan."""
+    found: list[Match] = []
+    for m in matches:
+        match: Match = {"id": m.id, "goal": m.goal, "outcome": m.outcome, "relevance_rank": m.rank}
+        if plans is not None and (plan := plans.get(m.id)) is not None:
+            match["verdict"] = verdict_of(plan)
+        found.append(match)
+    return {"matches": found, "query": query}
 
 
 def completed_plan(plan: Plan) -> CompletedPlan:

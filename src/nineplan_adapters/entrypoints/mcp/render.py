@@ -172,7 +172,9 @@ def search_results(view: View) -> str:
     if not matches:
         return f"No completed plan matches {query!r}."
     lines = [
-        f"{m['relevance_rank']}. {m['id']} {one_line(m['goal'])}\n   Outcome: {one_line(m['outcome'])}"
+        f"{m['relevance_rank']}. {m['id']} {one_line(m['goal'])}"
+        + (f" (verdict: {m['verdict']})" if m.get("verdict", "unchecked") != "unchecked" else "")
+        + f"\n   Outcome: {one_line(m['outcome'])}"
         for m in matches
     ]
     return f"{len(matches)} match(es) for {query!r}:\n" + "\n".join(lines)

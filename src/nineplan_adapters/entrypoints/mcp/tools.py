@@ -499,9 +499,10 @@ async def history_search(
     earlier plans produced. Plain text, any language."""
     call = ToolCall.of(ctx, session_name, worker=worker)
     matches = await call.service.search_history(call.session, query, max_results)
+    found = await call.service.get_plans(call.session, [match.id for match in matches])
     return call.succeed(
         render.search_results,
-        views.search_results(matches, query),
+        views.search_results(matches, query, found),
         _reminded(await call.service.reminder(call.session, caller=call.caller)),
     )
 
