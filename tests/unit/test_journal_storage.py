@@ -65,7 +65,10 @@ async def test_every_change_appends_one_event_in_order(backend: Backend):
     assert readable[1].detail == {"position": "back", "rank": 1}
     assert readable[2].detail == {"position": "front", "rank": 1}
     assert readable[4].detail == {"position": "back", "rank": 2, "reason": "blocked on a"}
-    assert readable[6].detail == {"outcome": "x" * 200}
+    assert readable[6].detail == {
+        "outcome": "x" * 200,
+        "verdicts": {"met": 0, "unmet": 0, "needs_person": 0, "none": 1},
+    }
     assert readable[8].detail == {"reason": "not needed"}
     assert readable[0].at == backend.clock()
     assert (await backend.service.validate_session(name)).journal_matches_state

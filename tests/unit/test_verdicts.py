@@ -276,3 +276,13 @@ async def test_the_board_reads_only_the_plans_waiting_for_a_person(backend: Back
     assert await waiting(10) == [first, second]
     assert await waiting(1) == [first]
     assert await waiting(0) == []
+
+
+async def test_the_evidence_is_searchable(backend: Backend):
+    """A word only a verdict's evidence holds finds the completed plan, on every backend."""
+    name = await backend.session()
+    plan_id = await _pulled(backend, name)
+    evidence = {"criterion": 1, "status": "met", "evidence": "checked with zygomorphic fixtures"}
+    await backend.service.complete_plan(name, "done", verdicts=[evidence])
+    found = await backend.service.search_history(name, "zygomorphic", 5)
+    assert [match.id for match in found] == [plan_id]

@@ -19,8 +19,10 @@ T = TypeVar("T")
 PLAN_COLUMNS = (
     "id", "status", "queue_position", "goal", "context", "inputs", "outputs", "approach",
     "success_criteria", "notes", "outcome", "created_at", "completed_at", "worker", "last_seen",
-    "after_ids", "verdicts", "follow_up_of", "follow_ups",
+    "after_ids", "verdicts", "follow_up_of", "follow_ups", "evidence",
 )  # fmt: skip
+#: Written from the plan, never read back into it: the search indexes' copy.
+SEARCH_ONLY = frozenset({"evidence"})
 #: What saving a stored plan may change: all but its id and creation time.
 CHANGEABLE_COLUMNS = tuple(column for column in PLAN_COLUMNS if column not in {"id", "created_at"})
 _CONTENT = ("context", "goal", "approach", "success_criteria", "inputs", "outputs")
@@ -74,6 +76,7 @@ def plan_to_row(plan: Plan, rows: cattrs.Converter = converter) -> dict[str, Any
     content: dict[str, Any] = data.pop("content")
     data["queue_position"] = data.pop("position")
     data["after_ids"] = json.dumps(data.pop("after"))
+    data["evidence"] = "\n".join(verdict["evidence"] for verdict in data["verdicts"])
     data["verdicts"] = json.dumps(data["verdicts"], ensure_ascii=False)
     data["follow_ups"] = json.dumps(data["follow_ups"])
     return data | content
@@ -91,6 +94,8 @@ def row_to_plan(row: Mapping[str, Any]) -> Plan:
     data.pop("seq", None)
     data["content"] = {field: data.pop(field) for field in _CONTENT}
     data["position"] = data.pop("queue_position")
+    for column in SEARCH_ONLY:
+        data.pop(column, None)
     data["after"] = _ids(data.pop("after_ids", None))
     data["verdicts"] = _ids(data.get("verdicts"))
     data["follow_ups"] = _ids(data.get("follow_ups"))

@@ -47,6 +47,7 @@ _WEIGHTS = {
     "outputs": 3.0,
     "outcome": 3.0,
     "notes": 0.5,
+    "evidence": 1.0,
 }
 
 
@@ -349,7 +350,12 @@ def _part_snippet(plan: Plan, parts: list[str]) -> str:
 
 
 def _fields(plan: Plan) -> dict[str, str]:
-    return attrs.asdict(plan.content) | {"outcome": plan.outcome or "", "notes": plan.notes}
+    evidence = "\n".join(verdict.evidence for verdict in plan.verdicts)
+    return attrs.asdict(plan.content) | {
+        "outcome": plan.outcome or "",
+        "notes": plan.notes,
+        "evidence": evidence,
+    }
 
 
 def _text(plan: Plan) -> str:

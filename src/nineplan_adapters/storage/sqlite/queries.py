@@ -53,7 +53,7 @@ BY_ID = f"SELECT {_PLAN_COLUMNS} FROM plans WHERE id = ?"  # noqa: S608 - consta
 _PRIMED = ", ".join(
     column
     for column in PLAN_COLUMNS
-    if column not in {"after_ids", "verdicts", "follow_up_of", "follow_ups"}
+    if column not in {"after_ids", "verdicts", "follow_up_of", "follow_ups", "evidence"}
 )
 ACTIVE = f"SELECT {_PRIMED} FROM plans WHERE status = 'active' AND worker = 'main'"  # noqa: S608 - constants only
 #: Every active plan as the primer reads it.

@@ -66,10 +66,10 @@ from nineplan_core.model import (
 )
 from nineplan_core.results import SNIPPET_MARKS, HistoryMatch
 
-# Columns of both indexes: goal, context, inputs, outputs, outcome, notes. What plans produced
-# is what later plans search for, so outputs and outcome weigh most; notes, where agents record
-# findings along the way, least.
-_WEIGHTS = "2.0, 1.0, 1.0, 3.0, 3.0, 0.5"
+# Columns of both indexes: goal, context, inputs, outputs, outcome, notes, evidence (the
+# verdicts'). What plans produced is what later plans search for, so outputs and outcome weigh
+# most; notes, where agents record findings along the way, least.
+_WEIGHTS = "2.0, 1.0, 1.0, 3.0, 3.0, 0.5, 1.0"
 
 
 def _search_sql(index: str) -> tuple[str, str]:
@@ -95,7 +95,7 @@ _WORDS = _search_sql("history_fts")
 # Text without spaces (CJK) is one "word" to unicode61: its trigrams find a part of it.
 _TRIGRAMS = _search_sql("history_trigram")
 # A trigram index cannot serve a query of one or two characters: those scan the history.
-_TEXT = "(goal || ' ' || context || ' ' || inputs || ' ' || outputs || ' ' || coalesce(outcome, '') || ' ' || notes)"
+_TEXT = "(goal || ' ' || context || ' ' || inputs || ' ' || outputs || ' ' || coalesce(outcome, '') || ' ' || notes || ' ' || evidence)"
 # The same text a line per field, for the excerpt of a match (history.excerpt).
 _LINES = _TEXT.replace("' '", "char(10)")
 _SCAN = (
