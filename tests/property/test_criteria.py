@@ -1,5 +1,5 @@
-"""Any Success Criteria section reads as criteria without losing a word of it, and criteria
-listed again read back as themselves.
+"""Any Success Criteria section reads as criteria without losing a word of it, criteria
+listed again read back as themselves, and a plan's derived verdict follows its verdicts.
 
 The sections are built the way people and agents write them (bullets, numbers, checkboxes,
 nested and lazy lines, paragraphs, blank lines, CRLF, tabs, unicode) or are arbitrary text.
@@ -13,7 +13,16 @@ import os
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nineplan_core.criteria import Parsed, as_list, criteria, numbered, parsed
+from nineplan_core.criteria import (
+    Criterion,
+    Parsed,
+    as_list,
+    criteria,
+    numbered,
+    parsed,
+    plan_verdict,
+)
+from nineplan_core.verdicts import PlanVerdict, Verdict, VerdictStatus
 
 #: Parsing is pure and quick: more examples than the default, as the other property tests run.
 EXAMPLES = (
@@ -133,3 +142,31 @@ def test_texts_are_normalised_so_they_read_the_same_everywhere(section):
     header, _, listed = shown.partition("\n")
     assert header == ("Success criteria to answer at completion:" if found else "")
     assert visible(listed) == visible("".join(f"{item.n}.{item.text}" for item in found))
+
+
+_statuses = st.sampled_from([None, *VerdictStatus])
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.lists(_statuses, min_size=1, max_size=8))
+def test_the_plans_verdict_follows_its_verdicts(statuses):
+    """For any criteria and any verdicts on some of them, the derived verdict is the first
+    that applies: partial when one is unmet, unchecked when one has none, needs_person when
+    one waits for a person, else met; and it never depends on the verdicts' order."""
+    items = tuple(Criterion(n=n, text=f"criterion {n}") for n in range(1, len(statuses) + 1))
+    verdicts = [
+        Verdict(n=item.n, text=item.text, status=status, evidence="e")
+        for item, status in zip(items, statuses, strict=True)
+        if status is not None
+    ]
+    expected = (
+        PlanVerdict.PARTIAL
+        if VerdictStatus.UNMET in statuses
+        else PlanVerdict.UNCHECKED
+        if None in statuses
+        else PlanVerdict.NEEDS_PERSON
+        if VerdictStatus.NEEDS_PERSON in statuses
+        else PlanVerdict.MET
+    )
+    assert plan_verdict(items, verdicts) is expected
+    assert plan_verdict(items, list(reversed(verdicts))) is expected
