@@ -7,7 +7,11 @@ from tests.fakes import postgres_url
 
 
 async def test_the_benchmark_suite_runs_and_writes_its_table(tmp_path):
-    """The tiny benchmark run measures rows 1-7 and writes its JSON and its Markdown table."""
+    """The tiny benchmark run measures rows 1-7 and writes its JSON and its Markdown table;
+    among its rows, 22-24 (and 25 with a PostgreSQL server): a pull past waiting plans beside
+    one on ready plans, add_many beside single adds, and 2 workers draining a graph beside a
+    flat queue, each with samples and a ratio; the drains' journals show no plan pulled before
+    its prerequisites were settled, none completed twice, none lost."""
     rows = await run("tiny")
     assert [row.number for row in rows][:7] == [
         1,
@@ -19,6 +23,12 @@ async def test_the_benchmark_suite_runs_and_writes_its_table(tmp_path):
         7,
     ]  # 8 and 9 with a PostgreSQL server
     assert all(row.value for row in rows)
+    graph = [row for row in rows if row.number in {22, 23, 24, 25}]
+    assert [row.number for row in graph] == [22, 23, 24] + ([25] if postgres_url() else [])
+    assert all(row.floor and row.ratio for row in graph)
+    (drain,) = [row for row in graph if row.number == 24]
+    assert "journal: 0 pulled early, 0 completed twice, 0 lost" in drain.measure
+    assert drain.unit == "plans/s"
     table = write(rows, "tiny", tmp_path)
     assert (tmp_path / "latest.json").exists()
     assert table.count("\n| ") == len(rows) + 1
@@ -48,16 +58,3 @@ async def test_the_drag_move_benchmark_runs_and_keeps_the_order():
     assert sum(line.renumbered for line in lines) >= 1  # a full gap was made room in
     text = steering.table(lines, "tiny")
     assert text.count("NOT met") + text.count(": met") == len({line.backend for line in lines})
-
-
-async def test_the_prerequisite_rows_run_and_find_no_plan_pulled_early():
-    """Rows 22-24 (and 25 with a PostgreSQL server) at the tiny size: a pull past waiting
-    plans beside one on ready plans, add_many beside single adds, and 2 workers draining a
-    graph beside a flat queue, each with samples and a ratio; the drains' journals show no
-    plan pulled before its prerequisites were settled, none completed twice, none lost."""
-    rows = await run("tiny", {22, 23, 24, 25})
-    assert [row.number for row in rows] == [22, 23, 24] + ([25] if postgres_url() else [])
-    assert all(row.value and row.floor and row.ratio for row in rows)
-    (drain,) = [row for row in rows if row.number == 24]
-    assert "journal: 0 pulled early, 0 completed twice, 0 lost" in drain.measure
-    assert drain.unit == "plans/s"
