@@ -67,7 +67,10 @@ async def test_a_scripted_workflow_gives_exactly_its_events(tmp_path: Path):
         "kind": "plan_completed",
         "plan_id": first["plan_id"],
         "actor": "agent",
-        "detail": {"outcome": "wrote users.sql"},
+        "detail": {
+            "outcome": "wrote users.sql",
+            "verdicts": {"met": 0, "unmet": 0, "needs_person": 0, "none": 1},
+        },
     }
     assert events[8]["at"].endswith("Z")
     assert [event["seq"] for event in log_json(tmp_path, name, "--limit", "3")] == [9, 10, 11]
@@ -95,6 +98,7 @@ async def test_three_defers_make_the_next_pull_say_so(tmp_path: Path):
             "queue_position": 1,
             "defer_count": 3,
             "stuck": True,
+            "waiting_for": [],
         }
         shown = run_nineplan(tmp_path, "state", name)
         assert shown.returncode == 0

@@ -21,7 +21,7 @@ async def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path, mode: s
     async with Client(stdio_server(tmp_path), mode=mode) as client:
         assert client.server_info.name == "9plan"  # type: ignore[union-attr]
         assert "9plan_queue_pull" in (client.instructions or "")
-        assert len((await client.list_tools()).tools) == 12
+        assert len((await client.list_tools()).tools) == 13
         assert await category(client, "9plan_queue_pull") == "SESSION_NOT_FOUND"
         name = (await ok(client, "9plan_session_create", task_description="wire test"))[
             "session_name"
@@ -148,11 +148,14 @@ def test_stdout_carries_only_json_rpc_at_debug_level(tmp_path: Path):
         ("tools/call", {"name": "9plan_history_search", "arguments": {"query": "done"}}),
         ("prompts/get", {"name": "bootstrap", "arguments": {}}),
     ]
+    # stderr to a file, not a pipe: the debug log outgrows a pipe's buffer before the test
+    # reads it, and the server would block writing it.
+    log = (tmp_path / "stderr.log").open("w+")
     process = subprocess.Popen(
         [PYTHON, "-m", "nineplan_adapters", "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
         env=child_env(tmp_path, NINEPLAN_LOG_LEVEL="debug"),
         cwd=PROJECT,
@@ -170,7 +173,10 @@ def test_stdout_carries_only_json_rpc_at_debug_level(tmp_path: Path):
             )
         process.stdin.flush()
         replies.append(json.loads(process.stdout.readline()))
-    rest, stderr = process.communicate(timeout=30)
+    rest, _ = process.communicate(timeout=30)
+    log.seek(0)
+    stderr = log.read()
+    log.close()
     assert rest == ""
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     assert [reply["id"] for reply in replies] == list(range(1, len(calls) + 1))

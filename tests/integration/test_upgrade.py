@@ -25,8 +25,8 @@ from tests.integration.servers import PROJECT, memory_client
 from tests.mcp_helpers import ok
 
 DATA = PROJECT / "tests" / "data"
-SQLITE_VERSION = 10  # this version's session schema (PRAGMA user_version)
-POSTGRES_VERSION = 9  # this version's nineplan_schema
+SQLITE_VERSION = 12  # this version's session schema (PRAGMA user_version)
+POSTGRES_VERSION = 11  # this version's nineplan_schema
 
 
 @attrs.frozen

@@ -179,7 +179,7 @@ async def test_the_live_streams_send_fragments_as_server_sent_events(tmp_path: P
                 kind, data = await _next_event(lines)
                 assert kind == "event: fragments"
                 assert set(json.loads(data.removeprefix("data: "))) == {
-                    "summary", "chart", "active", "queue", "done", "journal"
+                    "summary", "needs-you", "chart", "active", "queue", "done", "journal"
                 }  # fmt: skip
                 await ok(agent, "9plan_queue_add", **{**PLAN, "goal": "seen live"})
                 with anyio.fail_after(10):
