@@ -6,12 +6,16 @@ that opens a NinePlan over it, then exposing `TestX = Subclass.TestCase`. The ma
 random add / pull / defer / complete / discard / search sequences, by 2 to 4 workers (`main`
 and drawn names, one active plan each), with take-overs of stale plans and a person's moves
 (to the front, the back, or before another plan), edits, drops and releases among them,
-against a plain-list model and checks the five invariants after every step, and that the
-journal holds exactly one event per change the model made, in order. Leases run on the
+against a plain-list model and checks the invariants after every step, and that the journal
+holds exactly one event per change the model made, in order. Plans wait for others
+(`conformance_prerequisites`): adds, one plan or a batch, name prerequisites in `after`, a
+person changes them (a cycle refused), and a pull must take exactly the first ready plan, or
+be refused with QUEUE_BLOCKED when plans are queued and none is ready. Leases run on the
 machine's `clock` (a `ManualClock` the adapter set must use as its Clock port): time passes by
 steps around the lease, and a worker's plan is stale exactly when its `last_seen` (its pull or
 take-over, its named state call, a renewal by its file's edits) is older than the lease; a
-take-over moves the clock past the old worker's lease. Import it from tests only: it needs hypothesis, which `pip install 'nineplan[testing]'` brings.
+take-over moves the clock past the old worker's lease. Import it from tests only: it needs
+hypothesis, which `pip install 'nineplan[testing]'` brings.
 """
 
 import asyncio
@@ -28,8 +32,8 @@ except ImportError as missing:  # pragma: no cover - the dev install has hypothe
         "nineplan_core.testing needs hypothesis: pip install 'nineplan[testing]'"
     ) from missing
 
-from nineplan_core.callers import AGENT, Caller
-from nineplan_core.conformance import ModelChecks
+from nineplan_core.callers import Caller
+from nineplan_core.conformance_prerequisites import PrerequisiteRules
 from nineplan_core.errors import (
     InvalidInputError,
     LeaseLiveError,
@@ -38,7 +42,6 @@ from nineplan_core.errors import (
     PlanAlreadyActiveError,
     PlanHeldByAgentError,
     PlanNotFoundError,
-    QueueEmptyError,
 )
 from nineplan_core.journal import EventKind
 from nineplan_core.model import Position
@@ -46,7 +49,6 @@ from nineplan_core.service import NinePlan
 from nineplan_core.strategies import (
     ManualClock,
     free_text,
-    plan_contents,
     positions,
     required_text,
     worker_names,
@@ -56,7 +58,7 @@ from nineplan_core.workers import MAIN
 T = TypeVar("T")
 
 
-class QueueConformance(ModelChecks):
+class QueueConformance(PrerequisiteRules):
     """The queue's behaviour, held against a model: subclass and give `service_context`,
     whose use cases tell time by `self.clock`."""
 
@@ -74,6 +76,7 @@ class QueueConformance(ModelChecks):
         self.held: dict[str, str] = {}  # worker -> its active plan
         self.completed: dict[str, str] = {}  # id -> the unique word in its outcome
         self.discarded: set[str] = set()
+        self.after: dict[str, tuple[str, ...]] = {}  # every plan added -> what it waits for
         self.words = 0
         self.events: list[tuple[EventKind, str | None]] = []  # what the journal must hold
 
@@ -87,38 +90,11 @@ class QueueConformance(ModelChecks):
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return self.runner.run(coroutine)
 
-    def refused(self, coroutine: Coroutine[Any, Any, object], error: type[NinePlanError]) -> None:
-        try:
-            self.run(coroutine)
-        except error:
-            return
-        raise AssertionError(f"expected {error.__name__}")
-
     def teardown(self) -> None:
         try:
             self.run(self.stack.aclose())
         finally:
             self.runner.close()
-
-    def unnamed_refused(self, caller: Caller, call: Coroutine[Any, Any, object]) -> bool:
-        """Whether `call` names no worker in a session that has had several: it is refused
-        (InvalidInputError naming `worker`) and changes nothing, not even a lease."""
-        if caller.named or not self.several:
-            return False
-        self.refused(call, InvalidInputError)
-        return True
-
-    def heard_from(self, worker: str) -> None:
-        """`worker` pulled (or was refused one for the plan it holds): once it is not `main`,
-        the session has several workers."""
-        self.last_seen[worker] = self.clock()
-        self.several = self.several or worker != MAIN
-
-    def worker(self, data: st.DataObject) -> tuple[str, Caller]:
-        """A worker drawn for a call, and the caller the call is (naming no worker: `main`)."""
-        worker = data.draw(st.sampled_from(self.workers))
-        named = worker if worker != MAIN or data.draw(st.booleans()) else None
-        return worker, Caller.of(named)
 
     @initialize(others=st.lists(worker_names, min_size=1, max_size=3, unique=True))
     def create(self, others: list[str]) -> None:
@@ -126,39 +102,6 @@ class QueueConformance(ModelChecks):
         created = self.service.create_session("conformance", workspace=self.workspace)
         self.name = self.run(created).session.name
         self.events.append((EventKind.SESSION_CREATED, None))
-
-    def _insert(self, plan_id: str, where: Position, rank: int | None) -> None:
-        if where is Position.FRONT:
-            self.queue.insert(0, plan_id)
-        else:
-            self.queue.append(plan_id)
-        assert rank == self.queue.index(plan_id) + 1, (rank, self.queue)
-
-    @rule(content=plan_contents(), where=positions)
-    def add(self, content: dict[str, str], where: Position) -> None:
-        placed = self.run(self.service.add_plan(self.name, position=where, caller=AGENT, **content))
-        assert placed.plan.id not in self.queue
-        self._insert(placed.plan.id, where, placed.rank)
-        self.events.append((EventKind.PLAN_ADDED, placed.plan.id))
-
-    @rule(data=st.data())
-    def pull(self, data: st.DataObject) -> None:
-        worker, caller = self.worker(data)
-        pulling = self.service.pull_plan(self.name, caller=caller)
-        if self.unnamed_refused(caller, pulling):
-            return
-        if worker in self.held:
-            self.refused(pulling, PlanAlreadyActiveError)
-            self.heard_from(worker)  # a worker that asks is alive: its lease renews
-        elif not self.queue:
-            self.refused(pulling, QueueEmptyError)
-        else:
-            placed = self.run(pulling)
-            assert placed.plan.id == self.queue.pop(0)
-            assert placed.plan.worker == worker
-            self.held[worker] = placed.plan.id
-            self.heard_from(worker)
-            self.events.append((EventKind.PLAN_PULLED, placed.plan.id))
 
     @rule(step=st.sampled_from(["quarter", "just_under", "exactly", "just_over", "tick"]))
     def time_passes(self, step: str) -> None:
@@ -196,12 +139,28 @@ class QueueConformance(ModelChecks):
         placed = self.run(deferred)
         assert placed.plan.id == self.held.pop(worker)
         assert "Deferred: " in placed.plan.notes
-        self._insert(placed.plan.id, where, placed.rank)
+        self.enqueue(placed.plan.id, where, placed.rank)
         self.events.append((EventKind.PLAN_DEFERRED, placed.plan.id))
 
     @rule(data=st.data(), summary=free_text)
     def complete(self, data: st.DataObject, summary: str) -> None:
-        worker, caller = self.worker(data)
+        """A worker, holding a plan or not, completes its plan."""
+        self.complete_as(*self.worker(data), summary)
+
+    @precondition(lambda self: bool(self.queue or self.held))
+    @rule(data=st.data())  # one argument, as a pull's (conformance_prerequisites)
+    def workers_take_turns(self, data: st.DataObject) -> None:
+        """Each worker in turn, naming itself: one that holds a plan completes it or works
+        on, one that holds none pulls. Plans settle, the plans that waited for them become
+        ready, and a worker whose queue holds only waiting plans is refused QUEUE_BLOCKED."""
+        for worker in self.workers:
+            if worker not in self.held:
+                self.pull_as(worker, Caller.of(worker))
+            elif data.draw(st.booleans()):
+                self.complete_as(worker, Caller.of(worker), data.draw(free_text))
+
+    def complete_as(self, worker: str, caller: Caller, summary: str) -> None:
+        """`worker` completes its plan as `caller`; with none, it is refused."""
         self.words += 1
         word = f"zq{self.words}x{len(self.completed)}k"
         completed = self.service.complete_plan(self.name, f"{summary} {word}", caller=caller)
@@ -237,7 +196,7 @@ class QueueConformance(ModelChecks):
         plan_id = data.draw(st.sampled_from(self.queue))
         placed = self.run(self.service.move_plan(self.name, plan_id, where))
         self.queue.remove(plan_id)
-        self._insert(plan_id, where, placed.rank)
+        self.enqueue(plan_id, where, placed.rank)
         self.events.append((EventKind.PLAN_MOVED, plan_id))
 
     @precondition(lambda self: len(self.queue) > 1)
@@ -285,6 +244,8 @@ class QueueConformance(ModelChecks):
         self.refused(self.service.drop_plan(self.name, plan_id, "no"), PlanHeldByAgentError)
         edit = self.service.edit_plan(self.name, plan_id, {"goal": "no"})
         self.refused(edit, PlanHeldByAgentError)
+        waits = self.service.edit_plan_after(self.name, plan_id, [])
+        self.refused(waits, PlanHeldByAgentError)
         if self.queue:  # nothing moves before the agent's plan: it is not in the queue
             queued = data.draw(st.sampled_from(self.queue))
             moving = self.service.move_plan(self.name, queued, before=plan_id)

@@ -204,3 +204,27 @@ async def test_a_queue_blocked_by_a_stale_plan_suggests_taking_it_over(backend: 
     assert stale.value.suggestion.action is Action.TAKE_OVER
     assert stale.value.suggestion.plan_id == first
     assert "last heard 31 min ago" in stale.value.message
+
+
+async def test_a_batch_item_waits_in_the_order_it_names(backend: Backend):
+    """An item naming an earlier item's key before a plan id keeps that order: its `after`,
+    its `waiting_for`, the journal's `detail.after` and the prerequisites its pull hands
+    over all list the keyed plan first (they listed the plan ids first)."""
+    name = await backend.session()
+    old = await _added(backend, name, "Old")
+    added = await backend.service.add_plans(
+        name, [_plan("A", key="a"), _plan("B", after=["a", old])]
+    )
+    first, second = (entry.plan.id for entry in added.plans)
+    assert added.plans[1].plan.after == (first, old)
+    assert added.plans[1].waiting_for == (first, old)
+    state = await backend.service.session_state(name)
+    assert state.queue[2].waiting_for == (first, old)
+    events = [e for e in await backend.service.journal(name) if isinstance(e, Event)]
+    assert events[-1].detail["after"] == [first, old]
+    for _ in range(2):
+        await backend.service.pull_plan(name)
+        await backend.service.complete_plan(name, "done")
+    pulled = await backend.service.pull_plan(name)
+    assert pulled.plan.id == second
+    assert [prerequisite.id for prerequisite in pulled.prerequisites] == [first, old]

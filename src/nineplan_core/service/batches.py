@@ -41,13 +41,22 @@ _FIELDS = frozenset({*SECTION_FIELDS, "key", "after"})
 
 @attrs.frozen(kw_only=True)
 class BatchItem:
-    """One plan of a call, checked: its content, its key, and what it waits for (plans of
-    the session by id, items of the call by their index)."""
+    """One plan of a call, checked: its content, its key, and what it waits for, in the
+    order named: plans of the session by id, items of the call by their index."""
 
     content: PlanContent
     key: str | None = None
-    after: tuple[PlanId, ...] = ()
-    earlier: tuple[int, ...] = ()
+    waits: tuple[PlanId | int, ...] = ()
+
+    @property
+    def after(self) -> tuple[PlanId, ...]:
+        """The plans of the session it waits for, in the order named."""
+        return tuple(named for named in self.waits if isinstance(named, str))
+
+    def named(self, added: Sequence[PlanId]) -> tuple[PlanId, ...]:
+        """What it waits for as plan ids, in the order named, `added` the ids of the items
+        before it."""
+        return tuple(added[named] if isinstance(named, int) else named for named in self.waits)
 
 
 def check_batch(plans: object, limits: Limits) -> list[BatchItem]:
@@ -92,43 +101,42 @@ def _item(index: int, raw: object, keys: Mapping[str, int], limits: Limits) -> B
             raise InvalidInputError(f"{where}.key", KEY_RULE)
         if key in keys:
             raise InvalidInputError(f"{where}.key", f"{key!r} is the key of plans[{keys[key]}]")
-    after, earlier = _after(f"{where}.after", raw.get("after"), keys, key)
-    content = PlanContent(**sections)
-    return BatchItem(content=content, key=key, after=after, earlier=earlier)
+    waits = _after(f"{where}.after", raw.get("after"), keys, key)
+    return BatchItem(content=PlanContent(**sections), key=key, waits=waits)
 
 
 def _after(
     field: str, after: object, keys: Mapping[str, int], own: str | None
-) -> tuple[tuple[PlanId, ...], tuple[int, ...]]:
-    """An item's `after`: plan ids of the session, and the keys of earlier items (as their
-    indexes); its own key, a later item's, an unknown key or one named twice is refused."""
+) -> tuple[PlanId | int, ...]:
+    """An item's `after`, in the order named: plan ids of the session, and the keys of
+    earlier items (as their indexes); its own key, a later item's, an unknown key or one
+    named twice is refused."""
     if after is None:
-        return (), ()
+        return ()
     if not isinstance(after, list | tuple):
         raise InvalidInputError(field, f"must be a list, not {type(after).__name__}")
     if len(after) > MAX_AFTER:
         raise InvalidInputError(field, f"names {len(after)} plans; the limit is {MAX_AFTER}")
-    ids: list[PlanId] = []
-    earlier: list[int] = []
+    waits: list[PlanId | int] = []
     for name in after:
         check_type(field, name, str)
         if name == own:
             raise InvalidInputError(field, f"names {name!r}, this plan itself")
         if name in keys:
-            if keys[name] in earlier:
+            if keys[name] in waits:
                 raise InvalidInputError(field, f"names {name!r} twice")
-            earlier.append(keys[name])
+            waits.append(keys[name])
         elif PLAN_ID.fullmatch(name):
-            if name in ids:
+            if name in waits:
                 raise InvalidInputError(field, f"names plan {name} twice")
-            ids.append(PlanId(name))
+            waits.append(PlanId(name))
         else:
             raise InvalidInputError(
                 field,
                 f"names {name!r}, which is neither a plan id nor the key of an earlier plan "
                 "of this call",
             )
-    return tuple(ids), tuple(earlier)
+    return tuple(waits)
 
 
 class Batches(Envelope):
@@ -272,11 +280,12 @@ class Batches(Envelope):
             first = tally.low - len(items)
         added: list[BatchedPlan] = []
         for index, item in enumerate(items):
-            after = (*item.after, *(added[earlier].plan.id for earlier in item.earlier))
+            after = item.named([entry.plan.id for entry in added])
             plan = await self._insert(tx, item.content, first + index, after)
             await tx.files.write(plan.id, render(plan.content, plan.notes))
             rank = (1 if where is Position.FRONT else tally.queued + 1) + index
-            waiting = (*unsettled(named[index]), *after[len(item.after) :])
+            settled = set(item.after) - set(unsettled(named[index]))
+            waiting = tuple(plan_id for plan_id in after if plan_id not in settled)
             added.append(
                 BatchedPlan(
                     plan=plan, key=item.key, path=store.plan_path(plan.id), rank=rank,
