@@ -103,6 +103,18 @@ def for_a_person(verdicts: Sequence[Verdict]) -> tuple[Verdict, ...]:
     )
 
 
+def within(content: PlanContent, limit: int) -> PlanContent:
+    """`content` with each section cut to `limit` characters (a follow-up's context is the
+    original's context and outcome, which together may exceed what one section may hold):
+    the start is kept, which says what the plan is."""
+    cut = {
+        field: value[: limit - 1] + "…"
+        for field, value in attrs.asdict(content).items()
+        if len(value) > limit
+    }
+    return attrs.evolve(content, **cut) if cut else content
+
+
 def follow_up_of(original: Plan, unmet: Sequence[Verdict]) -> PlanContent:
     """The sections of the plan that meets `original`'s unmet criteria."""
     return follow_up_content(original.id, original.content, original.outcome, unmet)

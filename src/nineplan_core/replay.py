@@ -35,20 +35,24 @@ class _Replay:
     after: dict[str, list[str]] = attrs.field(factory=dict)
     #: The pulls made before a prerequisite was settled, and prerequisites never added.
     waits: list[str] = attrs.field(factory=list)
+    #: The journal starts from an older version's state (`journal_started`): the plans it
+    #: finished before are not in the journal, and a plan the replay never saw is one of them.
+    midway: bool = False
 
     def ready(self, plan_id: str) -> bool:
         return all(self.settled(named) for named in self.after.get(plan_id, ()))
 
     def settled(self, plan_id: str) -> bool:
         status = self.statuses.get(plan_id)
-        return status is not None and status.settled
+        return status.settled if status is not None else self.midway
 
     def wait_for(self, event: Event, plan_id: str, after: object) -> None:
         """`plan_id` waits for the plans `after` names (a list of ids), each of which must
         have been added before."""
         named = [str(item) for item in after] if isinstance(after, list) else []
         for prerequisite in named:
-            if prerequisite not in self.statuses or prerequisite == plan_id:
+            unknown = prerequisite not in self.statuses and not self.midway
+            if unknown or prerequisite == plan_id:
                 self.waits.append(
                     f"journal event {event.seq} has plan {plan_id} wait for {prerequisite}, "
                     "which is not another plan of the session"
@@ -99,6 +103,7 @@ class _Replay:
         return False
 
     def start(self, event: Event) -> None:
+        self.midway = True
         queue = event.detail.get("queue", [])
         active = event.detail.get("active_plan")
         self.queue = [str(plan_id) for plan_id in queue] if isinstance(queue, list) else []

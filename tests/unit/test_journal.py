@@ -17,12 +17,15 @@ from nineplan_core.journal import (
 )
 from nineplan_core.lifecycle import PlanStatus
 from nineplan_core.model import PlanId, PlanRow
-from nineplan_core.replay import journal_issues
+from nineplan_core.replay import journal_issues, replay_issues
 
 AT = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
 
-def _events(*specs: tuple[EventKind, str | None, dict[str, object]]) -> list[Event]:
+_Spec = tuple[EventKind, str | None, dict[str, object]]
+
+
+def _events(*specs: _Spec) -> list[Event]:
     return [
         Event(seq=seq, kind=kind, at=AT, actor=Actor.AGENT, plan_id=plan_id, detail=detail)
         for seq, (kind, plan_id, detail) in enumerate(specs, start=1)
@@ -178,3 +181,18 @@ def test_any_legal_history_replays_to_the_state_it_made(ops):
                 note(EventKind.PLAN_DISCARDED, plan_id)
     events = [Event.appended(new, seq) for seq, new in enumerate(news, start=1)]
     assert journal_issues(events, _rows(queue, active, **done)) == []
+
+
+def test_a_prerequisite_finished_before_the_journal_began_counts_as_settled():
+    """A session upgraded from before the journal starts with `journal_started`: a plan that
+    waits for one completed back then is neither unknown nor pulled early; a journal that
+    began with the session still names a prerequisite it never saw."""
+    waits: _Spec = (EventKind.PLAN_ADDED, "bbbbb", {"position": "back", "after": ["old00"]})
+    pulled: _Spec = (EventKind.PLAN_PULLED, "bbbbb", {})
+    upgraded = _events((EventKind.JOURNAL_STARTED, None, {"queue": []}), waits, pulled)
+    assert replay_issues(upgraded, _rows([], active="bbbbb")) == ([], [])
+    fresh = _events((EventKind.SESSION_CREATED, None, {}), waits, pulled)
+    _, issues = replay_issues(fresh, _rows([], active="bbbbb"))
+    assert issues[0] == (
+        "journal event 2 has plan bbbbb wait for old00, which is not another plan of the session"
+    )

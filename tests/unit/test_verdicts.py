@@ -286,3 +286,17 @@ async def test_the_evidence_is_searchable(backend: Backend):
     await backend.service.complete_plan(name, "done", verdicts=[evidence])
     found = await backend.service.search_history(name, "zygomorphic", 5)
     assert [match.id for match in found] == [plan_id]
+
+
+async def test_a_follow_up_keeps_within_the_section_limit(backend: Backend):
+    """The follow-up's context is the original's context and outcome: when together they pass
+    the section limit, it is cut to the limit (its start kept), so the follow-up is a plan
+    like any other."""
+    name = await backend.session()
+    await _pulled(backend, name, context="c" * 90_000)
+    done = await backend.service.complete_plan(name, "o" * 90_000, verdicts=[_unmet(1)])
+    assert done.follow_up is not None
+    context = done.follow_up.content.context
+    assert len(context) == backend.service.limits.max_text_chars
+    assert context.startswith("c" * 1000)
+    assert context.endswith("…")

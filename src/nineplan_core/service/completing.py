@@ -15,6 +15,7 @@ from nineplan_core.follow_ups import (
     judge,
     verdict_counts,
     waiting_on,
+    within,
 )
 from nineplan_core.journal import (
     Actor,
@@ -91,9 +92,8 @@ class Completing(Envelope):
         linked to it, the follow-up, and its `plan_added` event."""
         unmet = [v for v in original.verdicts if v.status.value == "unmet"]
         tally = await tx.tally()
-        follow_up = await self._insert(
-            tx, follow_up_of(original, unmet), insert_position(tally, Position.FRONT)
-        )
+        content = within(follow_up_of(original, unmet), self.limits.max_text_chars)
+        follow_up = await self._insert(tx, content, insert_position(tally, Position.FRONT))
         follow_up = attrs.evolve(follow_up, follow_up_of=original.id)
         await tx.save(follow_up)
         await tx.files.write(follow_up.id, render(follow_up.content, follow_up.notes))

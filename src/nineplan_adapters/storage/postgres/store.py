@@ -101,7 +101,7 @@ _SEARCH_PLAIN = (
 # served by a trigram index where pg_trgm is installed. Plans matching more terms rank first.
 _SEARCH_TEXT = (
     "SELECT id, goal, outcome, goal || E'\\n' || context || E'\\n' || inputs || E'\\n' || "
-    "outputs || E'\\n' || coalesce(outcome, '') || E'\\n' || notes "
+    "outputs || E'\\n' || coalesce(outcome, '') || E'\\n' || notes || E'\\n' || evidence "
     "FROM nineplan_plans WHERE session_name = $1 "
     "AND status = 'completed' AND search_text LIKE ANY ($2::text[]) "
     "ORDER BY (SELECT count(*) FROM unnest($2::text[]) AS p WHERE search_text LIKE p) DESC, "
