@@ -56,6 +56,9 @@
       data.set("position", "back");
     }
     refocus = card.dataset.planId;
+    // A redraw of the queue that waited while the card was held predates this move: drop it
+    // (live.js), or putting the card down would show the queue from before the move.
+    document.dispatchEvent(new CustomEvent("nineplan:sent", { detail: { name: "queue" } }));
     fetch(form.action, { method: "POST", body: data, credentials: "same-origin" })
       .then(function (response) {
         if (response.ok) {

@@ -84,6 +84,10 @@
     }, 0);
   };
   document.addEventListener("focusout", flush);
+  // A person's change was sent: what waited to be drawn over it is older than it (board.js).
+  document.addEventListener("nineplan:sent", function (event) {
+    delete waiting[event.detail.name];
+  });
   document.addEventListener("nineplan:idle", flush);
   // The session list: one changed row at a time, by session name.
   source.addEventListener("rows", function (event) {
