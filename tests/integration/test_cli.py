@@ -152,7 +152,7 @@ def _normalised(demo: str) -> str:
     demo = demo.replace(session[1], "SESSION")
     for number, plan_id in enumerate(dict.fromkeys(re.findall(r"Added plan (\w{5})", demo))):
         demo = re.sub(rf"\b{plan_id}\b", f"ID{number}", demo)
-    demo = re.sub(r"/\S*/nineplan-demo-[^/]+/", "FOLDER/", demo)
+    demo = re.sub(r"(?:/|\$TMPDIR/)\S*?nineplan-demo-[^/]+/", "FOLDER/", demo)
     demo = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", demo)
     return re.sub(r"9plan \d+\.\d+\.\d+", "9plan VERSION", demo)
 
